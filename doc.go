@@ -1,0 +1,10 @@
+// Package viewcount is the shared vocabulary of the service: the event a hit
+// becomes, the verdict every event receives, the stream subjects and bucket
+// names every role agrees on, the compact binary encoding events travel in,
+// and the process metrics.
+//
+// It imports nothing but the standard library, so every role (ingest,
+// validate, rollup, api) can depend on it without depending on each other.
+// It must never hold a raw client IP: by the time an Event exists the IP has
+// been turned into the Visitor and Network hashes.
+package viewcount

@@ -1,0 +1,3 @@
+module github.com/viewcount/viewcount
+
+go 1.26.0

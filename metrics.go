@@ -1,0 +1,82 @@
+package viewcount
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sync/atomic"
+)
+
+// Metrics are the process's counters, shared by the roles running in it and
+// served as Prometheus text by the api. Hand-written rather than a client
+// library: a dozen atomics do not justify the dependency, and every update on
+// the hot path is one atomic add.
+type Metrics struct {
+	Received      atomic.Uint64 // events decoded from HTTP requests
+	BadRequests   atomic.Uint64 // requests answered 400/413
+	Published     atomic.Uint64 // events acknowledged by JetStream
+	PublishErrors atomic.Uint64 // events answered 503
+	Messages      atomic.Uint64 // JetStream messages published (group commits)
+
+	validated [16]atomic.Uint64 // by index into Reasons
+
+	Inserted     atomic.Uint64 // rows inserted into views_raw
+	InsertErrors atomic.Uint64 // failed insert attempts (retried)
+	lagMillis    atomic.Int64  // receive → insert of the newest batch's oldest event
+}
+
+// NewMetrics returns zeroed metrics.
+func NewMetrics() *Metrics { return &Metrics{} }
+
+// Validated counts one verdict.
+func (m *Metrics) Validated(r Reason) {
+	for i, x := range Reasons {
+		if x == r {
+			m.validated[i].Add(1)
+			return
+		}
+	}
+}
+
+// ValidatedCount returns how many events got reason r.
+func (m *Metrics) ValidatedCount(r Reason) uint64 {
+	for i, x := range Reasons {
+		if x == r {
+			return m.validated[i].Load()
+		}
+	}
+	return 0
+}
+
+// SetPipelineLag records how long the oldest event of the last insert took
+// from receipt to ClickHouse.
+func (m *Metrics) SetPipelineLag(ms int64) { m.lagMillis.Store(ms) }
+
+// WriteTo writes the metrics in the Prometheus text exposition format.
+func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
+	var n int64
+	p := func(format string, a ...any) {
+		k, _ := fmt.Fprintf(w, format, a...)
+		n += int64(k)
+	}
+	counter := func(name, help string, v uint64) {
+		p("# HELP %s %s\n# TYPE %s counter\n%s %d\n", name, help, name, name, v)
+	}
+	counter("viewcount_events_received_total", "Events decoded from HTTP requests.", m.Received.Load())
+	counter("viewcount_bad_requests_total", "Requests rejected as unparseable (400/413).", m.BadRequests.Load())
+	counter("viewcount_events_published_total", "Events made durable in JetStream.", m.Published.Load())
+	counter("viewcount_publish_errors_total", "Events that could not be made durable (503).", m.PublishErrors.Load())
+	counter("viewcount_stream_messages_total", "JetStream messages published (each a group commit).", m.Messages.Load())
+	p("# HELP viewcount_events_validated_total Events validated, by verdict.\n# TYPE viewcount_events_validated_total counter\n")
+	for i, r := range Reasons {
+		p("viewcount_events_validated_total{verdict=%q} %d\n", r, m.validated[i].Load())
+	}
+	counter("viewcount_rows_inserted_total", "Rows inserted into views_raw.", m.Inserted.Load())
+	counter("viewcount_insert_errors_total", "Failed insert attempts (each retried).", m.InsertErrors.Load())
+	lag := float64(m.lagMillis.Load()) / 1000
+	if math.IsNaN(lag) {
+		lag = 0
+	}
+	p("# HELP viewcount_pipeline_lag_seconds Receive-to-insert time of the last batch's oldest event.\n# TYPE viewcount_pipeline_lag_seconds gauge\nviewcount_pipeline_lag_seconds %g\n", lag)
+	return n, nil
+}
