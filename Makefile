@@ -1,0 +1,60 @@
+# Viewcount. `make run` starts the service on embedded defaults; `make test`
+# runs every test. Both fetch libchdb.so (the embedded ClickHouse engine)
+# once into a cache; set CHDB_LIB_PATH to use a copy you already have.
+
+CHDB_VERSION  := 26.7.3-stable.1
+CACHE_DIR     := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/viewcount
+CHDB_LIB_PATH ?= $(CACHE_DIR)/chdb/$(CHDB_VERSION)/libchdb.so
+export CHDB_LIB_PATH
+
+GO       ?= go
+GOFLAGS  ?=
+PKGS     := ./...
+
+.PHONY: run build test check bench chdb fmt vet clean
+
+run: chdb build
+	./bin/viewcount serve
+
+build:
+	$(GO) build $(GOFLAGS) -o bin/viewcount ./cmd/viewcount
+
+test: chdb
+	$(GO) test $(GOFLAGS) -count=1 -timeout 20m $(PKGS)
+
+# What CI runs besides the tests.
+check: fmt vet test
+
+fmt:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet $(PKGS)
+
+bench: chdb
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+chdb: $(CHDB_LIB_PATH)
+
+# The engine ships in the npm package @chdb/lib-linux-x64-gnu; npm pack
+# fetches it (about 180 MB packed, 570 MB unpacked) without installing Node
+# modules anywhere. Written to a temp name first so an interrupted fetch
+# never leaves a truncated library behind.
+$(CHDB_LIB_PATH):
+	@command -v npm >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "npm not found: installing it with apt-get (needed once, to fetch libchdb)"; \
+	    apt-get update -qq && apt-get install -y -qq npm >/dev/null; \
+	  else \
+	    echo "npm is needed once to fetch libchdb.so: install Node.js/npm, or set CHDB_LIB_PATH to an existing libchdb.so"; exit 1; \
+	  fi; }
+	@echo "fetching libchdb $(CHDB_VERSION) into $(dir $@) (once)"
+	@mkdir -p "$(dir $@)"
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && cd "$$tmp" && \
+	  npm pack --silent @chdb/lib-linux-x64-gnu@$(CHDB_VERSION) >/dev/null && \
+	  tar -xzf chdb-lib-linux-x64-gnu-$(CHDB_VERSION).tgz package/libchdb.so && \
+	  mv package/libchdb.so "$@.part" && mv "$@.part" "$@"
+	@echo "libchdb ready: $@"
+
+clean:
+	rm -rf bin

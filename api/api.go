@@ -1,0 +1,157 @@
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/ingest/stream"
+)
+
+// Registry is the site registry as the api uses it.
+type Registry interface {
+	Known(domain string) bool
+	Add(ctx context.Context, domain string) (stream.Site, string, error)
+}
+
+// Checker reports whether a dependency (stream, store) is reachable.
+type Checker func(ctx context.Context) error
+
+// Config configures the api.
+type Config struct {
+	PublicLag  time.Duration // snapshot refresh period, stated in Cache-Control; default 10s
+	AdminToken string        // bearer token for /v1/admin; required
+	MaxPage    int           // longest page path accepted in a count query; default 2048
+}
+
+// Server serves the api routes.
+type Server struct {
+	cfg      Config
+	snap     *Snapshot
+	sites    Registry
+	checks   map[string]Checker
+	metrics  *viewcount.Metrics
+	logger   *slog.Logger
+	normPage func(string) (string, error)
+}
+
+// New returns a server reading counts from snap. normPage must be the same
+// normalisation ingest applies, so /blog/ and /blog read the same count.
+func New(cfg Config, snap *Snapshot, sites Registry, checks map[string]Checker, normPage func(string) (string, error), metrics *viewcount.Metrics, logger *slog.Logger) (*Server, error) {
+	if cfg.AdminToken == "" {
+		return nil, errors.New("api: an admin token is required")
+	}
+	if cfg.PublicLag <= 0 {
+		cfg.PublicLag = 10 * time.Second
+	}
+	return &Server{cfg: cfg, snap: snap, sites: sites, checks: checks, normPage: normPage,
+		metrics: metrics, logger: logger.With("component", "api")}, nil
+}
+
+// Routes registers the api endpoints.
+func (s *Server) Routes(r gin.IRouter) {
+	r.GET("/v1/sites/:site/count", s.count)
+	r.POST("/v1/admin/sites", s.requireAdmin, s.addSite)
+	Health(r, s.checks, s.metrics)
+}
+
+// Health registers /healthz, /readyz and /metrics; roles without the api
+// (a lone ingest or validate process) register just these.
+func Health(r gin.IRouter, checks map[string]Checker, metrics *viewcount.Metrics) {
+	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	r.GET("/readyz", func(c *gin.Context) {
+		ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
+		defer cancel()
+		failed := gin.H{}
+		for name, check := range checks {
+			if err := check(ctx); err != nil {
+				failed[name] = err.Error()
+			}
+		}
+		if len(failed) > 0 {
+			c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable", "failed": failed})
+			return
+		}
+		c.JSON(http.StatusOK, gin.H{"status": "ready"})
+	})
+	r.GET("/metrics", func(c *gin.Context) {
+		c.Header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		c.Status(http.StatusOK)
+		_, _ = metrics.WriteTo(c.Writer)
+	})
+}
+
+type countResponse struct {
+	Site    string `json:"site"`
+	Page    string `json:"page,omitempty"`
+	Views   uint64 `json:"views"`
+	Uniques uint64 `json:"uniques"`
+	AsOf    string `json:"as_of"`
+}
+
+func (s *Server) count(c *gin.Context) {
+	site, err := viewcount.NormaliseSite(c.Param("site"))
+	if err != nil {
+		s.fail(c, errBadRequest("site: not a domain name"))
+		return
+	}
+	if !s.sites.Known(site) {
+		s.fail(c, errNotFound("site not registered"))
+		return
+	}
+	var page string
+	if raw, ok := c.GetQuery("page"); ok {
+		if len(raw) > 2048 {
+			s.fail(c, errBadRequest("page: longer than 2048 bytes"))
+			return
+		}
+		if page, err = s.normPage(raw); err != nil {
+			s.fail(c, errBadRequest("page: "+err.Error()))
+			return
+		}
+	}
+	cnt, err := s.snap.Get(c.Request.Context(), site, page)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Header("Cache-Control", "public, max-age="+strconv.Itoa(int(s.cfg.PublicLag.Seconds())))
+	c.JSON(http.StatusOK, countResponse{Site: site, Page: page, Views: cnt.Views, Uniques: cnt.Uniques,
+		AsOf: cnt.AsOf.UTC().Format(time.RFC3339)})
+}
+
+func (s *Server) requireAdmin(c *gin.Context) {
+	token, ok := strings.CutPrefix(c.GetHeader("Authorization"), "Bearer ")
+	if !ok || subtle.ConstantTimeCompare([]byte(token), []byte(s.cfg.AdminToken)) != 1 {
+		s.fail(c, errUnauthorized)
+		c.Abort()
+		return
+	}
+	c.Next()
+}
+
+func (s *Server) addSite(c *gin.Context) {
+	var req struct {
+		Domain string `json:"domain"`
+	}
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, 4096)
+	if err := c.ShouldBindJSON(&req); err != nil {
+		s.fail(c, errBadRequest("body: want {\"domain\":\"example.com\"}"))
+		return
+	}
+	site, token, err := s.sites.Add(c.Request.Context(), req.Domain)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.logger.Info("site registered", "site", site.Domain)
+	c.JSON(http.StatusCreated, gin.H{"site": site.Domain, "token": token})
+}

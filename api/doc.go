@@ -1,0 +1,8 @@
+// Package api serves what people read: the lagged public counts, the admin
+// endpoints that register sites, and the operator's health, readiness and
+// metrics. Public counts come from a snapshot refreshed in the background,
+// never from a query per request, and every count says how old it is.
+//
+// It reads rollups only; it never writes events or touches the stream's
+// message flow.
+package api

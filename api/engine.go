@@ -1,0 +1,27 @@
+package api
+
+import (
+	"fmt"
+
+	"github.com/gin-gonic/gin"
+)
+
+// NewEngine returns the HTTP router every role registers on. Only requests
+// from trustedProxies (CIDRs) may set the client IP with X-Forwarded-For;
+// with none, the socket's peer is the client. Gin's request logger is left
+// out on purpose: it logs client IPs, which must never reach a log.
+func NewEngine(trustedProxies []string) (*gin.Engine, error) {
+	gin.SetMode(gin.ReleaseMode)
+	e := gin.New()
+	e.Use(gin.Recovery())
+	e.RemoteIPHeaders = []string{"X-Forwarded-For", "X-Real-IP"}
+	if err := e.SetTrustedProxies(trustedProxies); err != nil {
+		return nil, fmt.Errorf("api: trusted proxies: %w", err)
+	}
+	if len(trustedProxies) == 0 {
+		e.ForwardedByClientIP = false
+	}
+	e.HandleMethodNotAllowed = true
+	e.NoRoute(func(c *gin.Context) { c.JSON(404, gin.H{"error": "not found"}) })
+	return e, nil
+}

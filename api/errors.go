@@ -1,0 +1,44 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/ingest/stream"
+)
+
+// httpError is an error whose message is safe to show the client.
+type httpError struct {
+	status int
+	msg    string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+func errBadRequest(msg string) error { return &httpError{http.StatusBadRequest, msg} }
+func errNotFound(msg string) error   { return &httpError{http.StatusNotFound, msg} }
+
+var errUnauthorized = &httpError{http.StatusUnauthorized, "missing or wrong bearer token"}
+
+// fail is the one place errors become HTTP answers: known conditions get
+// their status and message, anything else is logged and answered 500 (or 503
+// for an unreachable store) without internal detail.
+func (s *Server) fail(c *gin.Context, err error) {
+	var he *httpError
+	switch {
+	case errors.As(err, &he):
+		c.JSON(he.status, gin.H{"error": he.msg})
+	case errors.Is(err, viewcount.ErrBadSite):
+		c.JSON(http.StatusBadRequest, gin.H{"error": "domain: not a valid domain name"})
+	case errors.Is(err, stream.ErrSiteExists):
+		c.JSON(http.StatusConflict, gin.H{"error": "site already registered"})
+	case errors.Is(err, stream.ErrSiteUnknown):
+		c.JSON(http.StatusNotFound, gin.H{"error": "site not registered"})
+	default:
+		s.logger.Error("request failed", "route", c.FullPath(), "err", err)
+		c.JSON(http.StatusServiceUnavailable, gin.H{"error": "temporarily unavailable; try again"})
+	}
+}

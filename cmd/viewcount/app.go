@@ -1,0 +1,256 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/api"
+	"github.com/viewcount/viewcount/ingest"
+	"github.com/viewcount/viewcount/ingest/stream"
+	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/sql/store"
+	"github.com/viewcount/viewcount/validate"
+)
+
+// Roles selects what a process runs.
+type Roles struct{ Ingest, Validate, API bool }
+
+// Main is one viewcount process: the wiring of the roles, testable end to end
+// (tests run it on 127.0.0.1:0 with a temp data dir).
+type Main struct {
+	cfg     Config
+	roles   Roles
+	logger  *slog.Logger
+	out     io.Writer
+	now     func() time.Time
+	Metrics *viewcount.Metrics
+
+	stream *stream.Conn
+	store  store.Store
+	sites  *stream.Sites
+	http   *http.Server
+	ln     net.Listener
+	failed chan error
+
+	// One cancel and one wait group per stage, so Close stops them in order.
+	pubCancel, valCancel, apiCancel context.CancelFunc
+	pubDone, valDone, apiDone       sync.WaitGroup
+	httpDone                        sync.WaitGroup
+	closeOnce                       sync.Once
+}
+
+// NewMain returns an unstarted process.
+func NewMain(cfg Config, roles Roles, logger *slog.Logger, out io.Writer, now func() time.Time) *Main {
+	return &Main{cfg: cfg, roles: roles, logger: logger, out: out, now: now, Metrics: viewcount.NewMetrics(), failed: make(chan error, 4)}
+}
+
+// Addr is the HTTP listen address once Run returned.
+func (m *Main) Addr() string {
+	if m.ln == nil {
+		return ""
+	}
+	return m.ln.Addr().String()
+}
+
+// Failed delivers the error of a role that stopped on its own.
+func (m *Main) Failed() <-chan error { return m.failed }
+
+// Run starts the roles and returns once the process serves; Close stops it.
+func (m *Main) Run(ctx context.Context) error {
+	if err := os.MkdirAll(m.cfg.Data, 0o750); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	var err error
+	m.stream, err = stream.Open(ctx, stream.Config{URL: m.cfg.NATSURL, DataDir: m.cfg.Data, Partitions: m.cfg.Partitions,
+		Retention: m.cfg.Retention, SyncAlways: m.cfg.NATSSyncAlways}, m.logger)
+	if err != nil {
+		return err
+	}
+	m.sites, err = stream.OpenSites(ctx, m.stream)
+	if err != nil {
+		return err
+	}
+	checks := map[string]api.Checker{"stream": m.stream.Ready}
+	if m.roles.Validate || m.roles.API {
+		m.store, err = store.Open(ctx, store.Config{DSN: m.cfg.ClickHouseDSN, DataDir: m.cfg.StoreDir, Database: m.cfg.Database}, m.logger)
+		if err != nil {
+			return err
+		}
+		if err := rollup.Migrate(ctx, m.store, m.logger); err != nil {
+			return err
+		}
+		checks["store"] = m.store.Ping
+	}
+
+	engine, err := api.NewEngine(m.cfg.TrustedProxies)
+	if err != nil {
+		return err
+	}
+	normPage := func(s string) (string, error) { return ingest.NormalisePage(s, m.cfg.KeepQuery, 0) }
+
+	if m.roles.Ingest {
+		salts, err := m.stream.KV(ctx, viewcount.BucketSalts)
+		if err != nil {
+			return err
+		}
+		pub := ingest.NewPublisher(m.stream.JS, m.stream.Partitions, m.Metrics, m.logger)
+		var pctx context.Context
+		pctx, m.pubCancel = context.WithCancel(context.WithoutCancel(ctx))
+		m.goStage(&m.pubDone, "publisher", func() error { return pub.Run(pctx) })
+		h := ingest.New(ingest.Config{Partitions: m.stream.Partitions, KeepQuery: m.cfg.KeepQuery},
+			pub, ingest.NewSalts(salts, rand.Reader, m.logger), m.Metrics, m.logger, m.now)
+		h.Routes(engine)
+	}
+	if m.roles.Validate {
+		if err := m.startValidate(ctx); err != nil {
+			return err
+		}
+	}
+	if m.roles.API {
+		token, err := m.adminToken()
+		if err != nil {
+			return err
+		}
+		snap := api.NewSnapshot(m.store, m.cfg.PublicLag, 0, m.now, m.logger)
+		srv, err := api.New(api.Config{PublicLag: m.cfg.PublicLag, AdminToken: token}, snap, m.sites, checks, normPage, m.Metrics, m.logger)
+		if err != nil {
+			return err
+		}
+		var actx context.Context
+		actx, m.apiCancel = context.WithCancel(context.WithoutCancel(ctx))
+		m.goStage(&m.apiDone, "snapshot", func() error { return snap.Run(actx) })
+		srv.Routes(engine)
+	} else {
+		api.Health(engine, checks, m.Metrics)
+	}
+
+	m.ln, err = net.Listen("tcp", m.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", m.cfg.Listen, err)
+	}
+	m.http = &http.Server{Handler: engine, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(m.logger.Handler(), slog.LevelWarn)}
+	m.goStage(&m.httpDone, "http", func() error {
+		if err := m.http.Serve(m.ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	return nil
+}
+
+func (m *Main) startValidate(ctx context.Context) error {
+	cfg := validate.DefaultConfig()
+	cfg.DuplicateWindow = m.cfg.DuplicateWindow
+	if m.cfg.BotList != "" {
+		patterns, err := validate.LoadPatterns(m.cfg.BotList)
+		if err != nil {
+			return err
+		}
+		cfg.ExtraBotPatterns = patterns
+	}
+	intents, err := m.stream.KV(ctx, viewcount.BucketRollup)
+	if err != nil {
+		return err
+	}
+	sink := rollup.NewSink(rollup.Config{}, m.store, intents, m.Metrics, m.logger, m.now)
+	v, err := validate.New(cfg, validate.Options{}, m.stream.JS, m.stream.Partitions, m.sites, sink, m.Metrics, m.logger)
+	if err != nil {
+		return err
+	}
+	var vctx context.Context
+	vctx, m.valCancel = context.WithCancel(context.WithoutCancel(ctx))
+	m.goStage(&m.valDone, "validate", func() error { return v.Run(vctx) })
+	return nil
+}
+
+func (m *Main) goStage(wg *sync.WaitGroup, name string, f func() error) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := f(); err != nil {
+			select {
+			case m.failed <- fmt.Errorf("%s: %w", name, err):
+			default:
+			}
+		}
+	}()
+}
+
+// Close stops the process in the order that loses nothing: stop accepting
+// HTTP (in-flight hits finish and get their answer) → flush publishes →
+// drain validators (their final batch is inserted) → stop the snapshot →
+// close the store and the stream.
+func (m *Main) Close() {
+	m.closeOnce.Do(func() {
+		if m.http != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			if err := m.http.Shutdown(ctx); err != nil {
+				m.logger.Warn("http shutdown", "err", err)
+			}
+			cancel()
+			m.httpDone.Wait()
+		}
+		stop := func(cancel context.CancelFunc, wg *sync.WaitGroup) {
+			if cancel != nil {
+				cancel()
+			}
+			wg.Wait()
+		}
+		stop(m.pubCancel, &m.pubDone)
+		stop(m.valCancel, &m.valDone)
+		stop(m.apiCancel, &m.apiDone)
+		if m.sites != nil {
+			m.sites.Close()
+		}
+		if m.store != nil {
+			if err := m.store.Close(); err != nil {
+				m.logger.Warn("store close", "err", err)
+			}
+		}
+		if m.stream != nil {
+			m.stream.Close()
+		}
+	})
+}
+
+// adminToken returns the configured token, or the one stored in the data
+// dir, generating and printing it on first start.
+func (m *Main) adminToken() (string, error) {
+	if m.cfg.AdminToken != "" {
+		return m.cfg.AdminToken, nil
+	}
+	path := filepath.Join(m.cfg.Data, "admin_token")
+	b, err := os.ReadFile(path)
+	if err == nil {
+		if t := strings.TrimSpace(string(b)); t != "" {
+			return t, nil
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("admin token: %w", err)
+	}
+	raw := make([]byte, 24)
+	if _, err := rand.Read(raw); err != nil {
+		return "", fmt.Errorf("admin token: %w", err)
+	}
+	token := "vca_" + hex.EncodeToString(raw)
+	if err := os.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("admin token: %w", err)
+	}
+	fmt.Fprintf(m.out, "\nGenerated admin token (stored in %s; shown once):\n\n  %s\n\n", path, token)
+	return token, nil
+}

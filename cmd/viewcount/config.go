@@ -1,0 +1,130 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is everything a role process needs, built from flags, then the
+// environment, then defaults (in that order of precedence).
+type Config struct {
+	Listen          string
+	Data            string
+	StoreDir        string // embedded chDB files go under StoreDir/chdb; default Data
+	Database        string
+	NATSURL         string
+	ClickHouseDSN   string
+	PublicLag       time.Duration
+	TrustedProxies  []string
+	AdminToken      string
+	Partitions      int
+	Retention       time.Duration
+	DuplicateWindow time.Duration
+	BotList         string
+	KeepQuery       bool
+	NATSSyncAlways  bool
+	LogLevel        string
+}
+
+// envFlag declares a flag whose default comes from an environment variable,
+// so a flag given on the command line wins, the variable comes second and
+// the built-in default last.
+type envFlag struct {
+	fs  *flag.FlagSet
+	err error
+}
+
+func (e *envFlag) env(name string) (string, bool) { return os.LookupEnv(name) }
+
+func (e *envFlag) str(p *string, name, env, def, usage string) {
+	if v, ok := e.env(env); ok {
+		def = v
+	}
+	e.fs.StringVar(p, name, def, usage+" (env "+env+")")
+}
+
+func (e *envFlag) dur(p *time.Duration, name, env string, def time.Duration, usage string) {
+	if v, ok := e.env(env); ok {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			e.err = errors.Join(e.err, fmt.Errorf("%s=%q: %w", env, v, err))
+		} else {
+			def = d
+		}
+	}
+	e.fs.DurationVar(p, name, def, usage+" (env "+env+")")
+}
+
+func (e *envFlag) int(p *int, name, env string, def int, usage string) {
+	if v, ok := e.env(env); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			e.err = errors.Join(e.err, fmt.Errorf("%s=%q: %w", env, v, err))
+		} else {
+			def = n
+		}
+	}
+	e.fs.IntVar(p, name, def, usage+" (env "+env+")")
+}
+
+func (e *envFlag) bool(p *bool, name, env string, usage string) {
+	def := false
+	if v, ok := e.env(env); ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			e.err = errors.Join(e.err, fmt.Errorf("%s=%q: %w", env, v, err))
+		}
+		def = b
+	}
+	e.fs.BoolVar(p, name, def, usage+" (env "+env+")")
+}
+
+// parseConfig parses args for the role command name.
+func parseConfig(name string, args []string) (Config, error) {
+	var c Config
+	fs := flag.NewFlagSet("viewcount "+name, flag.ContinueOnError)
+	e := &envFlag{fs: fs}
+	var proxies string
+	e.str(&c.Listen, "listen", "VIEWCOUNT_LISTEN", ":8080", "HTTP listen address")
+	e.str(&c.Data, "data", "VIEWCOUNT_DATA", "./data", "data directory (embedded NATS and chDB files, admin token)")
+	e.str(&c.StoreDir, "store-dir", "VIEWCOUNT_STORE_DIR", "", "directory for the embedded store's files (default: the data dir)")
+	e.str(&c.Database, "database", "VIEWCOUNT_DATABASE", "viewcount", "ClickHouse database to create and use")
+	e.str(&c.NATSURL, "nats-url", "NATS_URL", "", "NATS cluster URL; empty runs an embedded server")
+	e.str(&c.ClickHouseDSN, "clickhouse-dsn", "CLICKHOUSE_DSN", "", "ClickHouse server DSN (clickhouse://user:pass@host:9000/db); empty uses embedded chDB")
+	e.dur(&c.PublicLag, "public-lag", "VIEWCOUNT_PUBLIC_LAG", 10*time.Second, "how often public counts are refreshed")
+	e.str(&proxies, "trusted-proxies", "VIEWCOUNT_TRUSTED_PROXIES", "", "comma-separated CIDRs whose X-Forwarded-For is believed")
+	e.str(&c.AdminToken, "admin-token", "VIEWCOUNT_ADMIN_TOKEN", "", "admin bearer token; empty generates one into the data dir")
+	e.int(&c.Partitions, "partitions", "VIEWCOUNT_PARTITIONS", 8, "stream partitions (fixed once the stream exists)")
+	e.dur(&c.Retention, "retention", "VIEWCOUNT_RETENTION", 72*time.Hour, "how long raw events stay in the stream")
+	e.dur(&c.DuplicateWindow, "duplicate-window", "VIEWCOUNT_DUPLICATE_WINDOW", 30*time.Minute, "repeat views of a page by a visitor within this count once")
+	e.str(&c.BotList, "bot-list", "VIEWCOUNT_BOT_LIST", "", "file of extra bot user-agent patterns, one per line")
+	e.bool(&c.KeepQuery, "keep-query", "VIEWCOUNT_KEEP_QUERY", "keep query strings in page paths")
+	e.bool(&c.NATSSyncAlways, "nats-sync-always", "VIEWCOUNT_NATS_SYNC_ALWAYS", "embedded NATS fsyncs every write (survives power loss, slower)")
+	e.str(&c.LogLevel, "log-level", "VIEWCOUNT_LOG_LEVEL", "info", "debug, info, warn or error")
+	if e.err != nil {
+		return c, e.err
+	}
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	for _, p := range strings.Split(proxies, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			c.TrustedProxies = append(c.TrustedProxies, p)
+		}
+	}
+	if c.StoreDir == "" {
+		c.StoreDir = c.Data
+	}
+	if c.PublicLag < time.Second {
+		return c, fmt.Errorf("--public-lag %s: at least 1s", c.PublicLag)
+	}
+	return c, nil
+}

@@ -1,0 +1,109 @@
+// Command viewcount runs the Viewcount roles: `serve` runs all of them in one
+// process on embedded NATS and chDB; `ingest`, `validate` and `api` run one
+// role each against a NATS cluster and a ClickHouse server; `site add`
+// registers a site with a running server.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+const usage = `viewcount: self-hosted page-view counting with invalid-traffic filtering
+
+usage:
+  viewcount serve     [flags]   all roles in one process (embedded NATS + chDB by default)
+  viewcount ingest    [flags]   HTTP ingestion only
+  viewcount validate  [flags]   validators and the ClickHouse sink only
+  viewcount api       [flags]   public counts and admin API only
+  viewcount site add DOMAIN [--server URL] [--admin-token T] [--data DIR]
+  viewcount version
+
+Run 'viewcount serve -h' for the flags; each has an environment variable.
+`
+
+var version = "dev"
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "viewcount:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("no command")
+	}
+	cmd, rest := args[0], args[1:]
+	var roles Roles
+	switch cmd {
+	case "serve":
+		roles = Roles{Ingest: true, Validate: true, API: true}
+	case "ingest":
+		roles = Roles{Ingest: true}
+	case "validate":
+		roles = Roles{Validate: true}
+	case "api":
+		roles = Roles{API: true}
+	case "site":
+		return runSite(rest, stdout)
+	case "version":
+		fmt.Fprintln(stdout, "viewcount", version)
+		return nil
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("unknown command %q", cmd)
+	}
+	cfg, err := parseConfig(cmd, rest)
+	if err != nil {
+		return err
+	}
+	logger := newLogger(stderr, cfg.LogLevel)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	m := NewMain(cfg, roles, logger, stdout, time.Now)
+	if err := m.Run(ctx); err != nil {
+		m.Close()
+		return err
+	}
+	logger.Info("viewcount running", "command", cmd, "listen", m.Addr(), "version", version)
+	select {
+	case <-ctx.Done():
+	case err = <-m.Failed():
+		logger.Error("role failed", "err", err)
+	}
+	m.Close()
+	return err
+}
+
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	switch strings.ToLower(level) {
+	case "debug":
+		l = slog.LevelDebug
+	case "warn":
+		l = slog.LevelWarn
+	case "error":
+		l = slog.LevelError
+	default:
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/store"
+	"github.com/viewcount/viewcount/sql/store/storetest"
+)
+
+// chDB runs one engine per process: every test shares storetest's engine
+// (kept open across restarts of Main) and gets its own database.
+func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
+
+var dbSeq atomic.Int64
+
+const adminToken = "test-admin-token"
+
+// startMain runs a whole viewcount process (all roles, embedded NATS and
+// chDB) on 127.0.0.1:0. data may be reused to restart on the same files.
+func startMain(t *testing.T, data, db string) *Main {
+	t.Helper()
+	storetest.Open(t) // boots the shared engine and keeps it up
+	cfg := Config{
+		Listen: "127.0.0.1:0", Data: data, StoreDir: storetest.Dir(), Database: db,
+		PublicLag: time.Second, AdminToken: adminToken, Partitions: 4,
+		Retention: 72 * time.Hour, DuplicateWindow: 30 * time.Minute,
+		// Tests give each visitor its own address through X-Forwarded-For.
+		TrustedProxies: []string{"127.0.0.1/32"},
+	}
+	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	m := NewMain(cfg, Roles{Ingest: true, Validate: true, API: true}, logger, io.Discard, time.Now)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := m.Run(ctx); err != nil {
+		m.Close()
+		t.Fatalf("start: %v", err)
+	}
+	t.Cleanup(m.Close)
+	return m
+}
+
+func newDB() string { return fmt.Sprintf("e2e_%d_%d", os.Getpid(), dbSeq.Add(1)) }
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// client sends hits to one Main.
+type client struct {
+	t    *testing.T
+	base string
+	hc   *http.Client
+}
+
+func newClient(t *testing.T, m *Main) *client {
+	return &client{t: t, base: "http://" + m.Addr(), hc: &http.Client{Timeout: 30 * time.Second}}
+}
+
+func (c *client) do(req *http.Request) (int, []byte) {
+	c.t.Helper()
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		c.t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func (c *client) addSite(domain string) string {
+	c.t.Helper()
+	req, _ := http.NewRequest("POST", c.base+"/v1/admin/sites", strings.NewReader(`{"domain":"`+domain+`"}`))
+	req.Header.Set("Authorization", "Bearer "+adminToken)
+	req.Header.Set("Content-Type", "application/json")
+	code, body := c.do(req)
+	if code != http.StatusCreated {
+		c.t.Fatalf("add site: %d %s", code, body)
+	}
+	var out struct{ Site, Token string }
+	if err := json.Unmarshal(body, &out); err != nil || out.Token == "" {
+		c.t.Fatalf("add site body %s: %v", body, err)
+	}
+	return out.Token
+}
+
+type hit struct {
+	ip, ua, site, page, id string
+	webdriver               bool
+	beacon                  bool
+}
+
+func (c *client) send(h hit) int {
+	c.t.Helper()
+	var req *http.Request
+	if h.beacon {
+		ev := map[string]any{"site": h.site, "page": h.page, "webdriver": h.webdriver}
+		if h.id != "" {
+			ev["id"] = h.id
+		}
+		b, _ := json.Marshal(ev)
+		req, _ = http.NewRequest("POST", c.base+"/v1/events", bytes.NewReader(b))
+		req.Header.Set("Content-Type", "text/plain;charset=UTF-8")
+	} else {
+		q := url.Values{"site": {h.site}, "page": {h.page}}
+		if h.id != "" {
+			q.Set("id", h.id)
+		}
+		req, _ = http.NewRequest("GET", c.base+"/p.gif?"+q.Encode(), nil)
+	}
+	req.Header.Set("X-Forwarded-For", h.ip)
+	if h.ua != "" {
+		req.Header.Set("User-Agent", h.ua)
+	} else {
+		req.Header["User-Agent"] = []string{""}
+	}
+	code, _ := c.do(req)
+	return code
+}
+
+type countBody struct {
+	Site    string `json:"site"`
+	Page    string `json:"page"`
+	Views   uint64 `json:"views"`
+	Uniques uint64 `json:"uniques"`
+	AsOf    string `json:"as_of"`
+}
+
+func (c *client) count(site, page string) (int, countBody, http.Header) {
+	c.t.Helper()
+	req, _ := http.NewRequest("GET", c.base+"/v1/sites/"+site+"/count?page="+url.QueryEscape(page), nil)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out countBody
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out, resp.Header
+}
+
+// eventually polls f until it returns "" or the deadline passes.
+func eventually(t *testing.T, d time.Duration, f func() string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		msg := f()
+		if msg == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not reached within %s: %s", d, msg)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// reasons reads views_raw's row count per verdict for site.
+func reasons(t *testing.T, m *Main, site string) map[string]uint64 {
+	t.Helper()
+	res, err := m.store.Query(context.Background(), vcsql.Query("reasons"), store.Params{"site": site})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]uint64{}
+	for _, r := range res.Rows {
+		var n uint64
+		fmt.Sscan(r[1], &n)
+		out[r[0]] = n
+	}
+	return out
+}

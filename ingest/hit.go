@@ -1,0 +1,239 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"reflect"
+	"strconv"
+	"time"
+
+	"github.com/viewcount/viewcount"
+)
+
+// MaxBeaconEvents is the most events one POST /v1/events may carry.
+const MaxBeaconEvents = 100
+
+// Hit is one view as a client reported it: decoded from a request, not yet
+// normalised or trusted.
+type Hit struct {
+	Site      string
+	Page      string
+	Referrer  string
+	ID        string // the client's event id; empty: ingest makes one
+	Webdriver bool
+}
+
+// client is what ingest knows of the requester. It exists only for the
+// duration of a request: the IP is hashed into the event, never copied.
+type client struct {
+	IP netip.Addr // invalid if the peer address was unparseable
+	UA string     // normalised (capped)
+}
+
+// requestError is a client's mistake, worded for the client: its message
+// names the field ("events[3].page: required") and is sent as is. kind is
+// ErrBadInput, ErrTooLarge or ErrUnsupportedType.
+type requestError struct {
+	kind error
+	msg  string
+}
+
+func (e *requestError) Error() string { return e.msg }
+func (e *requestError) Unwrap() error { return e.kind }
+
+func badInput(format string, args ...any) error {
+	return &requestError{kind: ErrBadInput, msg: fmt.Sprintf(format, args...)}
+}
+
+// accept turns hits into events and returns once they are durable. field
+// names a hit in error messages. The whole request is rejected if any hit
+// is bad: nothing is published then.
+func (h *Handler) accept(ctx context.Context, hits []Hit, field func(i int) string, src viewcount.Source, cl client) error {
+	now := h.now().UTC().Truncate(time.Millisecond)
+	evs := make([]viewcount.Event, len(hits))
+	for i := range hits {
+		if err := h.event(&evs[i], &hits[i], field(i), src, cl.UA, now); err != nil {
+			return err
+		}
+	}
+	h.metrics.Received.Add(uint64(len(evs)))
+	salt, err := h.salts.For(ctx, now)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	var network uint64
+	if cl.IP.IsValid() {
+		network = NetworkID(salt, cl.IP)
+	}
+	for i := range evs {
+		if cl.IP.IsValid() {
+			evs[i].Visitor = visitorID(salt, evs[i].Site, cl.IP, cl.UA)
+		} else {
+			evs[i].Visitor = visitorHash(salt, evs[i].Site, nil, cl.UA)
+		}
+		evs[i].Network = network
+	}
+	ctx, cancel := context.WithTimeout(ctx, h.cfg.PublishTimeout)
+	defer cancel()
+	if err := h.pub.Publish(ctx, evs); err != nil {
+		if errors.Is(err, ErrUnavailable) {
+			return err
+		}
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return nil
+}
+
+// event validates and normalises one hit into e (all but the hashes).
+func (h *Handler) event(e *viewcount.Event, hit *Hit, field string, src viewcount.Source, ua string, now time.Time) error {
+	if hit.Site == "" {
+		return badInput("%ssite: required", field)
+	}
+	site, err := viewcount.NormaliseSite(hit.Site)
+	if err != nil {
+		return badInput("%ssite: not a domain name", field)
+	}
+	if hit.Page == "" {
+		return badInput("%spage: required", field)
+	}
+	page, err := NormalisePage(hit.Page, h.cfg.KeepQuery, h.cfg.MaxPageLen)
+	if err != nil {
+		return badInput("%spage: %s", field, reason(err))
+	}
+	id := hit.ID
+	if id == "" {
+		id = newEventID()
+	} else if err := checkID(id); err != nil {
+		return badInput("%sid: %s", field, reason(err))
+	}
+	*e = viewcount.Event{
+		Time:      now,
+		Site:      site,
+		Page:      page,
+		Referrer:  NormaliseReferrer(hit.Referrer),
+		UA:        ua,
+		ID:        id,
+		Webdriver: hit.Webdriver,
+		Source:    src,
+	}
+	return nil
+}
+
+// reason is the part of a wrapped ErrBadInput meant for the client.
+func reason(err error) string {
+	s := err.Error()
+	if p := ErrBadInput.Error() + ": "; len(s) > len(p) && s[:len(p)] == p {
+		return s[len(p):]
+	}
+	return s
+}
+
+// checkID accepts a client event id: printable ASCII, at most MaxIDLen
+// bytes. Longer ids are rejected rather than cut: two ids sharing a prefix
+// would become one and the second view would count as a retry.
+func checkID(id string) error {
+	if len(id) > MaxIDLen {
+		return fmt.Errorf("%w: longer than %d bytes", ErrBadInput, MaxIDLen)
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] < 0x20 || id[i] > 0x7e {
+			return fmt.Errorf("%w: must be printable ASCII", ErrBadInput)
+		}
+	}
+	return nil
+}
+
+// newEventID is a random 128-bit id, hex: unique without coordination.
+func newEventID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	var s [32]byte
+	hex.Encode(s[:], b[:])
+	return string(s[:])
+}
+
+// beaconEvent is one event of a POST /v1/events body. Unknown fields are
+// ignored, so trackers may send more than this version reads.
+type beaconEvent struct {
+	Site      string `json:"site"`
+	Page      string `json:"page"`
+	Referrer  string `json:"referrer"`
+	ID        string `json:"id"`
+	Webdriver bool   `json:"webdriver"`
+}
+
+// decodeBeacon decodes a beacon body: one JSON object, or an array of 1 to
+// MaxBeaconEvents objects. array says which, so errors can name
+// "events[3].page" or just "page".
+func decodeBeacon(body []byte) (hits []Hit, array bool, err error) {
+	body = bytes.TrimLeft(body, " \t\r\n")
+	if len(body) == 0 {
+		return nil, false, badInput("empty body: want a JSON object or array")
+	}
+	switch body[0] {
+	case '{':
+		var e beaconEvent
+		if err := json.Unmarshal(body, &e); err != nil {
+			return nil, false, jsonError("", err)
+		}
+		return []Hit{e.hit()}, false, nil
+	case '[':
+		var raws []json.RawMessage
+		if err := json.Unmarshal(body, &raws); err != nil {
+			return nil, true, jsonError("", err)
+		}
+		if len(raws) == 0 {
+			return nil, true, badInput("events: empty array")
+		}
+		if len(raws) > MaxBeaconEvents {
+			return nil, true, badInput("events: %d events, at most %d per request", len(raws), MaxBeaconEvents)
+		}
+		hits = make([]Hit, len(raws))
+		for i, raw := range raws {
+			field := eventField(i)
+			if len(raw) == 0 || raw[0] != '{' {
+				return nil, true, badInput("%s: must be an object", field[:len(field)-1])
+			}
+			var e beaconEvent
+			if err := json.Unmarshal(raw, &e); err != nil {
+				return nil, true, jsonError(field, err)
+			}
+			hits[i] = e.hit()
+		}
+		return hits, true, nil
+	}
+	return nil, false, badInput("body must be a JSON object or array")
+}
+
+func (e *beaconEvent) hit() Hit {
+	return Hit{Site: e.Site, Page: e.Page, Referrer: e.Referrer, ID: e.ID, Webdriver: e.Webdriver}
+}
+
+// eventField is the error prefix of the i-th event of an array body.
+func eventField(i int) string { return "events[" + strconv.Itoa(i) + "]." }
+
+// jsonError words a decoding error for the client.
+func jsonError(field string, err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return badInput("body must be a JSON object or array")
+		}
+		want := "a string"
+		if te.Type != nil && te.Type.Kind() == reflect.Bool {
+			want = "a boolean"
+		}
+		return badInput("%s%s: must be %s", field, te.Field, want)
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return badInput("malformed JSON: %v", se)
+	}
+	return badInput("malformed JSON: %v", err)
+}

@@ -1,0 +1,242 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/viewcount/viewcount"
+)
+
+// Config tunes the handlers. Zero values mean the defaults.
+type Config struct {
+	Partitions     int           // the stream's partition count (the Publisher maps visitors to them)
+	KeepQuery      bool          // keep the page's query string (off: "/p?utm=x" counts as "/p")
+	MaxPageLen     int           // bytes; default DefaultMaxPageLen
+	PublishTimeout time.Duration // how long a hit waits to be durable; default 5s
+}
+
+// EventPublisher makes events durable. Publish returns nil only once every
+// event is stored, and a wrapped ErrUnavailable otherwise (also when ctx
+// ends first). *Publisher satisfies it.
+type EventPublisher interface {
+	Publish(ctx context.Context, evs []viewcount.Event) error
+}
+
+// SaltSource returns the visitor-id salt of t's UTC day; an error means no
+// visitor id can be computed and the hit is answered 503. *Salts satisfies it.
+type SaltSource interface {
+	For(ctx context.Context, t time.Time) ([]byte, error)
+}
+
+// MaxBodyBytes bounds a beacon body.
+const MaxBodyBytes = 64 << 10
+
+// pixelGIF is a 1×1 transparent GIF, the smallest well-formed one (43 bytes).
+var pixelGIF = []byte{
+	'G', 'I', 'F', '8', '9', 'a', 1, 0, 1, 0, 0x80, 0, 0, // header, 1×1, 2-colour table
+	0, 0, 0, 0xff, 0xff, 0xff, // colour table
+	0x21, 0xf9, 4, 1, 0, 0, 0, 0, // graphic control: colour 0 transparent
+	0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0, // image descriptor
+	2, 2, 0x44, 1, 0, // LZW image data
+	0x3b, // trailer
+}
+
+//go:embed vc.js
+var trackerJS []byte
+
+// Handler serves the ingest endpoints: GET /p.gif, POST /v1/events and the
+// tracker script GET /vc.js.
+type Handler struct {
+	cfg     Config
+	pub     EventPublisher
+	salts   SaltSource
+	metrics *viewcount.Metrics
+	logger  *slog.Logger
+	now     func() time.Time
+	etag    string
+	bufs    sync.Pool // *bytes.Buffer for beacon bodies
+}
+
+// New returns the ingest handlers. now is the clock (time.Now in
+// production): it stamps every event and picks the day's salt.
+func New(cfg Config, pub EventPublisher, salts SaltSource, metrics *viewcount.Metrics, logger *slog.Logger, now func() time.Time) *Handler {
+	if cfg.MaxPageLen <= 0 {
+		cfg.MaxPageLen = DefaultMaxPageLen
+	}
+	if cfg.PublishTimeout <= 0 {
+		cfg.PublishTimeout = 5 * time.Second
+	}
+	if now == nil {
+		now = time.Now
+	}
+	sum := sha256.Sum256(trackerJS)
+	return &Handler{
+		cfg: cfg, pub: pub, salts: salts, metrics: metrics, now: now,
+		logger: logger.With("component", "ingest"),
+		etag:   `"` + hex.EncodeToString(sum[:8]) + `"`,
+		bufs:   sync.Pool{New: func() any { return new(bytes.Buffer) }},
+	}
+}
+
+// Routes registers the endpoints on r. The client IP is c.ClientIP(): the
+// engine's trusted proxies decide whether X-Forwarded-For is believed.
+func (h *Handler) Routes(r gin.IRouter) {
+	r.GET("/p.gif", h.pixel)
+	r.POST("/v1/events", h.beacon)
+	r.OPTIONS("/v1/events", h.preflight)
+	r.GET("/vc.js", h.script)
+}
+
+// pixel answers GET /p.gif?site=S&page=P[&ref=R][&id=ID][&wd=1]. It always
+// returns the GIF, whatever happened, so a pixel never shows as a broken
+// image: 200 once durable, 400 for a hit that cannot be parsed, 503 when it
+// could not be stored.
+func (h *Handler) pixel(c *gin.Context) {
+	q := c.Request.URL.Query()
+	hit := Hit{Site: q.Get("site"), Page: q.Get("page"), Referrer: q.Get("ref"), ID: q.Get("id"), Webdriver: isTrue(q.Get("wd"))}
+	err := h.accept(h.ctx(c), []Hit{hit}, noField, viewcount.SourcePixel, h.client(c))
+	status := http.StatusOK
+	if err != nil {
+		status = h.failed(err)
+	}
+	c.Header("Cache-Control", "no-store")
+	c.Data(status, "image/gif", pixelGIF)
+}
+
+// beacon answers POST /v1/events (JSON or text/plain, as sendBeacon sends
+// it): 202 {"accepted":N} once all N events are durable, else
+// {"error": "..."} with 400, 413, 415 or 503. A bad event rejects the whole
+// request, so a client can retry it as a unit.
+func (h *Handler) beacon(c *gin.Context) {
+	c.Header("Access-Control-Allow-Origin", "*")
+	hits, array, err := h.readBeacon(c)
+	if err == nil {
+		field := noField
+		if array {
+			field = eventField
+		}
+		err = h.accept(h.ctx(c), hits, field, viewcount.SourceBeacon, h.client(c))
+	}
+	if err != nil {
+		status := h.failed(err)
+		c.JSON(status, gin.H{"error": messageOf(status, err)})
+		return
+	}
+	c.JSON(http.StatusAccepted, gin.H{"accepted": len(hits)})
+}
+
+func (h *Handler) readBeacon(c *gin.Context) ([]Hit, bool, error) {
+	switch strings.ToLower(c.ContentType()) {
+	case "application/json", "text/plain":
+	default:
+		return nil, false, &requestError{kind: ErrUnsupportedType, msg: "content type must be application/json or text/plain"}
+	}
+	tooLarge := &requestError{kind: ErrTooLarge, msg: "body larger than 64 KiB"}
+	if c.Request.ContentLength > MaxBodyBytes {
+		return nil, false, tooLarge
+	}
+	buf := h.bufs.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= 2*MaxBodyBytes {
+			buf.Reset()
+			h.bufs.Put(buf)
+		}
+	}()
+	if _, err := buf.ReadFrom(http.MaxBytesReader(c.Writer, c.Request.Body, MaxBodyBytes)); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, false, tooLarge
+		}
+		return nil, false, badInput("reading body: %v", err)
+	}
+	// decodeBeacon copies every string it keeps, so buf can be reused.
+	return decodeBeacon(buf.Bytes())
+}
+
+// preflight lets pages on any origin POST JSON with fetch; sendBeacon with
+// text/plain needs no preflight.
+func (h *Handler) preflight(c *gin.Context) {
+	c.Header("Access-Control-Allow-Origin", "*")
+	c.Header("Access-Control-Allow-Methods", "POST")
+	c.Header("Access-Control-Allow-Headers", "Content-Type")
+	c.Header("Access-Control-Max-Age", "86400")
+	c.Status(http.StatusNoContent)
+}
+
+// script serves the tracker, cacheable for an hour.
+func (h *Handler) script(c *gin.Context) {
+	c.Header("Cache-Control", "public, max-age=3600")
+	c.Header("ETag", h.etag)
+	if c.GetHeader("If-None-Match") == h.etag {
+		c.Status(http.StatusNotModified)
+		return
+	}
+	c.Data(http.StatusOK, "application/javascript; charset=utf-8", trackerJS)
+}
+
+// ctx is the context a hit is stored under: the request's values, but not
+// its cancellation. A visitor navigating away (the browser then drops the
+// pixel request) must not cancel a hit that is already on its way.
+func (h *Handler) ctx(c *gin.Context) context.Context {
+	return context.WithoutCancel(c.Request.Context())
+}
+
+func (h *Handler) client(c *gin.Context) client {
+	addr, _ := netip.ParseAddr(c.ClientIP())
+	return client{IP: addr, UA: normaliseUA(c.Request.UserAgent())}
+}
+
+// failed counts and logs a failed request and returns its status. Neither
+// the IP nor the UA is ever logged; errors here carry neither.
+func (h *Handler) failed(err error) int {
+	status := statusOf(err)
+	if status == http.StatusServiceUnavailable {
+		h.logger.Warn("hit not stored", "err", err)
+	} else {
+		h.metrics.BadRequests.Add(1)
+		h.logger.Debug("bad hit", "status", status, "err", err)
+	}
+	return status
+}
+
+// statusOf is the one place errors become HTTP status codes.
+func statusOf(err error) int {
+	switch {
+	case errors.Is(err, ErrBadInput):
+		return http.StatusBadRequest
+	case errors.Is(err, ErrTooLarge):
+		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, ErrUnsupportedType):
+		return http.StatusUnsupportedMediaType
+	}
+	return http.StatusServiceUnavailable
+}
+
+// messageOf is what the client is told: its own mistake in full, an
+// internal failure only as such (the details are logged).
+func messageOf(status int, err error) string {
+	var re *requestError
+	if status != http.StatusServiceUnavailable && errors.As(err, &re) {
+		return re.msg
+	}
+	if status == http.StatusServiceUnavailable {
+		return "the events could not be stored; retry later"
+	}
+	return "bad request"
+}
+
+func noField(int) string { return "" }
+
+func isTrue(s string) bool { return s == "1" || s == "true" }

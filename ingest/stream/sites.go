@@ -1,0 +1,166 @@
+package stream
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/viewcount/viewcount"
+)
+
+// Errors callers branch on.
+var (
+	ErrSiteExists  = errors.New("site already registered")
+	ErrSiteUnknown = errors.New("site not registered")
+)
+
+// Site is a registered site as stored in the VC_SITES bucket. Only a hash of
+// the site token is kept, so a copy of the bucket does not grant API access.
+type Site struct {
+	Domain    string    `json:"domain"`
+	TokenHash string    `json:"token_sha256"`
+	Created   time.Time `json:"created"`
+}
+
+// Sites is the site registry. Every role process holds one; a watch on the
+// bucket keeps the in-memory set current, so Known is a map lookup and all
+// processes converge on the same registry within milliseconds.
+type Sites struct {
+	kv      jetstream.KeyValue
+	watcher jetstream.KeyWatcher
+	done    chan struct{}
+
+	mu    sync.RWMutex
+	known map[string]bool
+}
+
+// OpenSites loads the registry and starts watching it; Close stops the watch.
+func OpenSites(ctx context.Context, c *Conn) (*Sites, error) {
+	kv, err := c.KV(ctx, viewcount.BucketSites)
+	if err != nil {
+		return nil, err
+	}
+	w, err := kv.WatchAll(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("sites: watch: %w", err)
+	}
+	s := &Sites{kv: kv, watcher: w, done: make(chan struct{}), known: map[string]bool{}}
+	// The watch delivers every current key, then a nil marker. Waiting for
+	// it means a validator never judges against a half-loaded registry.
+	for initial := true; initial; {
+		select {
+		case e := <-w.Updates():
+			if e == nil {
+				initial = false
+				continue
+			}
+			s.apply(e)
+		case <-ctx.Done():
+			_ = w.Stop()
+			return nil, fmt.Errorf("sites: initial load: %w", ctx.Err())
+		}
+	}
+	go s.follow()
+	return s, nil
+}
+
+// follow applies updates until the watcher is stopped. Owned by Sites; Close
+// ends it.
+func (s *Sites) follow() {
+	defer close(s.done)
+	for e := range s.watcher.Updates() {
+		if e != nil {
+			s.apply(e)
+		}
+	}
+}
+
+func (s *Sites) apply(e jetstream.KeyValueEntry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e.Operation() == jetstream.KeyValuePut {
+		s.known[e.Key()] = true
+	} else {
+		delete(s.known, e.Key())
+	}
+}
+
+// Known reports whether domain (already normalised) is registered.
+func (s *Sites) Known(domain string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.known[domain]
+}
+
+// Add registers a site and returns its token, shown to the caller once.
+// It returns ErrSiteExists if the domain is already registered and
+// viewcount.ErrBadSite for a name that is not a domain.
+func (s *Sites) Add(ctx context.Context, domain string) (site Site, token string, err error) {
+	domain, err = viewcount.NormaliseSite(domain)
+	if err != nil {
+		return Site{}, "", err
+	}
+	raw := make([]byte, 24)
+	if _, err := rand.Read(raw); err != nil {
+		return Site{}, "", fmt.Errorf("sites: token: %w", err)
+	}
+	token = "vcs_" + hex.EncodeToString(raw)
+	site = Site{Domain: domain, TokenHash: hashToken(token), Created: time.Now().UTC().Truncate(time.Second)}
+	b, err := json.Marshal(site)
+	if err != nil {
+		return Site{}, "", fmt.Errorf("sites: encode: %w", err)
+	}
+	if _, err := s.kv.Create(ctx, domain, b); err != nil {
+		if errors.Is(err, jetstream.ErrKeyExists) {
+			return Site{}, "", fmt.Errorf("%w: %s", ErrSiteExists, domain)
+		}
+		return Site{}, "", fmt.Errorf("sites: store %s: %w", domain, err)
+	}
+	// Seen locally at once, so a hit right after registration is not judged
+	// against a registry that has not heard of the site yet.
+	s.mu.Lock()
+	s.known[domain] = true
+	s.mu.Unlock()
+	return site, token, nil
+}
+
+// Get returns a registered site or ErrSiteUnknown.
+func (s *Sites) Get(ctx context.Context, domain string) (Site, error) {
+	e, err := s.kv.Get(ctx, domain)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return Site{}, fmt.Errorf("%w: %s", ErrSiteUnknown, domain)
+	}
+	if err != nil {
+		return Site{}, fmt.Errorf("sites: get %s: %w", domain, err)
+	}
+	var site Site
+	if err := json.Unmarshal(e.Value(), &site); err != nil {
+		return Site{}, fmt.Errorf("sites: decode %s: %w", domain, err)
+	}
+	return site, nil
+}
+
+// CheckToken reports whether token is the site's token, in constant time.
+func (site Site) CheckToken(token string) bool {
+	return subtle.ConstantTimeCompare([]byte(hashToken(token)), []byte(site.TokenHash)) == 1
+}
+
+func hashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// Close stops the watch.
+func (s *Sites) Close() {
+	_ = s.watcher.Stop()
+	<-s.done
+}

@@ -1,0 +1,78 @@
+package stream_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/ingest/stream"
+	"github.com/viewcount/viewcount/ingest/stream/streamtest"
+)
+
+func TestSitesRegistry(t *testing.T) {
+	ctx := context.Background()
+	c := streamtest.Open(t, 4)
+	a, err := stream.OpenSites(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+
+	site, token, err := a.Add(ctx, "Example.COM")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if site.Domain != "example.com" || !a.Known("example.com") || !site.CheckToken(token) || site.CheckToken(token+"x") {
+		t.Fatalf("after Add: %+v known=%v", site, a.Known("example.com"))
+	}
+	if _, _, err := a.Add(ctx, "example.com"); !errors.Is(err, stream.ErrSiteExists) {
+		t.Fatalf("second Add: %v, want ErrSiteExists", err)
+	}
+	if _, _, err := a.Add(ctx, "not a domain"); !errors.Is(err, viewcount.ErrBadSite) {
+		t.Fatalf("bad domain: %v, want ErrBadSite", err)
+	}
+	if _, err := a.Get(ctx, "nope.example"); !errors.Is(err, stream.ErrSiteUnknown) {
+		t.Fatalf("Get unknown: %v", err)
+	}
+
+	// A second registry (another process) loads existing sites and sees new ones.
+	b, err := stream.OpenSites(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if !b.Known("example.com") {
+		t.Fatal("second registry did not load example.com")
+	}
+	if _, _, err := a.Add(ctx, "blog.example"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !b.Known("blog.example") {
+		if time.Now().After(deadline) {
+			t.Fatal("watch did not deliver blog.example")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestPartitionsFixed(t *testing.T) {
+	dir := t.TempDir()
+	c := streamtest.OpenDir(t, dir, 4)
+	c.Close()
+	ctx := context.Background()
+	_, err := stream.Open(ctx, stream.Config{DataDir: dir, Partitions: 8}, discard())
+	if !errors.Is(err, stream.ErrPartitions) {
+		t.Fatalf("reopen with other partitions: %v, want ErrPartitions", err)
+	}
+	c2, err := stream.Open(ctx, stream.Config{DataDir: dir, Partitions: 4}, discard())
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	if err := c2.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c2.Close()
+}

@@ -1,0 +1,239 @@
+// Package stream owns the JetStream side every role shares: it starts the
+// embedded NATS server (or connects to a cluster), and creates the VIEWS
+// stream and the key-value buckets with the settings the invariants need.
+// Roles get a *Conn and use its JetStream handle; none of them configures the
+// stream on its own, so the retention and partition count are set in one place.
+//
+// It never sees an event's contents: encoding lives in package viewcount.
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/viewcount/viewcount"
+)
+
+// Config says where the stream lives.
+type Config struct {
+	URL        string        // NATS cluster; empty starts an embedded server
+	DataDir    string        // embedded: JetStream files go under DataDir/nats
+	Partitions int           // validator partitions; default viewcount.DefaultPartitions
+	Retention  time.Duration // how long raw events are kept; default 72h
+	// SyncAlways makes the embedded server fsync every write. Without it an
+	// acknowledged event survives the death of this process (the data is in
+	// the OS page cache) but not a power cut within the sync interval.
+	SyncAlways bool
+}
+
+// The duplicate-id window is 24 h and a validator rebuilds its state by
+// replaying that much stream, so retention must comfortably exceed it.
+const minRetention = 25 * time.Hour
+
+const metaPartitions = "viewcount_partitions"
+
+// ErrPartitions is returned when the existing stream was created with another
+// partition count: silently changing it would move visitors between
+// validators and break duplicate detection.
+var ErrPartitions = errors.New("stream: partition count differs from the existing stream")
+
+// Conn is a connection to JetStream with the VIEWS stream ensured.
+type Conn struct {
+	NC         *nats.Conn
+	JS         jetstream.JetStream
+	Partitions int
+
+	srv    *server.Server
+	logger *slog.Logger
+}
+
+func (c *Config) defaults() error {
+	if c.Partitions == 0 {
+		c.Partitions = viewcount.DefaultPartitions
+	}
+	if c.Partitions < 1 || c.Partitions > 1024 {
+		return fmt.Errorf("stream: partitions %d out of range 1-1024", c.Partitions)
+	}
+	if c.Retention == 0 {
+		c.Retention = 72 * time.Hour
+	}
+	if c.Retention < minRetention {
+		return fmt.Errorf("stream: retention %s is shorter than the %s validators replay", c.Retention, minRetention)
+	}
+	if c.URL == "" && c.DataDir == "" {
+		return errors.New("stream: embedded server needs a data dir")
+	}
+	return nil
+}
+
+// Open starts or connects to NATS and ensures the stream and buckets exist.
+func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Conn, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	c := &Conn{Partitions: cfg.Partitions, logger: logger.With("component", "stream")}
+	opts := []nats.Option{
+		nats.Name("viewcount"),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(500 * time.Millisecond),
+	}
+	url := cfg.URL
+	if url == "" {
+		srv, err := startEmbedded(filepath.Join(cfg.DataDir, "nats"), cfg.SyncAlways)
+		if err != nil {
+			return nil, err
+		}
+		c.srv = srv
+		url = nats.DefaultURL // ignored: the connection is in-process
+		opts = append(opts, nats.InProcessServer(srv))
+	}
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		c.shutdownServer()
+		return nil, fmt.Errorf("stream: connect %s: %w", redact(url), err)
+	}
+	c.NC = nc
+	c.JS, err = jetstream.New(nc)
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("stream: jetstream: %w", err)
+	}
+	if err := c.ensure(ctx, cfg); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if c.srv != nil {
+		c.logger.Info("embedded NATS server started", "dir", filepath.Join(cfg.DataDir, "nats"))
+	} else {
+		c.logger.Info("connected to NATS", "url", redact(url))
+	}
+	return c, nil
+}
+
+func startEmbedded(dir string, syncAlways bool) (*server.Server, error) {
+	srv, err := server.NewServer(&server.Options{
+		ServerName: "viewcount-embedded",
+		JetStream:  true,
+		StoreDir:   dir,
+		DontListen: true, // reached only in-process; a cluster is for scale-out
+		NoSigs:     true,
+		NoLog:      true,
+		SyncAlways: syncAlways,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("stream: embedded server: %w", err)
+	}
+	srv.Start()
+	if !srv.ReadyForConnections(30 * time.Second) {
+		srv.Shutdown()
+		return nil, errors.New("stream: embedded server not ready after 30s")
+	}
+	return srv, nil
+}
+
+func (c *Conn) ensure(ctx context.Context, cfg Config) error {
+	want := strconv.Itoa(cfg.Partitions)
+	if s, err := c.JS.Stream(ctx, viewcount.StreamName); err == nil {
+		if got := s.CachedInfo().Config.Metadata[metaPartitions]; got != "" && got != want {
+			return fmt.Errorf("%w: stream has %s, configured %s", ErrPartitions, got, want)
+		}
+	} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("stream: look up %s: %w", viewcount.StreamName, err)
+	}
+	_, err := c.JS.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:        viewcount.StreamName,
+		Description: "raw page views, partitioned by visitor",
+		Subjects:    []string{viewcount.SubjectWildcard},
+		Storage:     jetstream.FileStorage,
+		Retention:   jetstream.LimitsPolicy,
+		MaxAge:      cfg.Retention,
+		Duplicates:  2 * time.Minute,
+		Metadata:    map[string]string{metaPartitions: want},
+	})
+	if err != nil {
+		return fmt.Errorf("stream: create %s: %w", viewcount.StreamName, err)
+	}
+	buckets := []jetstream.KeyValueConfig{
+		{Bucket: viewcount.BucketSites, Description: "registered sites", History: 1, Storage: jetstream.FileStorage},
+		// A salt older than a day is useless and, deleted, makes yesterday's
+		// visitor ids unlinkable to today's: the TTL is the deletion.
+		{Bucket: viewcount.BucketSalts, Description: "daily visitor-id salts", History: 1, TTL: 48 * time.Hour, Storage: jetstream.FileStorage},
+		{Bucket: viewcount.BucketRollup, Description: "rollup batch intents", History: 1, Storage: jetstream.FileStorage},
+	}
+	for _, b := range buckets {
+		if _, err := c.JS.CreateOrUpdateKeyValue(ctx, b); err != nil {
+			return fmt.Errorf("stream: bucket %s: %w", b.Bucket, err)
+		}
+	}
+	return nil
+}
+
+// KV opens one of the buckets ensured by Open.
+func (c *Conn) KV(ctx context.Context, bucket string) (jetstream.KeyValue, error) {
+	kv, err := c.JS.KeyValue(ctx, bucket)
+	if err != nil {
+		return nil, fmt.Errorf("stream: bucket %s: %w", bucket, err)
+	}
+	return kv, nil
+}
+
+// Ready reports whether the stream is reachable now.
+func (c *Conn) Ready(ctx context.Context) error {
+	if !c.NC.IsConnected() {
+		return fmt.Errorf("stream: not connected (%s)", c.NC.Status())
+	}
+	if _, err := c.JS.AccountInfo(ctx); err != nil {
+		return fmt.Errorf("stream: account info: %w", err)
+	}
+	return nil
+}
+
+// Close flushes and closes the connection, then stops an embedded server.
+func (c *Conn) Close() {
+	if c.NC != nil {
+		if err := c.NC.Drain(); err != nil {
+			c.NC.Close()
+		}
+		for i := 0; i < 100 && !c.NC.IsClosed(); i++ {
+			time.Sleep(20 * time.Millisecond)
+		}
+		c.NC.Close()
+	}
+	c.shutdownServer()
+}
+
+func (c *Conn) shutdownServer() {
+	if c.srv != nil {
+		c.srv.Shutdown()
+		c.srv.WaitForShutdown()
+		c.srv = nil
+	}
+}
+
+// redact drops credentials from a NATS URL before it is logged.
+func redact(url string) string {
+	for i := 0; i+3 <= len(url); i++ {
+		if url[i:i+3] == "://" {
+			rest := url[i+3:]
+			for j := 0; j < len(rest); j++ {
+				if rest[j] == '@' {
+					return url[:i+3] + "***@" + rest[j+1:]
+				}
+				if rest[j] == '/' {
+					break
+				}
+			}
+			break
+		}
+	}
+	return url
+}

@@ -1,0 +1,89 @@
+package ingest
+
+import (
+	"bytes"
+	"net/netip"
+	"testing"
+)
+
+var (
+	testSalt  = bytes.Repeat([]byte{7}, SaltLen)
+	otherSalt = bytes.Repeat([]byte{8}, SaltLen)
+)
+
+const chromeUA = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36"
+
+func TestVisitorID(t *testing.T) {
+	base := VisitorID(testSalt, "example.com", "203.0.113.7", chromeUA)
+	if base == 0 {
+		t.Fatal("zero id")
+	}
+	if again := VisitorID(testSalt, "example.com", "203.0.113.7", chromeUA); again != base {
+		t.Fatal("not deterministic")
+	}
+	if VisitorID(testSalt, "example.com", "::ffff:203.0.113.7", chromeUA) != base {
+		t.Fatal("IPv4-mapped IPv6 differs from IPv4")
+	}
+	differs := func(name string, id uint64) {
+		t.Helper()
+		if id == base {
+			t.Fatalf("%s: same id", name)
+		}
+	}
+	differs("salt", VisitorID(otherSalt, "example.com", "203.0.113.7", chromeUA))
+	differs("site", VisitorID(testSalt, "example.org", "203.0.113.7", chromeUA))
+	differs("ip", VisitorID(testSalt, "example.com", "203.0.113.8", chromeUA))
+	differs("ua", VisitorID(testSalt, "example.com", "203.0.113.7", chromeUA+" "))
+	differs("unparseable ip", VisitorID(testSalt, "example.com", "", chromeUA))
+	// Length prefixes: moving bytes between fields changes the id.
+	if VisitorID(testSalt, "ab", "1.2.3.4", "c") == VisitorID(testSalt, "a", "1.2.3.4", "bc") {
+		t.Fatal("field boundary ambiguity")
+	}
+}
+
+func TestNetworkID(t *testing.T) {
+	ip := netip.MustParseAddr
+	same := func(a, b string) {
+		t.Helper()
+		if NetworkID(testSalt, ip(a)) != NetworkID(testSalt, ip(b)) {
+			t.Fatalf("%s and %s: different networks", a, b)
+		}
+	}
+	differ := func(a, b string) {
+		t.Helper()
+		if NetworkID(testSalt, ip(a)) == NetworkID(testSalt, ip(b)) {
+			t.Fatalf("%s and %s: same network", a, b)
+		}
+	}
+	same("203.0.113.7", "203.0.113.250")
+	same("203.0.113.7", "::ffff:203.0.113.9")
+	differ("203.0.113.7", "203.0.114.7")
+	same("2001:db8:1::1", "2001:db8:1:ffff::2")
+	differ("2001:db8:1::1", "2001:db8:2::1")
+	// An IPv4 /24 and an IPv6 /48 starting with the same bytes differ.
+	differ("32.1.13.1", "2001:db8::1")
+	if NetworkID(testSalt, ip("203.0.113.7")) == NetworkID(otherSalt, ip("203.0.113.7")) {
+		t.Fatal("salt ignored")
+	}
+	if NetworkID(testSalt, ip("203.0.113.7")) == VisitorID(testSalt, "", "203.0.113.7", "") {
+		t.Fatal("network and visitor ids share a domain")
+	}
+	if NetworkID(testSalt, netip.Addr{}) != 0 {
+		t.Fatal("invalid address should give 0")
+	}
+}
+
+func BenchmarkVisitorID(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		VisitorID(testSalt, "example.com", "203.0.113.7", chromeUA)
+	}
+}
+
+func BenchmarkNetworkID(b *testing.B) {
+	b.ReportAllocs()
+	addr := netip.MustParseAddr("2001:db8:1::1")
+	for b.Loop() {
+		NetworkID(testSalt, addr)
+	}
+}

@@ -1,0 +1,129 @@
+package rollup_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/viewcount/viewcount/rollup"
+	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/store"
+	"github.com/viewcount/viewcount/sql/store/storetest"
+)
+
+func migrationCount(t *testing.T) int {
+	t.Helper()
+	ms, err := vcsql.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ms)
+}
+
+func queryCell(t *testing.T, s store.Store, q string) string {
+	t.Helper()
+	res, err := s.Query(t.Context(), q, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
+		t.Fatalf("%s: %q", q, res.Rows)
+	}
+	return res.Rows[0][0]
+}
+
+func TestMigrateAppliesOnceAndLogs(t *testing.T) {
+	s := storetest.Open(t)
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	if err := rollup.Migrate(t.Context(), s, logger); err != nil {
+		t.Fatal(err)
+	}
+	n := migrationCount(t)
+	if got := strings.Count(logs.String(), "migration applied"); got != n {
+		t.Errorf("first run logged %d applied migrations, want %d:\n%s", got, n, logs.String())
+	}
+	if !strings.Contains(logs.String(), "component=migrate") || !strings.Contains(logs.String(), "name=views_raw") {
+		t.Errorf("log lacks component or name:\n%s", logs.String())
+	}
+
+	logs.Reset()
+	if err := rollup.Migrate(t.Context(), s, logger); err != nil {
+		t.Fatalf("second run: %v", err)
+	}
+	if logs.Len() != 0 {
+		t.Errorf("second run applied something:\n%s", logs.String())
+	}
+	if got := queryCell(t, s, "SELECT count() FROM schema_migrations"); got != strconv.Itoa(n) {
+		t.Errorf("schema_migrations has %s rows, want %d", got, n)
+	}
+	// The schema works: a named query runs against it.
+	if _, err := s.Query(t.Context(), vcsql.Query(vcsql.PageCount), store.Params{"site": "a", "page": "/"}); err != nil {
+		t.Errorf("page_count after migrate: %v", err)
+	}
+}
+
+// A run that stopped after some migrations is completed by the next one.
+func TestMigrateResumes(t *testing.T) {
+	s := storetest.Open(t)
+	ctx := t.Context()
+	if err := s.Exec(ctx, vcsql.Query(vcsql.MigrationsInit), nil); err != nil {
+		t.Fatal(err)
+	}
+	ms, _ := vcsql.Migrations()
+	for _, st := range ms[0].Statements {
+		if err := s.Exec(ctx, st, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Exec(ctx, vcsql.Query(vcsql.MigrationsRecord), store.Params{"version": "1", "name": ms[0].Name}); err != nil {
+		t.Fatal(err)
+	}
+	// Half of migration 2 ran before the crash.
+	if err := s.Exec(ctx, ms[1].Statements[0], nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := rollup.Migrate(ctx, s, nil); err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	if got := queryCell(t, s, "SELECT groupArray(version) FROM (SELECT version FROM schema_migrations ORDER BY version)"); got != "[1,2]" && !strings.HasPrefix(got, "[1,2,") {
+		t.Errorf("versions = %s", got)
+	}
+	if got := queryCell(t, s, "SELECT count() FROM system.tables WHERE database = currentDatabase() AND name = 'page_total_mv'"); got != "1" {
+		t.Errorf("page_total_mv missing after resume")
+	}
+}
+
+// failingExecer is the real store with one statement made to fail.
+type failingExecer struct {
+	store.Store
+	failOn string
+}
+
+var errInjected = errors.New("injected failure")
+
+func (f failingExecer) Exec(ctx context.Context, q string, p store.Params) error {
+	if strings.Contains(q, f.failOn) {
+		return errInjected
+	}
+	return f.Store.Exec(ctx, q, p)
+}
+
+func TestMigrateStopsAtFailure(t *testing.T) {
+	s := storetest.Open(t)
+	err := rollup.Migrate(t.Context(), failingExecer{s, "page_hour_mv"}, nil)
+	if !errors.Is(err, errInjected) || !strings.Contains(err.Error(), "002_rollups") {
+		t.Fatalf("err = %v, want the injected failure naming 002_rollups", err)
+	}
+	// Migration 2 is not recorded, so the next run applies it.
+	if got := queryCell(t, s, "SELECT count() FROM schema_migrations WHERE version = 2"); got != "0" {
+		t.Errorf("failed migration recorded")
+	}
+	if err := rollup.Migrate(t.Context(), s, nil); err != nil {
+		t.Fatalf("rerun: %v", err)
+	}
+}

@@ -1,0 +1,4 @@
+-- migrations_applied: versions already applied, ascending.
+SELECT DISTINCT version
+FROM schema_migrations
+ORDER BY version

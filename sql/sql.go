@@ -1,0 +1,153 @@
+// Package sql holds Viewcount's SQL: the numbered schema migrations, the
+// named queries the roles run, and example queries for analysts. Every file
+// is embedded in the binary, and both stores (chDB and a ClickHouse server)
+// run the same text.
+//
+// Go code never assembles SQL beyond {name:Type} placeholders, which the
+// store binds server-side; a query that needs a new shape gets a new file.
+package sql
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+//go:embed migrations/*.sql queries/*.sql examples/*.sql
+var files embed.FS
+
+// Migration is one numbered schema change, from migrations/NNN_name.sql.
+// Statements are run in order; each is idempotent (IF NOT EXISTS), so a
+// migration interrupted half way can simply be run again.
+type Migration struct {
+	Version    int
+	Name       string // file name without the number and extension, e.g. "views_raw"
+	Statements []string
+}
+
+// Migrations returns every migration, sorted by version. It fails only if a
+// file is misnamed or two share a version, which a test catches.
+func Migrations() ([]Migration, error) {
+	entries, err := fs.ReadDir(files, "migrations")
+	if err != nil {
+		return nil, fmt.Errorf("read migrations: %w", err)
+	}
+	var ms []Migration
+	seen := make(map[int]string)
+	for _, e := range entries {
+		name := e.Name()
+		num, rest, ok := strings.Cut(strings.TrimSuffix(name, ".sql"), "_")
+		version, err := strconv.Atoi(num)
+		if !ok || err != nil || version <= 0 || rest == "" {
+			return nil, fmt.Errorf("migration %q: want NNN_name.sql", name)
+		}
+		if prev, dup := seen[version]; dup {
+			return nil, fmt.Errorf("migrations %q and %q share version %d", prev, name, version)
+		}
+		seen[version] = name
+		text, err := fs.ReadFile(files, path.Join("migrations", name))
+		if err != nil {
+			return nil, fmt.Errorf("read migration %q: %w", name, err)
+		}
+		stmts := Split(string(text))
+		if len(stmts) == 0 {
+			return nil, fmt.Errorf("migration %q has no statements", name)
+		}
+		ms = append(ms, Migration{Version: version, Name: rest, Statements: stmts})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].Version < ms[j].Version })
+	return ms, nil
+}
+
+// Split cuts a script into statements. A statement ends at a line whose
+// last non-blank character is ';' (the ';' is dropped), so a ';' inside a
+// string or mid-line does not split. Pieces holding only comments and blank
+// lines are dropped.
+func Split(script string) []string {
+	var (
+		stmts []string
+		cur   strings.Builder
+	)
+	flush := func() {
+		s := strings.TrimSpace(cur.String())
+		cur.Reset()
+		if hasCode(s) {
+			stmts = append(stmts, s)
+		}
+	}
+	for line := range strings.Lines(script) {
+		trimmed := strings.TrimRight(line, " \t\r\n")
+		if strings.HasSuffix(trimmed, ";") {
+			cur.WriteString(strings.TrimSuffix(trimmed, ";"))
+			flush()
+			continue
+		}
+		cur.WriteString(line)
+	}
+	flush()
+	return stmts
+}
+
+// hasCode reports whether s holds anything besides "--" comment lines.
+func hasCode(s string) bool {
+	for line := range strings.Lines(s) {
+		line = strings.TrimSpace(line)
+		if line != "" && !strings.HasPrefix(line, "--") {
+			return true
+		}
+	}
+	return false
+}
+
+// Names of the queries in queries/, for Query.
+const (
+	PageCount         = "page_count"         // params site, page → views, uniques
+	SiteCount         = "site_count"         // params site → views, uniques
+	Reasons           = "reasons"            // params site → verdict, views
+	MigrationsInit    = "migrations_init"    // creates schema_migrations
+	MigrationsApplied = "migrations_applied" // → version
+	MigrationsRecord  = "migrations_record"  // params version, name
+)
+
+// Query returns the named query from queries/NAME.sql. Names are constants
+// in the code that uses them, so an unknown name is a programming error and
+// panics; a test loads every name in use.
+func Query(name string) string {
+	text, err := fs.ReadFile(files, path.Join("queries", name+".sql"))
+	if err != nil {
+		panic(fmt.Sprintf("sql: unknown query %q", name))
+	}
+	return strings.TrimSpace(string(text))
+}
+
+// Queries lists the names Query accepts.
+func Queries() []string { return names("queries") }
+
+// Example returns the analyst example examples/NAME.sql, comment header
+// included, and whether it exists.
+func Example(name string) (string, bool) {
+	text, err := fs.ReadFile(files, path.Join("examples", name+".sql"))
+	if err != nil {
+		return "", false
+	}
+	return strings.TrimSpace(string(text)), true
+}
+
+// Examples lists the names Example accepts.
+func Examples() []string { return names("examples") }
+
+func names(dir string) []string {
+	entries, err := fs.ReadDir(files, dir)
+	if err != nil {
+		panic(fmt.Sprintf("sql: embedded %s missing: %v", dir, err))
+	}
+	out := make([]string, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, strings.TrimSuffix(e.Name(), ".sql"))
+	}
+	return out
+}

@@ -1,0 +1,113 @@
+package sql
+
+import (
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestMigrations(t *testing.T) {
+	ms, err := Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) < 2 {
+		t.Fatalf("got %d migrations, want at least 2", len(ms))
+	}
+	for i, m := range ms {
+		if m.Version != i+1 {
+			t.Errorf("migration %d (%s) has version %d: versions must run 1, 2, 3… without gaps", i, m.Name, m.Version)
+		}
+		for _, st := range m.Statements {
+			if strings.HasSuffix(st, ";") {
+				t.Errorf("%s: statement keeps its ';': %q", m.Name, st)
+			}
+			// Re-running a migration must be harmless.
+			if !strings.Contains(st, "IF NOT EXISTS") {
+				t.Errorf("%s: statement is not IF NOT EXISTS: %.60q", m.Name, st)
+			}
+			// The connection chooses the database.
+			if regexp.MustCompile(`(?i)\b(viewcount|default)\.`).MatchString(st) {
+				t.Errorf("%s: statement names a database: %.60q", m.Name, st)
+			}
+		}
+	}
+	if ms[0].Name != "views_raw" || len(ms[0].Statements) != 1 {
+		t.Errorf("first migration = %s with %d statements", ms[0].Name, len(ms[0].Statements))
+	}
+}
+
+// Every MergeTree target must keep a deduplication window, or a retried
+// batch would be counted twice in that table.
+func TestMigrationsDedupWindow(t *testing.T) {
+	ms, err := Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		for _, st := range m.Statements {
+			if strings.Contains(st, "MergeTree") && !strings.Contains(st, "non_replicated_deduplication_window") {
+				t.Errorf("%s: table without non_replicated_deduplication_window: %.60q", m.Name, st)
+			}
+		}
+	}
+}
+
+func TestSplit(t *testing.T) {
+	f := func(script string, want ...string) {
+		t.Helper()
+		got := Split(script)
+		if len(want) == 0 {
+			want = nil
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("Split(%q) = %q, want %q", script, got, want)
+		}
+	}
+	f("")
+	f("-- only a comment\n\n")
+	f("SELECT 1;", "SELECT 1")
+	f("SELECT 1;\nSELECT 2;\n", "SELECT 1", "SELECT 2")
+	f("SELECT 1;  \r\n", "SELECT 1")
+	f("SELECT ';' AS x, 2\nFROM t;\n", "SELECT ';' AS x, 2\nFROM t")
+	f("-- head\nCREATE TABLE t\n(a UInt8)\nENGINE = Memory;\n-- tail\n", "-- head\nCREATE TABLE t\n(a UInt8)\nENGINE = Memory")
+	f("SELECT 1;\nSELECT 2", "SELECT 1", "SELECT 2")
+}
+
+func TestQueries(t *testing.T) {
+	for _, name := range []string{PageCount, SiteCount, Reasons, MigrationsInit, MigrationsApplied, MigrationsRecord} {
+		q := Query(name)
+		if q == "" || strings.HasSuffix(q, ";") {
+			t.Errorf("query %s = %q", name, q)
+		}
+	}
+	if got := len(Queries()); got < 6 {
+		t.Errorf("Queries() has %d names", got)
+	}
+	for _, name := range Queries() {
+		_ = Query(name)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Query of an unknown name did not panic")
+		}
+	}()
+	Query("no_such_query")
+}
+
+func TestExamples(t *testing.T) {
+	names := Examples()
+	if len(names) < 2 {
+		t.Fatalf("Examples() = %q", names)
+	}
+	for _, name := range names {
+		text, ok := Example(name)
+		if !ok || !strings.HasPrefix(text, "--") {
+			t.Errorf("example %s has no comment header", name)
+		}
+	}
+	if _, ok := Example("nope"); ok {
+		t.Error("Example(nope) found")
+	}
+}

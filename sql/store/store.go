@@ -1,0 +1,135 @@
+// Package store holds the two adapters Viewcount keeps its data in: chDB,
+// the ClickHouse engine embedded in this process (the default), and a
+// ClickHouse server reached with clickhouse-go. Both run the same SQL from
+// package sql and behave the same through the Store interface, so rollup and
+// api never know which one they have.
+//
+// The package never builds SQL from values: parameters are bound
+// server-side through {name:Type} placeholders. It never logs query
+// parameters, which may hold visitor data.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strings"
+
+	"github.com/viewcount/viewcount"
+)
+
+// Config selects and configures a store.
+type Config struct {
+	DSN      string // empty = embedded chDB; else a clickhouse-go DSN (clickhouse://user:pass@host:9000/db)
+	DataDir  string // embedded: chDB files go under DataDir/chdb
+	Database string // database to create and use; default the DSN's database, else "viewcount"
+	LibPath  string // libchdb.so path; empty = $CHDB_LIB_PATH, then $XDG_CACHE_HOME/viewcount/chdb/26.7.3-stable.1/libchdb.so (XDG default ~/.cache), then "libchdb.so" via the loader path
+}
+
+// DefaultDatabase is the database used when Config.Database is empty.
+const DefaultDatabase = "viewcount"
+
+// Params holds values for a query's {name:Type} placeholders. They are sent
+// to the engine beside the query and bound there, never interpolated into
+// the SQL text, so any value is safe. A value is the plain text of the
+// typed value ("42", "2024-01-01 00:00:00", "['a','b']", any string); the
+// store applies the escaping the engine expects (ClickHouse reads parameter
+// values as TSV-escaped text, where a raw tab or newline is a delimiter).
+type Params map[string]string
+
+// paramEscaper turns a plain value into ClickHouse's TSV-escaped parameter
+// text; the engine decodes it once (deserializeTextEscaped) before parsing
+// the value as its placeholder's type.
+var paramEscaper = strings.NewReplacer(`\`, `\\`, "\t", `\t`, "\n", `\n`, "\r", `\r`, "\x00", `\0`)
+
+// Result is a query's output with every cell as text, the way ClickHouse
+// prints it in TSV, unescaped: numbers as digits, DateTime as
+// "2006-01-02 15:04:05", Bool as true/false, arrays as ['a','b'], and NULL
+// as the two characters \N.
+type Result struct {
+	Columns []string
+	Rows    [][]string
+}
+
+// Store runs SQL against ClickHouse, embedded or remote. It is safe for
+// concurrent use; calls may wait for a free connection, and give up when
+// ctx is done (a statement chDB already runs is not interrupted). Errors are
+// wrapped and carry the engine's message; the sentinels are ErrNoLibrary
+// (Open), ErrBadToken (InsertViews) and ErrClosed (any call after Close).
+type Store interface {
+	// Exec runs one statement that returns no rows (DDL, INSERT … SELECT).
+	Exec(ctx context.Context, query string, params Params) error
+	// Query runs one statement and returns its rows as text.
+	Query(ctx context.Context, query string, params Params) (*Result, error)
+	// InsertViews inserts rows into views_raw as ONE insert. A non-empty token is sent as insert_deduplication_token, so a retried batch with the same token is dropped by ClickHouse, materialized views included (deduplicate_blocks_in_dependent_materialized_views=1).
+	// The token must match [A-Za-z0-9_.:-]+ (ErrBadToken otherwise). An
+	// empty rows slice inserts nothing and returns nil.
+	InsertViews(ctx context.Context, token string, rows []viewcount.Verdict) error
+	// Ping checks the store answers.
+	Ping(ctx context.Context) error
+	// Close waits for calls in flight and releases the store. The store must
+	// not be used afterwards.
+	Close() error
+}
+
+// ErrNoLibrary is returned (wrapped) by Open when the embedded store is
+// asked for but libchdb.so cannot be found or loaded.
+var ErrNoLibrary = errors.New("libchdb.so not found or not loadable: run `make chdb` to fetch it into the cache, or set CHDB_LIB_PATH to its path")
+
+// ErrBadToken is returned (wrapped) by InsertViews for a deduplication token
+// outside [A-Za-z0-9_.:-]+.
+var ErrBadToken = errors.New("bad insert deduplication token")
+
+// Open connects to the store cfg describes and creates its database if
+// missing. It does not apply migrations (see rollup.Migrate).
+func Open(ctx context.Context, cfg Config, logger *slog.Logger) (Store, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	logger = logger.With("component", "store")
+	if cfg.DSN == "" {
+		if err := defaultDatabase(&cfg, ""); err != nil {
+			return nil, err
+		}
+		s, err := openChDB(ctx, cfg, logger)
+		if err != nil {
+			return nil, err // not a typed nil in a non-nil Store
+		}
+		return s, nil
+	}
+	s, err := openClickHouse(ctx, cfg, logger)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// defaultDatabase fills in cfg.Database (the DSN's database, else
+// DefaultDatabase) and checks it is a plain identifier, since it is spelled
+// into CREATE DATABASE and USE.
+func defaultDatabase(cfg *Config, fromDSN string) error {
+	if cfg.Database == "" {
+		cfg.Database = fromDSN
+	}
+	if cfg.Database == "" {
+		cfg.Database = DefaultDatabase
+	}
+	if !identRE.MatchString(cfg.Database) {
+		return fmt.Errorf("store: database name %q: want letters, digits and _", cfg.Database)
+	}
+	return nil
+}
+
+var (
+	identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	tokenRE = regexp.MustCompile(`^[A-Za-z0-9_.:-]+$`)
+)
+
+func checkToken(token string) error {
+	if token != "" && (len(token) > 256 || !tokenRE.MatchString(token)) {
+		return fmt.Errorf("%w: %q (want [A-Za-z0-9_.:-]{1,256})", ErrBadToken, token)
+	}
+	return nil
+}

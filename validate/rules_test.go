@@ -1,0 +1,301 @@
+package validate
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/viewcount/viewcount"
+)
+
+var t0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+
+func TestNewRulesConfig(t *testing.T) {
+	f := func(cfg Config, ok bool) {
+		t.Helper()
+		_, err := NewRules(cfg, sitesOf{})
+		if (err == nil) != ok {
+			t.Errorf("NewRules(%+v) err = %v, want ok=%v", cfg, err, ok)
+		}
+	}
+	f(Config{}, true)
+	f(DefaultConfig(), true)
+	f(Config{DuplicateWindow: time.Millisecond, RetryWindow: time.Hour, MaxKeys: 1}, true)
+	f(Config{DuplicateWindow: -time.Second}, false)
+	f(Config{RetryWindow: -time.Second}, false)
+	f(Config{DuplicateWindow: time.Microsecond}, false)
+	f(Config{MaxKeys: -1}, false)
+	f(Config{ExtraBotPatterns: []string{"a("}}, false)
+	if _, err := NewRules(Config{}, nil); err == nil {
+		t.Error("NewRules with nil sites: no error")
+	}
+
+	r := newTestRules(t, Config{})
+	if got, want := r.ReplayWindow(), 24*time.Hour+30*time.Minute; got != want {
+		t.Errorf("ReplayWindow = %v, want %v", got, want)
+	}
+}
+
+// TestJudgeOrder: when several rules fail, the first in the documented
+// order decides, and rejected events leave no state behind.
+func TestJudgeOrder(t *testing.T) {
+	r := newTestRules(t, Config{})
+	ev := func(mod func(*viewcount.Event)) *viewcount.Event {
+		e := &viewcount.Event{Time: t0, Site: "example.com", Page: "/", UA: uaChromeWin, ID: "a", Visitor: 1}
+		mod(e)
+		return e
+	}
+	f := func(e *viewcount.Event, want viewcount.Reason) {
+		t.Helper()
+		if got := r.Judge(e); got != want {
+			t.Errorf("Judge(%+v) = %s, want %s", *e, got, want)
+		}
+	}
+	f(ev(func(e *viewcount.Event) { e.UA = ""; e.Webdriver = true; e.Site = "nope.net" }), viewcount.EmptyUA)
+	f(ev(func(e *viewcount.Event) { e.UA = "curl/8.5.0"; e.Webdriver = true; e.Site = "nope.net" }), viewcount.BotUA)
+	f(ev(func(e *viewcount.Event) { e.Webdriver = true; e.Site = "nope.net" }), viewcount.Headless)
+	f(ev(func(e *viewcount.Event) { e.Site = "nope.net" }), viewcount.UnknownSite)
+	if ids, views := r.Remembered(); ids != 0 || views != 0 {
+		t.Errorf("rejected events left state: %d ids, %d views", ids, views)
+	}
+	f(ev(func(e *viewcount.Event) {}), viewcount.Valid)
+	f(ev(func(e *viewcount.Event) {}), viewcount.DuplicateID) // a retry is a DuplicateID, not a Duplicate
+	f(ev(func(e *viewcount.Event) { e.ID = "b" }), viewcount.Duplicate)
+	f(ev(func(e *viewcount.Event) { e.ID = "" }), viewcount.Duplicate) // no id: no id check
+	f(ev(func(e *viewcount.Event) { e.ID = ""; e.Page = "/x" }), viewcount.Valid)
+}
+
+func TestJudgeWindows(t *testing.T) {
+	r := newTestRules(t, Config{DuplicateWindow: 30 * time.Minute, RetryWindow: 24 * time.Hour})
+	f := func(at time.Duration, site, page, id string, visitor uint64, want viewcount.Reason) {
+		t.Helper()
+		e := viewcount.Event{Time: t0.Add(at), Site: site, Page: page, UA: uaFirefoxWin, ID: id, Visitor: visitor}
+		if got := r.Judge(&e); got != want {
+			t.Errorf("at +%v %s%s id=%q visitor=%d: %s, want %s", at, site, page, id, visitor, got, want)
+		}
+	}
+	const ms = time.Millisecond
+	// Visitor+site+page window: just inside, exactly at, sliding.
+	f(0, "example.com", "/a", "1", 1, viewcount.Valid)
+	f(30*time.Minute-ms, "example.com", "/a", "2", 1, viewcount.Duplicate)
+	f(60*time.Minute-ms, "example.com", "/a", "3", 1, viewcount.Valid) // exactly 30m after the last view
+	f(60*time.Minute, "example.com", "/b", "4", 1, viewcount.Valid)    // same visitor, other page
+	f(60*time.Minute, "example.com", "/a", "5", 2, viewcount.Valid)    // other visitor, same page
+	f(60*time.Minute, "other.org", "/a", "6", 1, viewcount.Valid)      // same visitor and page, other site
+
+	// Retries: the same id is a DuplicateID for 24h after its last sighting,
+	// per site, and does not refresh the view window.
+	f(2*time.Hour, "example.com", "/r", "r1", 3, viewcount.Valid)
+	f(2*time.Hour+10*time.Second, "example.com", "/r", "r1", 3, viewcount.DuplicateID)
+	f(2*time.Hour+29*time.Minute, "example.com", "/r", "r1", 3, viewcount.DuplicateID)
+	f(2*time.Hour+30*time.Minute, "example.com", "/r", "r2", 3, viewcount.Valid) // 30m after the view, not the retry
+	f(2*time.Hour, "other.org", "/r", "r1", 3, viewcount.Valid)                  // same id, other site
+	f(26*time.Hour+29*time.Minute-ms, "example.com", "/r", "r1", 4, viewcount.DuplicateID)
+	f(50*time.Hour+29*time.Minute-ms, "example.com", "/r", "r1", 4, viewcount.Valid) // exactly 24h after
+	f(50*time.Hour+29*time.Minute, "example.com", "/r", "r1", 5, viewcount.DuplicateID)
+
+	// Reset forgets everything.
+	r.Reset()
+	if ids, views := r.Remembered(); ids != 0 || views != 0 {
+		t.Errorf("after Reset: %d ids, %d views", ids, views)
+	}
+	f(50*time.Hour+29*time.Minute, "example.com", "/r", "r1", 5, viewcount.Valid)
+}
+
+// stream returns a reproducible event sequence: n events over span, a mix of
+// browsers, bots, reloads, retries (some many hours late) and unknown sites,
+// with receive times up to 2s out of order.
+func stream(n int, span time.Duration, visitors int, seed uint64) []viewcount.Event {
+	rnd := rand.New(rand.NewPCG(seed, 1))
+	browsers := browserUAs(300)
+	bots := []string{"", uaGooglebot, "curl/8.5.0", "python-requests/2.32.3", "Go-http-client/1.1",
+		"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)",
+		"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.6778.85 Safari/537.36",
+		"facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)", "Mozilla/5.0+(compatible; UptimeRobot/2.0; http://www.uptimerobot.com/)"}
+	sites := []string{"example.com", "other.org"}
+	step := span / time.Duration(n)
+	evs := make([]viewcount.Event, 0, n)
+	for i := range n {
+		at := t0.Add(time.Duration(i)*step - time.Duration(rnd.IntN(2000))*time.Millisecond)
+		v := uint64(rnd.IntN(visitors))
+		e := viewcount.Event{
+			Time: at, Site: sites[v%2], Page: "/p/" + strconv.Itoa(rnd.IntN(50)), UA: browsers[v%uint64(len(browsers))],
+			ID: "id-" + strconv.Itoa(i), Visitor: v*0x9E3779B97F4A7C15 + 1,
+		}
+		switch x := rnd.IntN(100); {
+		case x < 10:
+			e.UA = bots[rnd.IntN(len(bots))]
+		case x < 11:
+			e.Site = "unknown.net"
+		case x < 12:
+			e.Webdriver = true
+		case x < 20 && i > 0: // a reload of a recent view
+			p := evs[max(0, i-1-rnd.IntN(min(i, 200)))]
+			e.Visitor, e.Site, e.Page, e.UA = p.Visitor, p.Site, p.Page, p.UA
+		case x < 24 && i > 0: // a retry, soon or up to a day and a half late
+			p := evs[max(0, i-1-rnd.IntN(min(i, n/2)))]
+			p.Time = e.Time
+			e = p
+		}
+		evs = append(evs, e)
+	}
+	return evs
+}
+
+func browserUAs(n int) []string {
+	uas := make([]string, 0, n)
+	for i := range n {
+		v := strconv.Itoa(100 + i%35)
+		switch i % 6 {
+		case 0:
+			uas = append(uas, "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/"+v+".0.0."+strconv.Itoa(i)+" Safari/537.36")
+		case 1:
+			uas = append(uas, "Mozilla/5.0 (Linux; Android "+strconv.Itoa(9+i%6)+"; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/"+v+".0.0."+strconv.Itoa(i)+" Mobile Safari/537.36")
+		case 2:
+			uas = append(uas, "Mozilla/5.0 (iPhone; CPU iPhone OS 17_"+strconv.Itoa(i%8)+" like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17."+strconv.Itoa(i%8)+" Mobile/15E148 Safari/604.1")
+		case 3:
+			uas = append(uas, "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:"+v+".0) Gecko/20100101 Firefox/"+v+"."+strconv.Itoa(i)+"")
+		case 4:
+			uas = append(uas, "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18."+strconv.Itoa(i)+" Safari/605.1.15")
+		case 5:
+			uas = append(uas, "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/"+v+".0.0.0 Safari/537.36 Edg/"+v+".0.0."+strconv.Itoa(i))
+		}
+	}
+	return uas
+}
+
+func judgeAll(r *Rules, evs []viewcount.Event) []viewcount.Reason {
+	out := make([]viewcount.Reason, len(evs))
+	for i := range evs {
+		out[i] = r.Judge(&evs[i])
+	}
+	return out
+}
+
+func TestDeterministic(t *testing.T) {
+	evs := stream(20000, 72*time.Hour, 2000, 1)
+	r := newTestRules(t, Config{})
+	first := judgeAll(r, evs)
+	r.Reset()
+	if again := judgeAll(r, evs); !slices.Equal(first, again) {
+		t.Fatal("verdicts differ after Reset")
+	}
+	if fresh := judgeAll(newTestRules(t, Config{}), evs); !slices.Equal(first, fresh) {
+		t.Fatal("verdicts differ in a new Rules")
+	}
+	counts := map[viewcount.Reason]int{}
+	for _, v := range first {
+		counts[v]++
+	}
+	t.Logf("verdicts: %v", counts)
+	for _, reason := range viewcount.Reasons {
+		if counts[reason] == 0 {
+			t.Errorf("the stream never produced %s; the test exercises too little", reason)
+		}
+	}
+}
+
+// TestReplayRebuildsState is the restart invariant: a validator that stops
+// at any point and rebuilds its state by replaying only the last
+// ReplayWindow (plus the consumer's margin for out-of-order receive times)
+// gives exactly the verdicts an uninterrupted run gives.
+func TestReplayRebuildsState(t *testing.T) {
+	evs := stream(30000, 96*time.Hour, 1500, 2)
+	cfg := Config{}
+	want := judgeAll(newTestRules(t, cfg), evs)
+	for _, resume := range []int{7000, 15000, 22222, 29000} {
+		r := newTestRules(t, cfg)
+		from := evs[resume].Time.Add(-r.ReplayWindow() - time.Minute)
+		start := resume
+		for start > 0 && !evs[start-1].Time.Before(from) {
+			start--
+		}
+		judgeAll(r, evs[start:resume])
+		got := judgeAll(r, evs[resume:])
+		for i := range got {
+			if got[i] != want[resume+i] {
+				t.Fatalf("resume at %d (replayed %d events): event %d got %s, uninterrupted run %s",
+					resume, resume-start, resume+i, got[i], want[resume+i])
+			}
+		}
+	}
+}
+
+func TestRulesBounded(t *testing.T) {
+	const maxKeys = 4096
+	r := newTestRules(t, Config{MaxKeys: maxKeys})
+	for i := range 3 * maxKeys {
+		e := viewcount.Event{Time: t0.Add(time.Duration(i) * time.Millisecond), Site: "example.com",
+			Page: "/" + strconv.Itoa(i), UA: uaSafariMac, ID: strconv.Itoa(i), Visitor: uint64(i)}
+		if got := r.Judge(&e); got != viewcount.Valid {
+			t.Fatalf("distinct event %d: %s", i, got)
+		}
+		if ids, views := r.Remembered(); ids > maxKeys || views > maxKeys {
+			t.Fatalf("after %d events: %d ids, %d views, cap %d", i+1, ids, views, maxKeys)
+		}
+	}
+	r.ids.check(t)
+	r.views.check(t)
+}
+
+// BenchmarkValidate judges a realistic mix: ~300 distinct browser UAs, ~10%
+// bots, reloads and retries, 100k visitors, a day of traffic per lap.
+func BenchmarkValidate(b *testing.B) {
+	const n = 1 << 18
+	lap := 26 * time.Hour
+	evs := stream(n, lap, 100_000, 3)
+	r := newTestRules(b, Config{})
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		if i == n { // next lap: a day later, so retries of the last lap stay retries only at its end
+			b.StopTimer()
+			for j := range evs {
+				evs[j].Time = evs[j].Time.Add(lap)
+			}
+			i = 0
+			b.StartTimer()
+		}
+		r.Judge(&evs[i])
+		i++
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/event")
+}
+
+// BenchmarkClassifyUncached is the cost of a UA the cache has not seen: the
+// browser shortcut, and the full crawlerdetect check it avoids.
+func BenchmarkClassifyUncached(b *testing.B) {
+	m, _ := newUAMatcher(nil)
+	for _, c := range []struct{ name, ua string }{
+		{"browser", uaChromeAndroid},
+		{"bot-token", "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)"},
+		{"crawlerdetect", "Mozilla/5.0 (compatible; Qwantify/2.4w; +https://www.qwant.com/)/2.4w"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				m.classify(c.ua)
+			}
+		})
+	}
+}
+
+func ExampleRules_Judge() {
+	rules, _ := NewRules(DefaultConfig(), sitesOf{"example.com": true})
+	e := viewcount.Event{Time: t0, Site: "example.com", Page: "/", UA: uaFirefoxWin, ID: "e1", Visitor: 7}
+	fmt.Println(rules.Judge(&e))
+	fmt.Println(rules.Judge(&e)) // the client retried
+	e.ID, e.Time = "e2", e.Time.Add(time.Minute)
+	fmt.Println(rules.Judge(&e)) // a reload a minute later
+	e.UA = "curl/8.5.0"
+	fmt.Println(rules.Judge(&e))
+	// Output:
+	// valid
+	// duplicate_id
+	// duplicate
+	// bot_ua
+}
