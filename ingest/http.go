@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -67,6 +68,9 @@ type Handler struct {
 	now     func() time.Time
 	etag    string
 	bufs    sync.Pool // *bytes.Buffer for beacon bodies
+
+	lastWarn   atomic.Int64 // unix ns of the last "not stored" warning
+	suppressed atomic.Int64 // 503s since then
 }
 
 // New returns the ingest handlers. now is the clock (time.Now in
@@ -203,7 +207,12 @@ func (h *Handler) client(c *gin.Context) client {
 func (h *Handler) failed(err error) int {
 	status := statusOf(err)
 	if status == http.StatusServiceUnavailable {
-		h.logger.Warn("hit not stored", "err", err)
+		// An outage fails every hit: log one a second, with the count.
+		now := time.Now().UnixNano()
+		h.suppressed.Add(1)
+		if last := h.lastWarn.Load(); now-last > int64(time.Second) && h.lastWarn.CompareAndSwap(last, now) {
+			h.logger.Warn("hits not stored", "count", h.suppressed.Swap(0), "err", err)
+		}
 	} else {
 		h.metrics.BadRequests.Add(1)
 		h.logger.Debug("bad hit", "status", status, "err", err)

@@ -64,7 +64,10 @@ func NormalisePage(raw string, keepQuery bool, maxLen int) (string, error) {
 	}
 	// Clean collapses "//", resolves "." and "..", and drops the trailing
 	// slash; on a rooted path it never returns anything but "/..." .
-	p = path.Clean("/" + p)
+	if p == "" || p[0] != '/' {
+		p = "/" + p
+	}
+	p = path.Clean(p)
 	if keepQuery && query != "" {
 		p += "?" + query
 	}

@@ -32,9 +32,9 @@ func TestNormalisePage(t *testing.T) {
 	f("/p#frag?x", true, 0, "/p")
 	f("/caf%C3%A9", false, 0, "/café")
 	f("/a%2Fb", false, 0, "/a/b")
-	f("/100%", false, 0, "/100%")   // invalid escape kept literally
+	f("/100%", false, 0, "/100%")     // invalid escape kept literally
 	f("/%zz/%4", false, 0, "/%zz/%4") // likewise
-	f("/a+b", false, 0, "/a+b")     // '+' is a plus in a path
+	f("/a+b", false, 0, "/a+b")       // '+' is a plus in a path
 	f("https://example.com/blog/post/?x=1#y", false, 0, "/blog/post")
 	f("https://user:pw@example.com:8443/a//b?q=1", true, 0, "/a/b?q=1")
 	f("HTTP://Example.com", false, 0, "/")
@@ -42,9 +42,9 @@ func TestNormalisePage(t *testing.T) {
 	f("/redirect/https://x.test/y", false, 0, "/redirect/https:/x.test/y")
 	f("/日本語/", false, 0, "/日本語")
 	f("/abcdef", false, 4, "/abc")
-	f("/ab/def", false, 4, "/ab")      // no trailing slash after the cut
-	f("/ééé", false, 4, "/é")          // é is 2 bytes: never cut inside a rune
-	f("/p?q=1", true, 4, "/p?q")       // the cap covers the query
+	f("/ab/def", false, 4, "/ab") // no trailing slash after the cut
+	f("/ééé", false, 4, "/é")     // é is 2 bytes: never cut inside a rune
+	f("/p?q=1", true, 4, "/p?q")  // the cap covers the query
 	f(strings.Repeat("/x", 400), false, 0, strings.Repeat("/x", 256))
 
 	bad := func(raw string) {

@@ -12,7 +12,7 @@
     if (page === last) return; // pushState to the same path: not a new view
     last = page;
     var e = { site: site, page: page, referrer: ref, webdriver: !!n.webdriver };
-    ref = l.href; // the next in-app view was referred by this one
+    ref = l.origin + page; // referrer of the next in-app view
     try {
       if (n.sendBeacon && n.sendBeacon(base + '/v1/events', JSON.stringify(e))) return;
     } catch (_) {}

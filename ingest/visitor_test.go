@@ -2,8 +2,13 @@ package ingest
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
 	"net/netip"
 	"testing"
+
+	"golang.org/x/crypto/blake2b"
 )
 
 var (
@@ -86,4 +91,41 @@ func BenchmarkNetworkID(b *testing.B) {
 	for b.Loop() {
 		NetworkID(testSalt, addr)
 	}
+}
+
+// BenchmarkVisitorHashChoice backs the choice documented in visitor.go: the
+// same input through the candidate keyed hashes.
+func BenchmarkVisitorHashChoice(b *testing.B) {
+	ip := []byte{203, 0, 113, 7}
+	msg := func(dst []byte) []byte {
+		dst = appendString(dst, "example.com")
+		dst = appendField(dst, ip)
+		return appendString(dst, chromeUA)
+	}
+	b.Run("blake2b-keyblock", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			visitorHash(testSalt, "example.com", ip, chromeUA)
+		}
+	})
+	b.Run("blake2b-keyed-New", func(b *testing.B) {
+		b.ReportAllocs()
+		var buf [512]byte
+		for b.Loop() {
+			h, _ := blake2b.New(8, testSalt)
+			h.Write(msg(buf[:0]))
+			var out [8]byte
+			_ = binary.LittleEndian.Uint64(h.Sum(out[:0]))
+		}
+	})
+	b.Run("hmac-sha256", func(b *testing.B) {
+		b.ReportAllocs()
+		var buf [512]byte
+		for b.Loop() {
+			m := hmac.New(sha256.New, testSalt)
+			m.Write(msg(buf[:0]))
+			var out [32]byte
+			_ = binary.LittleEndian.Uint64(m.Sum(out[:0]))
+		}
+	})
 }

@@ -66,7 +66,7 @@ func TestBadInput(t *testing.T) {
 	pixel("site=not+a+domain&page=/x", 400)
 	pixel("site=bad.example&page="+url.QueryEscape("/\xff\xfe binary"), 400)
 	pixel("site=bad.example&page=/"+strings.Repeat("x", 20000), 200) // capped, still counted
-	pixel("site=unknown.example&page=/x", 200)                      // durable; rejected later as unknown_site
+	pixel("site=unknown.example&page=/x", 200)                       // durable; rejected later as unknown_site
 
 	count := func(site, page string, want int) {
 		t.Helper()

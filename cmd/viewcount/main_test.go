@@ -101,8 +101,8 @@ func (c *client) addSite(domain string) string {
 
 type hit struct {
 	ip, ua, site, page, id string
-	webdriver               bool
-	beacon                  bool
+	webdriver              bool
+	beacon                 bool
 }
 
 func (c *client) send(h hit) int {
