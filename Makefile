@@ -11,7 +11,7 @@ GO       ?= go
 GOFLAGS  ?=
 PKGS     := ./...
 
-.PHONY: run build test check bench chdb fmt vet clean
+.PHONY: run build test check bench chdb fmt vet staticcheck clean
 
 run: chdb build
 	./bin/viewcount serve
@@ -19,17 +19,21 @@ run: chdb build
 build:
 	$(GO) build $(GOFLAGS) -o bin/viewcount ./cmd/viewcount
 
+# -race works with chDB loaded through purego, so every test runs under it.
 test: chdb
-	$(GO) test $(GOFLAGS) -count=1 -timeout 20m $(PKGS)
+	$(GO) test $(GOFLAGS) -race -count=1 -timeout 20m $(PKGS)
 
-# What CI runs besides the tests.
-check: fmt vet test
+# What CI runs: formatting, vet, staticcheck, then the tests.
+check: fmt vet staticcheck test
 
 fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 vet:
 	$(GO) vet $(PKGS)
+
+staticcheck:
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.6.1 $(PKGS)
 
 bench: chdb
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
