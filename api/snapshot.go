@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -126,9 +127,9 @@ func (s *Snapshot) fetch(ctx context.Context, k key) (Count, error) {
 		err error
 	)
 	if k.page == "" {
-		res, err = s.q.Query(ctx, vcsql.Query("site_count"), store.Params{"site": k.site})
+		res, err = s.q.Query(ctx, vcsql.Query(vcsql.SiteCount), store.Params{"site": k.site})
 	} else {
-		res, err = s.q.Query(ctx, vcsql.Query("page_count"), store.Params{"site": k.site, "page": k.page})
+		res, err = s.q.Query(ctx, vcsql.Query(vcsql.PageCount), store.Params{"site": k.site, "page": k.page})
 	}
 	if err != nil {
 		return Count{}, fmt.Errorf("api: count %s%s: %w", k.site, k.page, err)
@@ -176,36 +177,85 @@ func (s *Snapshot) Run(ctx context.Context) error {
 	}
 }
 
+// refreshChunk bounds the pages of one refresh query, keeping the array
+// parameter and the IN set small.
+const refreshChunk = 500
+
+// refresh re-reads every tracked count with one query per site and chunk of
+// pages, rather than one per page, so a refresh of thousands of pages stays
+// well inside the lag.
 func (s *Snapshot) refresh(ctx context.Context) {
 	cutoff := s.now().Add(-s.idle).UnixNano()
+	bySite := map[string][]string{}
 	s.mu.Lock()
-	keys := make([]key, 0, len(s.entries))
 	for k, e := range s.entries {
 		if e.lastRead.Load() < cutoff {
 			delete(s.entries, k)
 			continue
 		}
-		keys = append(keys, k)
+		bySite[k.site] = append(bySite[k.site], k.page)
 	}
 	s.mu.Unlock()
 	failed := 0
-	for _, k := range keys {
-		if ctx.Err() != nil {
-			return
-		}
-		c, err := s.fetch(ctx, k)
-		if err != nil {
-			failed++
-			continue // keep serving the older count; its as_of says so
-		}
-		s.mu.RLock()
-		e := s.entries[k]
-		s.mu.RUnlock()
-		if e != nil {
-			e.count.Store(&c)
+	for site, pages := range bySite {
+		for len(pages) > 0 && ctx.Err() == nil {
+			chunk := pages[:min(len(pages), refreshChunk)]
+			pages = pages[len(chunk):]
+			counts, err := s.fetchMany(ctx, site, chunk)
+			if err != nil {
+				failed += len(chunk)
+				continue // keep serving the older counts; their as_of says so
+			}
+			s.mu.RLock()
+			for _, page := range chunk {
+				if e := s.entries[key{site, page}]; e != nil {
+					c := counts[page]
+					e.count.Store(&c)
+				}
+			}
+			s.mu.RUnlock()
 		}
 	}
 	if failed > 0 {
-		s.logger.Warn("snapshot refresh incomplete", "failed", failed, "keys", len(keys))
+		s.logger.Warn("snapshot refresh incomplete", "failed", failed)
 	}
+}
+
+// fetchMany reads the counts of pages of site; a page absent from the
+// result has no views yet and gets zeros.
+func (s *Snapshot) fetchMany(ctx context.Context, site string, pages []string) (map[string]Count, error) {
+	asOf := s.now().UTC()
+	out := make(map[string]Count, len(pages))
+	var named []string
+	for _, p := range pages {
+		out[p] = Count{AsOf: asOf}
+		if p == "" {
+			c, err := s.fetch(ctx, key{site: site})
+			if err != nil {
+				return nil, err
+			}
+			out[p] = c
+			continue
+		}
+		named = append(named, p)
+	}
+	if len(named) == 0 {
+		return out, nil
+	}
+	res, err := s.q.Query(ctx, vcsql.Query(vcsql.PageCounts), store.Params{"site": site, "pages": store.ArrayParam(named)})
+	if err != nil {
+		return nil, fmt.Errorf("api: counts of %d pages of %s: %w", len(named), site, err)
+	}
+	for _, row := range res.Rows {
+		if len(row) != 3 {
+			return nil, fmt.Errorf("api: counts of %s: %d columns, want 3", site, len(row))
+		}
+		views, err1 := strconv.ParseUint(row[1], 10, 64)
+		uniques, err2 := strconv.ParseUint(row[2], 10, 64)
+		if err := errors.Join(err1, err2); err != nil {
+			return nil, fmt.Errorf("api: counts of %s: %w", site, err)
+		}
+		out[row[0]] = Count{Views: views, Uniques: uniques, AsOf: asOf}
+	}
+	return out, nil
 }

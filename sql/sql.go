@@ -106,6 +106,7 @@ func hasCode(s string) bool {
 // Names of the queries in queries/, for Query.
 const (
 	PageCount         = "page_count"         // params site, page → views, uniques
+	PageCounts        = "page_counts"        // params site, pages (Array(String)) → page, views, uniques
 	SiteCount         = "site_count"         // params site → views, uniques
 	Reasons           = "reasons"            // params site → verdict, views
 	MigrationsInit    = "migrations_init"    // creates schema_migrations

@@ -39,6 +39,26 @@ const DefaultDatabase = "viewcount"
 // values as TSV-escaped text, where a raw tab or newline is a delimiter).
 type Params map[string]string
 
+// ArrayParam is the plain text of an Array(String) parameter value holding
+// vals, e.g. ['a','it\'s'], for a {name:Array(String)} placeholder.
+func ArrayParam(vals []string) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, v := range vals {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\'')
+		b.WriteString(literalEscaper.Replace(v))
+		b.WriteByte('\'')
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// literalEscaper quotes a string inside a ClickHouse string literal.
+var literalEscaper = strings.NewReplacer(`\`, `\\`, `'`, `\'`)
+
 // paramEscaper turns a plain value into ClickHouse's TSV-escaped parameter
 // text; the engine decodes it once (deserializeTextEscaped) before parsing
 // the value as its placeholder's type.

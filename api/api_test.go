@@ -1,0 +1,231 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/ingest"
+	"github.com/viewcount/viewcount/ingest/stream"
+	"github.com/viewcount/viewcount/ingest/stream/streamtest"
+	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/sql/store"
+	"github.com/viewcount/viewcount/sql/store/storetest"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
+
+func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// clock is the test's time source: the snapshot's as_of comes from it.
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+type fixture struct {
+	store store.Store
+	sites *stream.Sites
+	snap  *Snapshot
+	clock *clock
+	srv   http.Handler
+	seq   uint64
+}
+
+const testAdmin = "admin-secret"
+
+func newFixture(t *testing.T, checks map[string]Checker) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	f := &fixture{store: storetest.Open(t), clock: &clock{time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}}
+	if err := rollup.Migrate(ctx, f.store, discard()); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	if f.sites, err = stream.OpenSites(ctx, streamtest.Open(t, 1)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.sites.Close)
+	f.snap = NewSnapshot(f.store, 10*time.Second, 0, f.clock.now, discard())
+	norm := func(s string) (string, error) { return ingest.NormalisePage(s, false, 0) }
+	srv, err := New(Config{PublicLag: 10 * time.Second, AdminToken: testAdmin}, f.snap, f.sites, checks, norm, viewcount.NewMetrics(), discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewEngine(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Routes(e)
+	f.srv = e
+	return f
+}
+
+// views inserts n valid views of site+page by distinct visitors.
+func (f *fixture) views(t *testing.T, site, page string, n int) {
+	t.Helper()
+	rows := make([]viewcount.Verdict, n)
+	f.seq++
+	for i := range rows {
+		rows[i] = viewcount.Verdict{
+			Event:  viewcount.Event{Time: f.clock.t, Site: site, Page: page, UA: "Mozilla/5.0", Visitor: f.seq<<32 | uint64(i), Source: viewcount.SourcePixel},
+			Reason: viewcount.Valid, Seq: f.seq, Index: uint32(i),
+		}
+	}
+	if err := f.store.InsertViews(context.Background(), "", rows); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (f *fixture) get(t *testing.T, path string) *httptest.ResponseRecorder {
+	t.Helper()
+	w := httptest.NewRecorder()
+	f.srv.ServeHTTP(w, httptest.NewRequest("GET", path, nil))
+	return w
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if string(want) != string(got) {
+		t.Errorf("%s:\n got %s\nwant %s", name, got, want)
+	}
+}
+
+func TestCountIsLaggedSnapshot(t *testing.T) {
+	f := newFixture(t, nil)
+	if _, _, err := f.sites.Add(context.Background(), "example.com"); err != nil {
+		t.Fatal(err)
+	}
+	tricky := `/it's\back "quoted"`
+	f.views(t, "example.com", "/post", 42)
+	f.views(t, "example.com", tricky, 7)
+
+	w := f.get(t, "/v1/sites/example.com/count?page=/post/")
+	if w.Code != 200 || w.Header().Get("Cache-Control") != "public, max-age=10" {
+		t.Fatalf("count: %d %q", w.Code, w.Header().Get("Cache-Control"))
+	}
+	golden(t, "count.json", w.Body.Bytes())
+	golden(t, "count_site.json", f.get(t, "/v1/sites/example.com/count").Body.Bytes())
+	golden(t, "count_unseen.json", f.get(t, "/v1/sites/example.com/count?page=/never").Body.Bytes())
+
+	// New views are not seen until the next refresh: reads are cache hits.
+	f.views(t, "example.com", "/post", 8)
+	var c countResponse
+	_ = json.Unmarshal(f.get(t, "/v1/sites/example.com/count?page=/post").Body.Bytes(), &c)
+	if c.Views != 42 {
+		t.Fatalf("before refresh: %d views, want the cached 42", c.Views)
+	}
+	f.clock.t = f.clock.t.Add(10 * time.Second)
+	f.snap.refresh(context.Background())
+	_ = json.Unmarshal(f.get(t, "/v1/sites/example.com/count?page=/post").Body.Bytes(), &c)
+	if c.Views != 50 || c.Uniques != 50 || c.AsOf != "2026-11-29T12:00:10Z" {
+		t.Fatalf("after refresh: %+v, want 50 views as of 12:00:10", c)
+	}
+	_ = json.Unmarshal(f.get(t, "/v1/sites/example.com/count?page="+url.QueryEscape(tricky)).Body.Bytes(), &c)
+	if c.Views != 7 || c.Page != tricky {
+		t.Fatalf("tricky page after refresh: %+v", c)
+	}
+	_ = json.Unmarshal(f.get(t, "/v1/sites/example.com/count").Body.Bytes(), &c)
+	if c.Views != 57 {
+		t.Fatalf("site total after refresh: %+v, want 57", c)
+	}
+
+	if w := f.get(t, "/v1/sites/nope.example/count?page=/"); w.Code != 404 {
+		t.Errorf("unknown site: %d", w.Code)
+	}
+	if w := f.get(t, "/v1/sites/bad..site/count?page=/"); w.Code != 400 {
+		t.Errorf("bad site: %d", w.Code)
+	}
+	if w := f.get(t, "/v1/sites/example.com/count?page=%00"); w.Code != 400 {
+		t.Errorf("binary page: %d %s", w.Code, w.Body)
+	}
+}
+
+func TestSnapshotBounded(t *testing.T) {
+	f := newFixture(t, nil)
+	f.snap.max = 10
+	for i := 0; i < 50; i++ {
+		if _, err := f.snap.Get(context.Background(), "example.com", "/p"+strings.Repeat("x", i)); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(f.snap.entries); n > 10 {
+			t.Fatalf("%d entries tracked, cap 10", n)
+		}
+	}
+	// Pages not read for the idle period are dropped at the next refresh.
+	f.clock.t = f.clock.t.Add(f.snap.idle + time.Second)
+	f.snap.refresh(context.Background())
+	if n := len(f.snap.entries); n != 0 {
+		t.Fatalf("%d idle entries kept", n)
+	}
+}
+
+func TestAdminSites(t *testing.T) {
+	f := newFixture(t, nil)
+	post := func(auth, body string) *httptest.ResponseRecorder {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest("POST", "/v1/admin/sites", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		if auth != "" {
+			r.Header.Set("Authorization", auth)
+		}
+		f.srv.ServeHTTP(w, r)
+		return w
+	}
+	check := func(w *httptest.ResponseRecorder, code int, inBody string) {
+		t.Helper()
+		if w.Code != code || !strings.Contains(w.Body.String(), inBody) {
+			t.Errorf("got %d %s, want %d with %q", w.Code, w.Body, code, inBody)
+		}
+	}
+	check(post("", `{"domain":"a.example"}`), 401, "token")
+	check(post("Bearer wrong", `{"domain":"a.example"}`), 401, "token")
+	check(post("Bearer "+testAdmin, `{"domain":`), 400, "domain")
+	check(post("Bearer "+testAdmin, `{"domain":"not a domain"}`), 400, "domain")
+	check(post("Bearer "+testAdmin, `{"domain":"A.Example"}`), 201, `"site":"a.example"`)
+	check(post("Bearer "+testAdmin, `{"domain":"a.example"}`), 409, "already")
+	if !f.sites.Known("a.example") {
+		t.Error("site not in the registry")
+	}
+}
+
+func TestReadyz(t *testing.T) {
+	f := newFixture(t, map[string]Checker{
+		"stream": func(context.Context) error { return nil },
+		"store":  func(context.Context) error { return errors.New("store: connection refused") },
+	})
+	w := f.get(t, "/readyz")
+	if w.Code != 503 || !strings.Contains(w.Body.String(), `"store":"store: connection refused"`) {
+		t.Fatalf("readyz: %d %s", w.Code, w.Body)
+	}
+	if w := f.get(t, "/healthz"); w.Code != 200 {
+		t.Fatalf("healthz: %d", w.Code)
+	}
+	w = f.get(t, "/metrics")
+	if w.Code != 200 || !strings.Contains(w.Body.String(), `viewcount_events_validated_total{verdict="bot_ua"} 0`) {
+		t.Fatalf("metrics: %d %s", w.Code, w.Body)
+	}
+}
