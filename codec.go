@@ -13,11 +13,25 @@ import (
 //
 //	message := version(1) uvarint(count) event*
 //	event   := varint(unix ms) flags(1) source(1) visitor(8, LE) network(8, LE)
-//	           str(site) str(page) str(referrer) str(ua) str(id)
+//	           str(site) str(page) str(referrer) str(ua) str(id) [hints]
+//	hints   := uvarint(screen w) uvarint(screen h) languages(1)   if flagHints
 //	str     := uvarint(len) bytes
-const codecVersion = 1
+//
+// Version 1 had no hints and only the webdriver flag; it still decodes, so
+// messages retained from before an upgrade are validated after it.
+const (
+	codecVersion   = 2
+	codecVersionV1 = 1
+)
 
-const flagWebdriver = 1 << 0
+const (
+	flagWebdriver = 1 << iota
+	flagDatacenter
+	flagHints // hints follow; the rest of the hint flags are meaningful
+	flagTZ
+	flagUAData
+	flagSecure
+)
 
 // MaxBatch bounds the events one message may carry, so a corrupt count can
 // not make a decoder allocate without limit.
@@ -38,10 +52,8 @@ func AppendEvents(dst []byte, evs []Event) []byte {
 
 func appendEvent(dst []byte, e *Event) []byte {
 	dst = binary.AppendVarint(dst, e.Time.UnixMilli())
-	var flags byte
-	if e.Webdriver {
-		flags |= flagWebdriver
-	}
+	flags := bit(e.Webdriver, flagWebdriver) | bit(e.Datacenter, flagDatacenter) | bit(e.Hints.Present, flagHints) |
+		bit(e.Hints.TZ, flagTZ) | bit(e.Hints.UAData, flagUAData) | bit(e.Hints.Secure, flagSecure)
 	dst = append(dst, flags, byte(e.Source))
 	dst = binary.LittleEndian.AppendUint64(dst, e.Visitor)
 	dst = binary.LittleEndian.AppendUint64(dst, e.Network)
@@ -49,14 +61,27 @@ func appendEvent(dst []byte, e *Event) []byte {
 		dst = binary.AppendUvarint(dst, uint64(len(s)))
 		dst = append(dst, s...)
 	}
+	if e.Hints.Present {
+		dst = binary.AppendUvarint(dst, uint64(e.Hints.ScreenW))
+		dst = binary.AppendUvarint(dst, uint64(e.Hints.ScreenH))
+		dst = append(dst, e.Hints.Languages)
+	}
 	return dst
+}
+
+func bit(b bool, f byte) byte {
+	if b {
+		return f
+	}
+	return 0
 }
 
 // DecodeEvents decodes a message written by AppendEvents, appending to dst.
 func DecodeEvents(dst []Event, b []byte) ([]Event, error) {
-	if len(b) == 0 || b[0] != codecVersion {
+	if len(b) == 0 || (b[0] != codecVersion && b[0] != codecVersionV1) {
 		return dst, fmt.Errorf("%w: unknown version", ErrCorrupt)
 	}
+	v1 := b[0] == codecVersionV1
 	d := decoder{b: b[1:]}
 	n := d.uvarint()
 	if d.err != nil || n > MaxBatch {
@@ -66,7 +91,11 @@ func DecodeEvents(dst []Event, b []byte) ([]Event, error) {
 		var e Event
 		e.Time = time.UnixMilli(d.varint()).UTC()
 		flags := d.byte()
+		if v1 {
+			flags &= flagWebdriver
+		}
 		e.Webdriver = flags&flagWebdriver != 0
+		e.Datacenter = flags&flagDatacenter != 0
 		e.Source = Source(d.byte())
 		e.Visitor = d.uint64()
 		e.Network = d.uint64()
@@ -75,6 +104,12 @@ func DecodeEvents(dst []Event, b []byte) ([]Event, error) {
 		e.Referrer = d.str()
 		e.UA = d.str()
 		e.ID = d.str()
+		if flags&flagHints != 0 {
+			e.Hints = Hints{Present: true, TZ: flags&flagTZ != 0, UAData: flags&flagUAData != 0, Secure: flags&flagSecure != 0}
+			e.Hints.ScreenW = d.uint16()
+			e.Hints.ScreenH = d.uint16()
+			e.Hints.Languages = d.byte()
+		}
 		if d.err != nil {
 			return dst, fmt.Errorf("%w: event %d: %v", ErrCorrupt, i, d.err)
 		}
@@ -138,6 +173,14 @@ func (d *decoder) uint64() uint64 {
 	v := binary.LittleEndian.Uint64(d.b)
 	d.b = d.b[8:]
 	return v
+}
+
+func (d *decoder) uint16() uint16 {
+	v := d.uvarint()
+	if v > 0xffff {
+		d.fail(errors.New("hint out of range"))
+	}
+	return uint16(v)
 }
 
 func (d *decoder) str() string {

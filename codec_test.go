@@ -11,7 +11,8 @@ func sampleEvents() []Event {
 	t0 := time.Date(2026, 11, 29, 10, 0, 0, 123e6, time.UTC)
 	return []Event{
 		{Time: t0, Site: "example.com", Page: "/", UA: "Mozilla/5.0", ID: "a1", Visitor: 1<<63 + 5, Network: 42, Source: SourcePixel},
-		{Time: t0.Add(time.Second), Site: "example.com", Page: "/blog/ü", Referrer: "https://news.example/x", UA: "", ID: "", Webdriver: true, Source: SourceBeacon},
+		{Time: t0.Add(time.Second), Site: "example.com", Page: "/blog/ü", Referrer: "https://news.example/x", UA: "", ID: "", Webdriver: true, Source: SourceBeacon,
+			Datacenter: true, Hints: Hints{Present: true, ScreenW: 1920, ScreenH: 1080, Languages: 3, TZ: true, UAData: true, Secure: true}},
 	}
 }
 
@@ -24,6 +25,18 @@ func TestCodecRoundTrip(t *testing.T) {
 	}
 	if !reflect.DeepEqual(in, out) {
 		t.Fatalf("round trip:\n got %+v\nwant %+v", out, in)
+	}
+}
+
+func TestCodecDecodesV1(t *testing.T) {
+	// A version 1 message: one pixel event with webdriver set.
+	in := sampleEvents()[:1]
+	in[0].Webdriver = true
+	b := AppendEvents(nil, in)
+	b[0] = codecVersionV1
+	out, err := DecodeEvents(nil, b)
+	if err != nil || !reflect.DeepEqual(in, out) {
+		t.Fatalf("v1: %v\n got %+v\nwant %+v", err, out, in)
 	}
 }
 

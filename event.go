@@ -19,6 +19,24 @@ type Event struct {
 	Network   uint64    // hash(daily salt, IPv4 /24 or IPv6 /48)
 	Webdriver bool      // the beacon reported navigator.webdriver
 	Source    Source    // which endpoint received it
+	// Datacenter is set by ingest when the client IP lies in a configured
+	// datacenter range: the one signal that needs the IP itself, so it is
+	// decided before the IP is dropped.
+	Datacenter bool
+	Hints      Hints // what the beacon script reported; zero for the pixel
+}
+
+// Hints are the browser facts the beacon script reports beside
+// navigator.webdriver. Automation frameworks and scripted clients tend to
+// omit them or report combinations no real browser produces.
+type Hints struct {
+	Present   bool   // the request carried hints at all
+	ScreenW   uint16 // screen.width in CSS pixels
+	ScreenH   uint16 // screen.height
+	Languages uint8  // len(navigator.languages), capped at 255
+	TZ        bool   // a time zone was reported (Intl)
+	UAData    bool   // navigator.userAgentData exists (Chromium ≥ 90, secure contexts)
+	Secure    bool   // window.isSecureContext
 }
 
 // Source says which endpoint an event came through.
@@ -52,10 +70,17 @@ const (
 	UnknownSite Reason = "unknown_site" // the site is not registered
 	DuplicateID Reason = "duplicate_id" // the same event id seen within 24 h (a client retry)
 	Duplicate   Reason = "duplicate"    // the same visitor viewed the same page within the window
+
+	BadHints        Reason = "bad_hints"        // beacon hints missing or impossible for the claimed browser
+	Datacenter      Reason = "datacenter"       // client IP in a datacenter range
+	BadReferrer     Reason = "bad_referrer"     // referrer host on the spam list
+	Rate            Reason = "rate"             // the visitor or its network exceeded the rate limit
+	NetworkRotation Reason = "network_rotation" // one network rotating through many user agents / visitor ids
 )
 
 // Reasons lists every verdict, valid first; metrics and reports iterate it.
-var Reasons = []Reason{Valid, BotUA, EmptyUA, Headless, UnknownSite, DuplicateID, Duplicate}
+var Reasons = []Reason{Valid, BotUA, EmptyUA, Headless, BadHints, Datacenter, UnknownSite, BadReferrer,
+	DuplicateID, Duplicate, Rate, NetworkRotation}
 
 // Verdict is an event with its judgement and its place in the stream, which
 // is exactly one row of views_raw. Partition and Seq identify the JetStream
@@ -83,8 +108,19 @@ const (
 
 // Partition maps a visitor to a partition; every event of one visitor lands
 // on the same validator, so duplicate and velocity state stays local.
+//
+// Only the low 32 bits count, and ingest fills those with the low 32 bits of
+// the visitor's network id (NetworkKey): so every visitor of one network
+// lands on the same validator too, and per-network rates and rotation are
+// judged on all of the network's traffic, not a 1/N sample of it.
 func Partition(visitor uint64, partitions int) int {
-	return int(visitor % uint64(partitions))
+	return int(uint32(visitor) % uint32(partitions))
+}
+
+// NetworkKey gives a visitor id its network's partition key: the high 32
+// bits stay the visitor's own hash, the low 32 come from the network id.
+func NetworkKey(visitor, network uint64) uint64 {
+	return visitor&^0xffffffff | network&0xffffffff
 }
 
 // Subject is the stream subject of a partition.

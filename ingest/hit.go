@@ -27,6 +27,7 @@ type Hit struct {
 	Referrer  string
 	ID        string // the client's event id; empty: ingest makes one
 	Webdriver bool
+	Hints     viewcount.Hints // from the beacon's "hints" object; zero if absent
 }
 
 // client is what ingest knows of the requester. It exists only for the
@@ -71,13 +72,19 @@ func (h *Handler) accept(ctx context.Context, hits []Hit, field func(i int) stri
 	if cl.IP.IsValid() {
 		network = NetworkID(salt, cl.IP)
 	}
+	// The datacenter check is the one rule that needs the IP itself, so it
+	// runs here, before the address is dropped.
+	datacenter := cl.IP.IsValid() && h.cfg.Datacenter != nil && h.cfg.Datacenter.Contains(cl.IP)
 	for i := range evs {
+		var v uint64
 		if cl.IP.IsValid() {
-			evs[i].Visitor = visitorID(salt, evs[i].Site, cl.IP, cl.UA)
+			v = visitorID(salt, evs[i].Site, cl.IP, cl.UA)
 		} else {
-			evs[i].Visitor = visitorHash(salt, evs[i].Site, nil, cl.UA)
+			v = visitorHash(salt, evs[i].Site, nil, cl.UA)
 		}
+		evs[i].Visitor = viewcount.NetworkKey(v, network)
 		evs[i].Network = network
+		evs[i].Datacenter = datacenter
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.PublishTimeout)
 	defer cancel()
@@ -121,6 +128,7 @@ func (h *Handler) event(e *viewcount.Event, hit *Hit, field string, src viewcoun
 		ID:        id,
 		Webdriver: hit.Webdriver,
 		Source:    src,
+		Hints:     hit.Hints,
 	}
 	return nil
 }
@@ -164,9 +172,34 @@ type beaconEvent struct {
 	Site      string `json:"site"`
 	Page      string `json:"page"`
 	Referrer  string `json:"referrer"`
-	ID        string `json:"id"`
-	Webdriver bool   `json:"webdriver"`
+	ID        string       `json:"id"`
+	Webdriver bool         `json:"webdriver"`
+	Hints     *beaconHints `json:"hints"`
 }
+
+// beaconHints are what vc.js reports of the browser (see viewcount.Hints).
+// Out-of-range numbers are clamped, not rejected: they are evidence for the
+// validators, not the client's mistake to fix.
+type beaconHints struct {
+	ScreenW   int64 `json:"sw"`
+	ScreenH   int64 `json:"sh"`
+	Languages int64 `json:"lang"`
+	TZ        bool  `json:"tz"`
+	UAData    bool  `json:"uad"`
+	Secure    bool  `json:"sec"`
+}
+
+func (b *beaconHints) hints() viewcount.Hints {
+	if b == nil {
+		return viewcount.Hints{}
+	}
+	return viewcount.Hints{
+		Present: true, ScreenW: uint16(clamp(b.ScreenW, 0xffff)), ScreenH: uint16(clamp(b.ScreenH, 0xffff)),
+		Languages: uint8(clamp(b.Languages, 0xff)), TZ: b.TZ, UAData: b.UAData, Secure: b.Secure,
+	}
+}
+
+func clamp(v, hi int64) int64 { return max(0, min(v, hi)) }
 
 // decodeBeacon decodes a beacon body: one JSON object, or an array of 1 to
 // MaxBeaconEvents objects. array says which, so errors can name
@@ -212,7 +245,7 @@ func decodeBeacon(body []byte) (hits []Hit, array bool, err error) {
 }
 
 func (e *beaconEvent) hit() Hit {
-	return Hit{Site: e.Site, Page: e.Page, Referrer: e.Referrer, ID: e.ID, Webdriver: e.Webdriver}
+	return Hit{Site: e.Site, Page: e.Page, Referrer: e.Referrer, ID: e.ID, Webdriver: e.Webdriver, Hints: e.Hints.hints()}
 }
 
 // eventField is the error prefix of the i-th event of an array body.
@@ -226,8 +259,15 @@ func jsonError(field string, err error) error {
 			return badInput("body must be a JSON object or array")
 		}
 		want := "a string"
-		if te.Type != nil && te.Type.Kind() == reflect.Bool {
-			want = "a boolean"
+		if te.Type != nil {
+			switch te.Type.Kind() {
+			case reflect.Bool:
+				want = "a boolean"
+			case reflect.Int64:
+				want = "a whole number"
+			case reflect.Pointer, reflect.Struct:
+				want = "an object"
+			}
 		}
 		return badInput("%s%s: must be %s", field, te.Field, want)
 	}

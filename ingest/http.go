@@ -26,6 +26,13 @@ type Config struct {
 	KeepQuery      bool          // keep the page's query string (off: "/p?utm=x" counts as "/p")
 	MaxPageLen     int           // bytes; default DefaultMaxPageLen
 	PublishTimeout time.Duration // how long a hit waits to be durable; default 5s
+	Datacenter     IPRanges      // client addresses marked as datacenter traffic; nil = none
+}
+
+// IPRanges reports whether an address is in a set of ranges; *Ranges
+// satisfies it.
+type IPRanges interface {
+	Contains(addr netip.Addr) bool
 }
 
 // EventPublisher makes events durable. Publish returns nil only once every

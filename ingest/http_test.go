@@ -388,8 +388,8 @@ func TestScript(t *testing.T) {
 		t.Fatalf("%d %v", w.Code, w.Header())
 	}
 	js := w.Body.String()
-	if len(js) >= 1536 {
-		t.Fatalf("tracker is %d bytes, budget 1.5 KB", len(js))
+	if len(js) >= 2048 {
+		t.Fatalf("tracker is %d bytes, budget 2 KB", len(js))
 	}
 	for _, s := range []string{"sendBeacon", "'/v1/events'", "'/p.gif?'", "data-site", "pushState", "webdriver", "document.currentScript"} {
 		if !strings.Contains(js, s) {

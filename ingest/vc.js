@@ -5,13 +5,17 @@
   if (!s) return;
   var site = s.getAttribute('data-site') || l.hostname;
   var base = new URL(s.src, l.href).origin; // endpoint: the script's origin
-  var ref = d.referrer, last;
+  var ref = d.referrer, last, tz;
+  try { tz = !!Intl.DateTimeFormat().resolvedOptions().timeZone; } catch (_) {}
+  // Browser facts validators check for automation (see viewcount.Hints).
+  var hints = { sw: screen.width, sh: screen.height, lang: (n.languages || []).length,
+    tz: !!tz, uad: !!n.userAgentData, sec: !!window.isSecureContext };
   function q(k, v) { return k + '=' + encodeURIComponent(v); }
   function view() {
     var page = l.pathname;
     if (page === last) return; // pushState to the same path: not a new view
     last = page;
-    var e = { site: site, page: page, referrer: ref, webdriver: !!n.webdriver };
+    var e = { site: site, page: page, referrer: ref, webdriver: !!n.webdriver, hints: hints };
     ref = l.origin + page; // referrer of the next in-app view
     try {
       if (n.sendBeacon && n.sendBeacon(base + '/v1/events', JSON.stringify(e))) return;

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 
 	"golang.org/x/crypto/blake2b"
+
+	"github.com/viewcount/viewcount"
 )
 
 // The visitor and network ids are BLAKE2b-256 MACs truncated to 64 bits.
@@ -30,15 +32,17 @@ const (
 )
 
 // VisitorID is the cookie-less visitor id: a keyed hash of the day's salt,
-// the site, the client IP and its user agent. The IP is parsed so that an
-// IPv4-mapped IPv6 address and its IPv4 form give the same id; an
-// unparseable IP is hashed as given. Only the hash leaves this function.
+// the site, the client IP and its user agent, whose low 32 bits are the
+// network id's (viewcount.NetworkKey: a network's visitors share a
+// validator). The IP is parsed so that an IPv4-mapped IPv6 address and its
+// IPv4 form give the same id; an unparseable IP is hashed as given. Only the
+// hash leaves this function.
 func VisitorID(salt []byte, site, ip, ua string) uint64 {
 	addr, err := netip.ParseAddr(ip)
 	if err != nil {
-		return visitorHash(salt, site, []byte(ip), ua)
+		return viewcount.NetworkKey(visitorHash(salt, site, []byte(ip), ua), 0)
 	}
-	return visitorID(salt, site, addr, ua)
+	return viewcount.NetworkKey(visitorID(salt, site, addr, ua), NetworkID(salt, addr))
 }
 
 func visitorID(salt []byte, site string, addr netip.Addr, ua string) uint64 {

@@ -150,7 +150,10 @@ func appendColumns(batch driver.Batch, rows []viewcount.Verdict) error {
 		sites, pages, refs, uas, ids, sources = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		verdicts                              = make([]string, n)
 		visitors, networks, seqs              = make([]uint64, n), make([]uint64, n), make([]uint64, n)
-		webdrivers                            = make([]bool, n)
+		webdrivers, dcs, present, tzs, uads   = make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n)
+		secure                                = make([]bool, n)
+		screenW, screenH                      = make([]uint16, n), make([]uint16, n)
+		langs                                 = make([]uint8, n)
 		partitions                            = make([]uint16, n)
 		idxs                                  = make([]uint32, n)
 	)
@@ -159,10 +162,14 @@ func appendColumns(batch driver.Batch, rows []viewcount.Verdict) error {
 		times[i] = r.Time.UTC()
 		sites[i], pages[i], refs[i], uas[i], ids[i] = r.Site, r.Page, r.Referrer, r.UA, r.ID
 		visitors[i], networks[i], webdrivers[i] = r.Visitor, r.Network, r.Webdriver
+		h := &r.Hints
+		dcs[i], present[i], screenW[i], screenH[i], langs[i] = r.Datacenter, h.Present, h.ScreenW, h.ScreenH, h.Languages
+		tzs[i], uads[i], secure[i] = h.TZ, h.UAData, h.Secure
 		sources[i], verdicts[i] = r.Source.String(), string(r.Reason)
 		partitions[i], seqs[i], idxs[i] = r.Partition, r.Seq, r.Index
 	}
-	for i, col := range []any{times, sites, pages, refs, uas, ids, visitors, networks, webdrivers, sources, verdicts, partitions, seqs, idxs} {
+	for i, col := range []any{times, sites, pages, refs, uas, ids, visitors, networks, webdrivers,
+		dcs, present, screenW, screenH, langs, tzs, uads, secure, sources, verdicts, partitions, seqs, idxs} {
 		if err := batch.Column(i).Append(col); err != nil {
 			return fmt.Errorf("column %d: %w", i, err)
 		}

@@ -8,7 +8,9 @@ import (
 
 // viewsColumns is the column list of every views_raw insert, in the order
 // appendRowBinary writes them and the server adapter appends them.
-const viewsColumns = "time, site, page, referrer, ua, event_id, visitor, network, webdriver, source, verdict, partition, seq, idx"
+const viewsColumns = "time, site, page, referrer, ua, event_id, visitor, network, webdriver, " +
+	"datacenter, hints_present, screen_w, screen_h, languages, tz, ua_data, secure_context, " +
+	"source, verdict, partition, seq, idx"
 
 // appendRowBinary appends rows in ClickHouse's RowBinary format for
 // viewsColumns: fixed-width integers little-endian, strings (LowCardinality
@@ -25,11 +27,11 @@ func appendRowBinary(dst []byte, rows []viewcount.Verdict) []byte {
 		dst = appendString(dst, r.ID)
 		dst = binary.LittleEndian.AppendUint64(dst, r.Visitor)
 		dst = binary.LittleEndian.AppendUint64(dst, r.Network)
-		if r.Webdriver {
-			dst = append(dst, 1)
-		} else {
-			dst = append(dst, 0)
-		}
+		h := &r.Hints
+		dst = append(dst, b2u(r.Webdriver), b2u(r.Datacenter), b2u(h.Present))
+		dst = binary.LittleEndian.AppendUint16(dst, h.ScreenW)
+		dst = binary.LittleEndian.AppendUint16(dst, h.ScreenH)
+		dst = append(dst, h.Languages, b2u(h.TZ), b2u(h.UAData), b2u(h.Secure))
 		dst = appendString(dst, r.Source.String())
 		dst = appendString(dst, string(r.Reason))
 		dst = binary.LittleEndian.AppendUint16(dst, r.Partition)
@@ -37,6 +39,13 @@ func appendRowBinary(dst []byte, rows []viewcount.Verdict) []byte {
 		dst = binary.LittleEndian.AppendUint32(dst, r.Index)
 	}
 	return dst
+}
+
+func b2u(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func appendString(dst []byte, s string) []byte {

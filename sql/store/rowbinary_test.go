@@ -12,7 +12,8 @@ func TestAppendRowBinary(t *testing.T) {
 	v := viewcount.Verdict{
 		Event: viewcount.Event{
 			Time: time.UnixMilli(1_700_000_000_123), Site: "s", Page: "/p", Referrer: "", UA: "ua", ID: "id",
-			Visitor: 1, Network: 2, Webdriver: true, Source: viewcount.SourceBeacon,
+			Visitor: 1, Network: 2, Webdriver: true, Source: viewcount.SourceBeacon, Datacenter: true,
+			Hints: viewcount.Hints{Present: true, ScreenW: 0x0780, ScreenH: 0x0438, Languages: 2, UAData: true},
 		},
 		Reason: viewcount.Headless, Partition: 3, Seq: 4, Index: 5,
 	}
@@ -22,7 +23,8 @@ func TestAppendRowBinary(t *testing.T) {
 	want = append(want, 1, 's', 2, '/', 'p', 0, 2, 'u', 'a', 2, 'i', 'd')
 	want = binary.LittleEndian.AppendUint64(want, 1)
 	want = binary.LittleEndian.AppendUint64(want, 2)
-	want = append(want, 1, 6, 'b', 'e', 'a', 'c', 'o', 'n', 8, 'h', 'e', 'a', 'd', 'l', 'e', 's', 's')
+	want = append(want, 1, 1, 1, 0x80, 0x07, 0x38, 0x04, 2, 0, 1, 0) // webdriver, datacenter, hints
+	want = append(want, 6, 'b', 'e', 'a', 'c', 'o', 'n', 8, 'h', 'e', 'a', 'd', 'l', 'e', 's', 's')
 	want = binary.LittleEndian.AppendUint16(want, 3)
 	want = binary.LittleEndian.AppendUint64(want, 4)
 	want = binary.LittleEndian.AppendUint32(want, 5)

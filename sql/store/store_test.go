@@ -253,16 +253,19 @@ func makeFixtureSpan(n int, seed uint64, start time.Time, span time.Duration) *f
 		}
 		v := viewcount.Verdict{
 			Event: viewcount.Event{
-				Time:      start.Add(time.Duration(rng.Int64N(span.Milliseconds())) * time.Millisecond),
-				Site:      site,
-				Page:      page,
-				Referrer:  "https://ref.example/" + strconv.Itoa(rng.IntN(5)),
-				UA:        "Mozilla/5.0 (test)\t" + strconv.Itoa(rng.IntN(3)),
-				ID:        fmt.Sprintf("ev-%d-%d", seed, i),
-				Visitor:   rng.Uint64N(1500) * 0x9E3779B97F4A7C15,
-				Network:   rng.Uint64(),
-				Webdriver: reason == viewcount.Headless,
-				Source:    viewcount.Source(1 + rng.IntN(2)),
+				Time:       start.Add(time.Duration(rng.Int64N(span.Milliseconds())) * time.Millisecond),
+				Site:       site,
+				Page:       page,
+				Referrer:   "https://ref.example/" + strconv.Itoa(rng.IntN(5)),
+				UA:         "Mozilla/5.0 (test)\t" + strconv.Itoa(rng.IntN(3)),
+				ID:         fmt.Sprintf("ev-%d-%d", seed, i),
+				Visitor:    rng.Uint64N(1500) * 0x9E3779B97F4A7C15,
+				Network:    rng.Uint64(),
+				Webdriver:  reason == viewcount.Headless,
+				Source:     viewcount.Source(1 + rng.IntN(2)),
+				Datacenter: reason == viewcount.Datacenter,
+				Hints: viewcount.Hints{Present: i%3 != 0, ScreenW: uint16(rng.IntN(4000)), ScreenH: uint16(rng.IntN(3000)),
+					Languages: uint8(rng.IntN(5)), TZ: i%2 == 0, UAData: i%5 == 0, Secure: i%7 != 0},
 			},
 			Reason:    reason,
 			Partition: uint16(rng.IntN(8)),
@@ -358,11 +361,16 @@ func TestInsertViewsRollups(t *testing.T) {
 		}
 		// One row, field by field: the encoding puts every value in its column.
 		want := f.rows[7]
-		row := mustQuery(t, s, "SELECT time, site, page, referrer, ua, event_id, visitor, network, webdriver, source, verdict, partition, seq, idx FROM views_raw WHERE event_id = {id:String}",
+		row := mustQuery(t, s, "SELECT time, site, page, referrer, ua, event_id, visitor, network, webdriver, "+
+			"datacenter, hints_present, screen_w, screen_h, languages, tz, ua_data, secure_context, "+
+			"source, verdict, partition, seq, idx FROM views_raw WHERE event_id = {id:String}",
 			store.Params{"id": want.ID}).Rows
 		wantRow := []string{
 			want.Time.UTC().Format("2006-01-02 15:04:05.000"), want.Site, want.Page, want.Referrer, want.UA, want.ID,
 			strconv.FormatUint(want.Visitor, 10), strconv.FormatUint(want.Network, 10), strconv.FormatBool(want.Webdriver),
+			strconv.FormatBool(want.Datacenter), strconv.FormatBool(want.Hints.Present), strconv.Itoa(int(want.Hints.ScreenW)),
+			strconv.Itoa(int(want.Hints.ScreenH)), strconv.Itoa(int(want.Hints.Languages)), strconv.FormatBool(want.Hints.TZ),
+			strconv.FormatBool(want.Hints.UAData), strconv.FormatBool(want.Hints.Secure),
 			want.Source.String(), string(want.Reason), strconv.Itoa(int(want.Partition)), strconv.FormatUint(want.Seq, 10), strconv.Itoa(int(want.Index)),
 		}
 		if len(row) != 1 || strings.Join(row[0], "|") != strings.Join(wantRow, "|") {
