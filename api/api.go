@@ -20,6 +20,7 @@ import (
 type Registry interface {
 	Known(domain string) bool
 	Add(ctx context.Context, domain string) (stream.Site, string, error)
+	Get(ctx context.Context, domain string) (stream.Site, error)
 }
 
 // Checker reports whether a dependency (stream, store) is reachable.
@@ -36,29 +37,32 @@ type Config struct {
 type Server struct {
 	cfg      Config
 	snap     *Snapshot
+	q        Querier
 	sites    Registry
 	checks   map[string]Checker
 	metrics  *viewcount.Metrics
 	logger   *slog.Logger
 	normPage func(string) (string, error)
+	now      func() time.Time
 }
 
 // New returns a server reading counts from snap. normPage must be the same
 // normalisation ingest applies, so /blog/ and /blog read the same count.
-func New(cfg Config, snap *Snapshot, sites Registry, checks map[string]Checker, normPage func(string) (string, error), metrics *viewcount.Metrics, logger *slog.Logger) (*Server, error) {
+func New(cfg Config, snap *Snapshot, q Querier, sites Registry, checks map[string]Checker, normPage func(string) (string, error), metrics *viewcount.Metrics, logger *slog.Logger, now func() time.Time) (*Server, error) {
 	if cfg.AdminToken == "" {
 		return nil, errors.New("api: an admin token is required")
 	}
 	if cfg.PublicLag <= 0 {
 		cfg.PublicLag = 10 * time.Second
 	}
-	return &Server{cfg: cfg, snap: snap, sites: sites, checks: checks, normPage: normPage,
-		metrics: metrics, logger: logger.With("component", "api")}, nil
+	return &Server{cfg: cfg, snap: snap, q: q, sites: sites, checks: checks, normPage: normPage,
+		metrics: metrics, logger: logger.With("component", "api"), now: now}, nil
 }
 
 // Routes registers the api endpoints.
 func (s *Server) Routes(r gin.IRouter) {
 	r.GET("/v1/sites/:site/count", s.count)
+	r.GET("/v1/sites/:site/invalid", s.invalid)
 	r.POST("/v1/admin/sites", s.requireAdmin, s.addSite)
 	Health(r, s.checks, s.metrics)
 }

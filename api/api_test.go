@@ -61,7 +61,7 @@ func newFixture(t *testing.T, checks map[string]Checker) *fixture {
 	t.Cleanup(f.sites.Close)
 	f.snap = NewSnapshot(f.store, 10*time.Second, 0, f.clock.now, discard())
 	norm := func(s string) (string, error) { return ingest.NormalisePage(s, false, 0) }
-	srv, err := New(Config{PublicLag: 10 * time.Second, AdminToken: testAdmin}, f.snap, f.sites, checks, norm, viewcount.NewMetrics(), discard())
+	srv, err := New(Config{PublicLag: 10 * time.Second, AdminToken: testAdmin}, f.snap, f.store, f.sites, checks, norm, viewcount.NewMetrics(), discard(), f.clock.now)
 	if err != nil {
 		t.Fatal(err)
 	}

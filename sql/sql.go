@@ -109,6 +109,7 @@ const (
 	PageCounts        = "page_counts"        // params site, pages (Array(String)) → page, views, uniques
 	SiteCount         = "site_count"         // params site → views, uniques
 	Reasons           = "reasons"            // params site → verdict, views
+	InvalidByDay      = "invalid_by_day"     // params site, from, to (DateTime64) → day, verdict, events
 	MigrationsInit    = "migrations_init"    // creates schema_migrations
 	MigrationsApplied = "migrations_applied" // → version
 	MigrationsRecord  = "migrations_record"  // params version, name

@@ -126,7 +126,7 @@ func (m *Main) Run(ctx context.Context) error {
 			return err
 		}
 		snap := api.NewSnapshot(m.store, m.cfg.PublicLag, 0, m.now, m.logger)
-		srv, err := api.New(api.Config{PublicLag: m.cfg.PublicLag, AdminToken: token}, snap, m.sites, checks, normPage, m.Metrics, m.logger)
+		srv, err := api.New(api.Config{PublicLag: m.cfg.PublicLag, AdminToken: token}, snap, m.store, m.sites, checks, normPage, m.Metrics, m.logger, m.now)
 		if err != nil {
 			return err
 		}

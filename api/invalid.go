@@ -1,0 +1,164 @@
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/viewcount/viewcount"
+	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/store"
+)
+
+// The report covers at most a year; longer audits belong in SQL.
+const maxReportDays = 366
+
+// reasonCounts is events by verdict.
+type reasonCounts map[string]uint64
+
+type invalidDay struct {
+	Day      string       `json:"day"`
+	Valid    uint64       `json:"valid"`
+	Rejected uint64       `json:"rejected"`
+	ByReason reasonCounts `json:"by_reason"`
+}
+
+type invalidReport struct {
+	Site     string       `json:"site"`
+	From     string       `json:"from"`
+	To       string       `json:"to"`
+	Valid    uint64       `json:"valid"`
+	Rejected uint64       `json:"rejected"`
+	ByReason reasonCounts `json:"by_reason"`
+	Days     []invalidDay `json:"days"`
+}
+
+// invalid answers GET /v1/sites/{site}/invalid?from=&to=: rejected events by
+// reason, in total and per UTC day, with the valid count beside them. from
+// and to are dates (YYYY-MM-DD, both included) or RFC 3339 times; the
+// default is the last 30 days. It needs the site's token (or the admin's).
+func (s *Server) invalid(c *gin.Context) {
+	site, ok := s.siteAuth(c)
+	if !ok {
+		return
+	}
+	from, to, err := reportRange(c.Query("from"), c.Query("to"), s.now().UTC())
+	if err != nil {
+		s.fail(c, errBadRequest(err.Error()))
+		return
+	}
+	rep, err := s.invalidReport(c.Request.Context(), site, from, to)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Header("Cache-Control", "private, max-age=60")
+	c.JSON(http.StatusOK, rep)
+}
+
+func (s *Server) invalidReport(ctx context.Context, site string, from, to time.Time) (*invalidReport, error) {
+	const layout = "2006-01-02 15:04:05.000"
+	res, err := s.q.Query(ctx, vcsql.Query(vcsql.InvalidByDay), store.Params{
+		"site": site, "from": from.Format(layout), "to": to.Format(layout)})
+	if err != nil {
+		return nil, fmt.Errorf("api: invalid report %s: %w", site, err)
+	}
+	rep := &invalidReport{Site: site, From: from.Format(time.RFC3339), To: to.Format(time.RFC3339),
+		ByReason: reasonCounts{}, Days: []invalidDay{}}
+	for _, row := range res.Rows {
+		if len(row) != 3 {
+			return nil, fmt.Errorf("api: invalid report: %d columns, want 3", len(row))
+		}
+		n, err := strconv.ParseUint(row[2], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("api: invalid report: %w", err)
+		}
+		if len(rep.Days) == 0 || rep.Days[len(rep.Days)-1].Day != row[0] {
+			rep.Days = append(rep.Days, invalidDay{Day: row[0], ByReason: reasonCounts{}})
+		}
+		d := &rep.Days[len(rep.Days)-1]
+		if row[1] == string(viewcount.Valid) {
+			d.Valid += n
+			rep.Valid += n
+			continue
+		}
+		d.Rejected += n
+		d.ByReason[row[1]] += n
+		rep.Rejected += n
+		rep.ByReason[row[1]] += n
+	}
+	return rep, nil
+}
+
+// reportRange parses the from/to of a report into [from, to).
+func reportRange(fromS, toS string, now time.Time) (from, to time.Time, err error) {
+	parse := func(name, v string, end bool) (time.Time, error) {
+		if t, err := time.Parse(time.DateOnly, v); err == nil {
+			if end {
+				t = t.AddDate(0, 0, 1) // a date includes its whole day
+			}
+			return t, nil
+		}
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("%s: want YYYY-MM-DD or an RFC 3339 time", name)
+		}
+		return t.UTC(), nil
+	}
+	to = now.Truncate(24 * time.Hour).AddDate(0, 0, 1)
+	if toS != "" {
+		if to, err = parse("to", toS, true); err != nil {
+			return
+		}
+	}
+	from = to.AddDate(0, 0, -30)
+	if fromS != "" {
+		if from, err = parse("from", fromS, false); err != nil {
+			return
+		}
+	}
+	switch {
+	case !from.Before(to):
+		err = fmt.Errorf("from must be before to")
+	case to.Sub(from) > maxReportDays*24*time.Hour:
+		err = fmt.Errorf("at most %d days per report", maxReportDays)
+	}
+	return
+}
+
+// siteAuth checks the bearer token against the site's token (or the admin
+// token) and returns the normalised site. It answers the request itself on
+// failure.
+func (s *Server) siteAuth(c *gin.Context) (string, bool) {
+	site, err := viewcount.NormaliseSite(c.Param("site"))
+	if err != nil {
+		s.fail(c, errBadRequest("site: not a domain name"))
+		return "", false
+	}
+	token, ok := strings.CutPrefix(c.GetHeader("Authorization"), "Bearer ")
+	if !ok || token == "" {
+		s.fail(c, errUnauthorized)
+		return "", false
+	}
+	if subtle.ConstantTimeCompare([]byte(token), []byte(s.cfg.AdminToken)) == 1 {
+		if !s.sites.Known(site) {
+			s.fail(c, errNotFound("site not registered"))
+			return "", false
+		}
+		return site, true
+	}
+	reg, err := s.sites.Get(c.Request.Context(), site)
+	if err != nil || !reg.CheckToken(token) {
+		// The same answer for an unknown site and a wrong token, so the
+		// endpoint does not reveal which sites exist.
+		s.fail(c, errUnauthorized)
+		return "", false
+	}
+	return site, true
+}
