@@ -1,6 +1,7 @@
 // Package rollup writes verdicts into ClickHouse: it batches the verdicts of
-// consecutive stream messages of one partition, inserts each batch exactly
-// once, and only then acknowledges the messages. It also runs the schema
+// consecutive stream messages of one partition and inserts each batch
+// exactly once; the recorded batches are the partition's progress. It also
+// runs the schema
 // migrations from package sql. The materialized views defined there turn the
 // inserted rows into the per-page rollups; rollup itself never aggregates.
 //
@@ -9,4 +10,7 @@
 // inserted with an insert_deduplication_token derived from that range. A
 // batch redelivered after a crash is rebuilt from the intent with the same
 // range, so ClickHouse drops the repeat, materialized views included.
+// Because each batch is recorded only after the previous one was inserted,
+// the record also says where a restarted partition resumes: at the recorded
+// batch's first message.
 package rollup

@@ -26,12 +26,6 @@ type Intents interface {
 	Put(ctx context.Context, key string, value []byte) (uint64, error)
 }
 
-// Acker acknowledges a stream message and, with the consumer's AckAll
-// policy, every earlier one; a jetstream.Msg satisfies it.
-type Acker interface {
-	DoubleAck(ctx context.Context) error
-}
-
 // Config tunes batching.
 type Config struct {
 	MaxRows       int           // flush when a batch reaches this many rows; default 20000
@@ -74,6 +68,12 @@ type intent struct {
 
 // Writer batches one partition's verdicts. It is used by a single goroutine:
 // the partition's validator.
+//
+// The intent record is also the partition's progress: intents are written in
+// stream order, each only after the previous batch was inserted, so every
+// message before the recorded batch is in the store, and a restart resumes
+// at the recorded batch's first message (Resume). No stream acknowledgement
+// is involved: the stream keeps messages by age, not by consumption.
 type Writer struct {
 	s         *Sink
 	partition int
@@ -81,14 +81,13 @@ type Writer struct {
 
 	rows        []viewcount.Verdict
 	first, last uint64
-	ack         Acker
 	// open is the batch a previous incarnation recorded but may not have
-	// acknowledged. Until it is rebuilt and inserted, batching follows its
-	// range rather than size or time, so the token comes out the same.
+	// inserted. Until it is rebuilt and inserted, batching follows its range
+	// rather than size or time, so the token comes out the same.
 	open *intent
 }
 
-// Open returns the writer of partition p, reading its open intent if any.
+// Open returns the writer of partition p, reading its recorded batch if any.
 func (s *Sink) Open(ctx context.Context, p int) (*Writer, error) {
 	w := &Writer{s: s, partition: p, key: "p" + strconv.Itoa(p)}
 	e, err := s.intents.Get(ctx, w.key)
@@ -106,15 +105,24 @@ func (s *Sink) Open(ctx context.Context, p int) (*Writer, error) {
 	return w, nil
 }
 
-// Add appends the verdicts of the stream message seq; ack acknowledges it.
-// Messages must come in stream order. Add may insert (and acknowledge) a
-// batch before returning; an error means the batch was not acknowledged and
-// the caller must restart the partition from the stream.
-func (w *Writer) Add(ctx context.Context, seq uint64, verdicts []viewcount.Verdict, ack Acker) error {
+// Resume is the last stream sequence known to be inserted: the partition's
+// consumer starts after it. 0 means from the beginning of the stream.
+func (w *Writer) Resume() uint64 {
+	if w.open == nil {
+		return 0
+	}
+	return w.open.First - 1
+}
+
+// Add appends the verdicts of the stream message seq. Messages must come in
+// stream order, starting after Resume. Add may insert a batch before
+// returning; an error means the batch may not be inserted and the caller
+// must restart the partition from Resume of a new Writer.
+func (w *Writer) Add(ctx context.Context, seq uint64, verdicts []viewcount.Verdict) error {
 	if w.open != nil {
 		switch {
 		case w.first == 0 && seq > w.open.Last:
-			w.open = nil // that batch was acknowledged: nothing to rebuild
+			w.open = nil // its messages are gone (retention): nothing to rebuild
 		case w.first != 0 && seq > w.open.Last:
 			// Part of the recorded range is gone from the stream (retention);
 			// insert what is left under the recorded token.
@@ -127,7 +135,6 @@ func (w *Writer) Add(ctx context.Context, seq uint64, verdicts []viewcount.Verdi
 		w.first = seq
 	}
 	w.last = seq
-	w.ack = ack
 	w.rows = append(w.rows, verdicts...)
 	if w.open != nil {
 		if seq >= w.open.Last {
@@ -141,8 +148,8 @@ func (w *Writer) Add(ctx context.Context, seq uint64, verdicts []viewcount.Verdi
 	return nil
 }
 
-// Flush inserts and acknowledges what is pending. While a recorded batch is
-// being rebuilt it waits for the rest of its range instead.
+// Flush inserts what is pending. While a recorded batch is being rebuilt it
+// waits for the rest of its range instead.
 func (w *Writer) Flush(ctx context.Context) error {
 	if w.first == 0 || w.open != nil {
 		return nil
@@ -169,13 +176,10 @@ func (w *Writer) flush(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := w.ack.DoubleAck(ctx); err != nil {
-		return fmt.Errorf("rollup: partition %d: ack batch %d-%d: %w", w.partition, in.First, in.Last, err)
-	}
 	w.s.metrics.Inserted.Add(uint64(len(w.rows)))
 	clear(w.rows) // drop string references before reuse
 	w.rows = w.rows[:0]
-	w.first, w.last, w.ack, w.open = 0, 0, nil, nil
+	w.first, w.last, w.open = 0, 0, nil
 	return nil
 }
 

@@ -110,6 +110,7 @@ const (
 	SiteCount         = "site_count"         // params site → views, uniques
 	Reasons           = "reasons"            // params site → verdict, views
 	InvalidByDay      = "invalid_by_day"     // params site, from, to (DateTime64) → day, verdict, events
+	Verdicts          = "verdicts"           // → partition, seq, idx, event_id, verdict in stream order
 	MigrationsInit    = "migrations_init"    // creates schema_migrations
 	MigrationsApplied = "migrations_applied" // → version
 	MigrationsRecord  = "migrations_record"  // params version, name

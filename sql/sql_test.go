@@ -76,7 +76,7 @@ func TestSplit(t *testing.T) {
 }
 
 func TestQueries(t *testing.T) {
-	for _, name := range []string{PageCount, PageCounts, SiteCount, InvalidByDay, Reasons, MigrationsInit, MigrationsApplied, MigrationsRecord} {
+	for _, name := range []string{PageCount, PageCounts, SiteCount, InvalidByDay, Verdicts, Reasons, MigrationsInit, MigrationsApplied, MigrationsRecord} {
 		q := Query(name)
 		if q == "" || strings.HasSuffix(q, ";") {
 			t.Errorf("query %s = %q", name, q)

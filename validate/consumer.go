@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"sync"
 	"time"
 
@@ -15,9 +14,8 @@ import (
 	"github.com/viewcount/viewcount/rollup"
 )
 
-// Sink receives verdicts; rollup.Sink implements it. A Writer must be used by
-// one goroutine and acknowledges the stream messages once their verdicts are
-// durable.
+// Sink receives verdicts; rollup.Sink implements it. A Writer is used by one
+// goroutine and says where its partition resumes.
 type Sink interface {
 	Open(ctx context.Context, partition int) (*rollup.Writer, error)
 }
@@ -102,41 +100,40 @@ func (v *Validator) Run(ctx context.Context) error {
 	return nil
 }
 
-// Durable is the consumer name of a partition.
-func Durable(p int) string { return "validate-p" + strconv.Itoa(p) }
-
+// runPartition validates partition p from where its sink left off. One
+// ordered consumer reads the partition in stream order from a rule window
+// before that point: events up to it only rebuild the rules' state, events
+// after it are judged and written. An ordered consumer needs no
+// acknowledgements (the stream keeps messages by age) and delivers each
+// message once, in order, so verdicts depend on nothing but the stream.
 func (v *Validator) runPartition(ctx context.Context, p int) error {
-	cons, err := v.js.CreateOrUpdateConsumer(ctx, viewcount.StreamName, jetstream.ConsumerConfig{
-		Durable:       Durable(p),
-		Description:   "validator of partition " + strconv.Itoa(p),
-		FilterSubject: viewcount.Subject(p),
-		DeliverPolicy: jetstream.DeliverAllPolicy,
-		// AckAll: acknowledging a batch's last message acknowledges the
-		// batch, so the ack floor moves in whole batches and a restart
-		// resumes exactly at the first unacknowledged batch.
-		AckPolicy:     jetstream.AckAllPolicy,
-		AckWait:       5 * time.Minute,
-		MaxAckPending: 100000,
-		MaxDeliver:    -1,
-	})
-	if err != nil {
-		return fmt.Errorf("validate: partition %d: consumer: %w", p, err)
-	}
-	info, err := cons.Info(ctx)
-	if err != nil {
-		return fmt.Errorf("validate: partition %d: consumer info: %w", p, err)
-	}
 	rules, err := NewRules(v.cfg, v.sites)
 	if err != nil {
-		return err
-	}
-	floor := info.AckFloor.Stream
-	if err := v.replay(ctx, p, floor, rules); err != nil {
 		return err
 	}
 	w, err := v.sink.Open(ctx, p)
 	if err != nil {
 		return err
+	}
+	resume := w.Resume()
+	s, err := v.js.Stream(ctx, viewcount.StreamName)
+	if err != nil {
+		return fmt.Errorf("validate: partition %d: %w", p, err)
+	}
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{viewcount.Subject(p)}}
+	if resume > 0 {
+		// Replay from one rule window before the resume point; the stream's
+		// own timestamps are receive times to within milliseconds.
+		start := time.Now().Add(-rules.ReplayWindow() - v.opts.ReplayMargin)
+		if m, err := s.GetMsg(ctx, resume); err == nil {
+			start = m.Time.Add(-rules.ReplayWindow() - v.opts.ReplayMargin)
+		}
+		cfg.DeliverPolicy = jetstream.DeliverByStartTimePolicy
+		cfg.OptStartTime = &start
+	}
+	cons, err := s.OrderedConsumer(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("validate: partition %d: consumer: %w", p, err)
 	}
 	// The final flush outlives ctx so verdicts already judged are inserted on
 	// a clean shutdown rather than redone on the next start.
@@ -144,13 +141,15 @@ func (v *Validator) runPartition(ctx context.Context, p int) error {
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		if err := w.Flush(fctx); err != nil {
-			v.logger.Warn("final flush failed; the batch will be redelivered", "partition", p, "err", err)
+			v.logger.Warn("final flush failed; the batch is redone on the next start", "partition", p, "err", err)
 		}
 	}()
 
-	last := floor
-	var evs []viewcount.Event
-	var firstPending time.Time
+	rp := replayProgress{p: p, resume: resume, began: time.Now(), lastLog: time.Now()}
+	var (
+		evs          []viewcount.Event
+		firstPending time.Time
+	)
 	for ctx.Err() == nil {
 		batch, err := cons.Fetch(v.opts.FetchBatch, jetstream.FetchMaxWait(v.opts.FlushEvery))
 		if err != nil {
@@ -162,12 +161,6 @@ func (v *Validator) runPartition(ctx context.Context, p int) error {
 				return fmt.Errorf("validate: partition %d: metadata: %w", p, err)
 			}
 			seq := md.Sequence.Stream
-			if seq <= last {
-				// A redelivery of a message this run already judged: its
-				// verdicts are in the open batch or inserted already.
-				continue
-			}
-			last = seq
 			evs, err = viewcount.DecodeEvents(evs[:0], msg.Data())
 			if err != nil {
 				// Ingest wrote it, so this is a bug or tampering: keep going,
@@ -175,6 +168,14 @@ func (v *Validator) runPartition(ctx context.Context, p int) error {
 				v.logger.Error("undecodable message skipped", "partition", p, "seq", seq, "err", err)
 				evs = evs[:0]
 			}
+			if seq <= resume {
+				for i := range evs {
+					rules.Judge(&evs[i])
+				}
+				rp.add(v.logger, len(evs), seq)
+				continue
+			}
+			rp.done(v.logger)
 			verdicts := make([]viewcount.Verdict, len(evs))
 			for i := range evs {
 				r := rules.Judge(&evs[i])
@@ -184,7 +185,7 @@ func (v *Validator) runPartition(ctx context.Context, p int) error {
 			if w.Pending() == 0 {
 				firstPending = time.Now()
 			}
-			if err := w.Add(ctx, seq, verdicts, msg); err != nil {
+			if err := w.Add(ctx, seq, verdicts); err != nil {
 				return err
 			}
 		}
@@ -200,77 +201,30 @@ func (v *Validator) runPartition(ctx context.Context, p int) error {
 	return nil
 }
 
-// replay rebuilds rules' state by judging, without emitting, the events of
-// partition p from a window before floor up to floor. Verdicts depend only on
-// events within the rules' windows, so the rebuilt state gives the same
-// verdicts an uninterrupted run would have given.
-func (v *Validator) replay(ctx context.Context, p int, floor uint64, rules *Rules) error {
-	if floor == 0 {
-		return nil
-	}
-	s, err := v.js.Stream(ctx, viewcount.StreamName)
-	if err != nil {
-		return fmt.Errorf("validate: partition %d: replay: %w", p, err)
-	}
-	window := rules.ReplayWindow() + v.opts.ReplayMargin
-	start := time.Now().Add(-window)
-	if m, err := s.GetMsg(ctx, floor); err == nil {
-		start = m.Time.Add(-window)
-	}
-	oc, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{viewcount.Subject(p)},
-		DeliverPolicy:  jetstream.DeliverByStartTimePolicy,
-		OptStartTime:   &start,
-	})
-	if err != nil {
-		return fmt.Errorf("validate: partition %d: replay consumer: %w", p, err)
-	}
-	began, lastLog := time.Now(), time.Now()
-	var evs []viewcount.Event
-	var n int
-	for ctx.Err() == nil {
-		batch, err := oc.Fetch(1024, jetstream.FetchMaxWait(time.Second))
-		if err != nil {
-			return fmt.Errorf("validate: partition %d: replay fetch: %w", p, err)
-		}
-		got := 0
-		for msg := range batch.Messages() {
-			got++
-			md, err := msg.Metadata()
-			if err != nil {
-				return fmt.Errorf("validate: partition %d: replay metadata: %w", p, err)
-			}
-			if md.Sequence.Stream > floor {
-				v.logReplay(p, n, began)
-				return nil
-			}
-			evs, err = viewcount.DecodeEvents(evs[:0], msg.Data())
-			if err == nil {
-				for i := range evs {
-					rules.Judge(&evs[i])
-				}
-				n += len(evs)
-			}
-			if md.Sequence.Stream == floor || md.NumPending == 0 {
-				v.logReplay(p, n, began)
-				return nil
-			}
-		}
-		if got == 0 {
-			// Nothing left to read below the floor (retention removed it).
-			v.logReplay(p, n, began)
-			return nil
-		}
-		if time.Since(lastLog) > 5*time.Second {
-			lastLog = time.Now()
-			v.logger.Info("replaying stream to rebuild state", "partition", p, "events", n, "upto_seq", floor)
-		}
-	}
-	return ctx.Err()
+// replayProgress reports a state rebuild: a line every few seconds while it
+// runs (a day of stream can take a while) and one when it is done.
+type replayProgress struct {
+	p              int
+	resume         uint64
+	events         int
+	began, lastLog time.Time
+	finished       bool
 }
 
-func (v *Validator) logReplay(p, n int, began time.Time) {
-	if n > 0 {
-		v.logger.Info("state rebuilt from stream", "partition", p, "events", n, "took", time.Since(began).Round(time.Millisecond))
+func (r *replayProgress) add(logger *slog.Logger, n int, seq uint64) {
+	r.events += n
+	if time.Since(r.lastLog) > 5*time.Second {
+		r.lastLog = time.Now()
+		logger.Info("replaying stream to rebuild state", "partition", r.p, "events", r.events, "seq", seq, "resume_after", r.resume)
+	}
+}
+
+func (r *replayProgress) done(logger *slog.Logger) {
+	if r.finished {
+		return
+	}
+	r.finished = true
+	if r.events > 0 {
+		logger.Info("state rebuilt from stream", "partition", r.p, "events", r.events, "took", time.Since(r.began).Round(time.Millisecond))
 	}
 }

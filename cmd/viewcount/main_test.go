@@ -109,7 +109,9 @@ func (c *client) send(h hit) int {
 	c.t.Helper()
 	var req *http.Request
 	if h.beacon {
-		ev := map[string]any{"site": h.site, "page": h.page, "webdriver": h.webdriver}
+		// What vc.js reports from a real browser on a plain-HTTP page.
+		hints := map[string]any{"sw": 1920, "sh": 1080, "lang": 2, "tz": true, "uad": false, "sec": false}
+		ev := map[string]any{"site": h.site, "page": h.page, "webdriver": h.webdriver, "hints": hints}
 		if h.id != "" {
 			ev["id"] = h.id
 		}

@@ -53,6 +53,7 @@ type Conn struct {
 	Partitions int
 
 	srv    *server.Server
+	url    string
 	logger *slog.Logger
 }
 
@@ -96,6 +97,7 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Conn, error) {
 		url = nats.DefaultURL // ignored: the connection is in-process
 		opts = append(opts, nats.InProcessServer(srv))
 	}
+	c.url = url
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		c.shutdownServer()
@@ -175,6 +177,26 @@ func (c *Conn) ensure(ctx context.Context, cfg Config) error {
 		}
 	}
 	return nil
+}
+
+// NewClient opens another client connection to the same server, in-process
+// for an embedded one. Each process role could use its own; tests use it to
+// cut one role's connection without touching the others. The caller closes it.
+func (c *Conn) NewClient() (*nats.Conn, jetstream.JetStream, error) {
+	opts := []nats.Option{nats.Name("viewcount")}
+	if c.srv != nil {
+		opts = append(opts, nats.InProcessServer(c.srv))
+	}
+	nc, err := nats.Connect(c.url, opts...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("stream: connect: %w", err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("stream: jetstream: %w", err)
+	}
+	return nc, js, nil
 }
 
 // KV opens one of the buckets ensured by Open.

@@ -1,0 +1,227 @@
+package validate
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/viewcount/viewcount"
+	vcstream "github.com/viewcount/viewcount/ingest/stream"
+	"github.com/viewcount/viewcount/ingest/stream/streamtest"
+	"github.com/viewcount/viewcount/rollup"
+	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/store"
+	"github.com/viewcount/viewcount/sql/store/storetest"
+)
+
+func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
+
+const testPartitions = 3
+
+// testTraffic is a deterministic mix exercising every stateful rule: many
+// visitors with reloads and retries, a flood, bots, an unknown site. Event
+// times span 40 minutes, so windows open and close during the run.
+func testTraffic(n int) []viewcount.Event {
+	rng := rand.New(rand.NewPCG(7, 11))
+	t := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	uas := []string{
+		"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36",
+		"Mozilla/5.0 (X11; Linux x86_64; rv:145.0) Gecko/20100101 Firefox/145.0",
+		"Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+	}
+	evs := make([]viewcount.Event, 0, n)
+	for i := 0; i < n; i++ {
+		t = t.Add(time.Duration(rng.IntN(2400)) * time.Millisecond)
+		v := uint64(rng.IntN(250))
+		site := "a.example"
+		if rng.IntN(20) == 0 {
+			site = "b.example"
+		}
+		ua := uas[rng.IntN(2)]
+		if rng.IntN(12) == 0 {
+			ua = uas[2]
+		}
+		e := viewcount.Event{Time: t, Site: site, Page: fmt.Sprintf("/p%d", rng.IntN(12)),
+			UA: ua, ID: fmt.Sprintf("e%d", i), Source: viewcount.SourcePixel}
+		if i%97 == 0 && i > 0 { // a retry of an earlier event
+			e = evs[rng.IntN(len(evs))]
+			e.Time = t
+		}
+		if i%300 < 40 { // a flood from one visitor
+			v = 9999
+			e.Page = fmt.Sprintf("/flood/%d", i)
+		}
+		e.Network = v / 8
+		e.Visitor = viewcount.NetworkKey(v*0x9E3779B97F4A7C15, e.Network)
+		evs = append(evs, e)
+	}
+	return evs
+}
+
+// publish writes evs to the stream as messages of one to three events of
+// one partition, in order.
+func publish(t *testing.T, c *vcstream.Conn, evs []viewcount.Event) {
+	t.Helper()
+	ctx := context.Background()
+	for i := 0; i < len(evs); {
+		p := viewcount.Partition(evs[i].Visitor, testPartitions)
+		j := i + 1
+		for j < len(evs) && j < i+3 && viewcount.Partition(evs[j].Visitor, testPartitions) == p {
+			j++
+		}
+		if _, err := c.JS.Publish(ctx, viewcount.Subject(p), viewcount.AppendEvents(nil, evs[i:j])); err != nil {
+			t.Fatal(err)
+		}
+		i = j
+	}
+}
+
+type pipeline struct {
+	conn  *vcstream.Conn
+	sites *vcstream.Sites
+	store store.Store
+}
+
+func newPipeline(t *testing.T, evs []viewcount.Event) *pipeline {
+	t.Helper()
+	ctx := context.Background()
+	p := &pipeline{conn: streamtest.Open(t, testPartitions), store: storetest.Open(t)}
+	if err := rollup.Migrate(ctx, p.store, quiet()); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	if p.sites, err = vcstream.OpenSites(ctx, p.conn); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.sites.Close)
+	if _, _, err := p.sites.Add(ctx, "a.example"); err != nil {
+		t.Fatal(err)
+	}
+	publish(t, p.conn, evs)
+	return p
+}
+
+func quiet() *slog.Logger {
+	if os.Getenv("VC_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// verdicts reads every row of views_raw as "partition/seq/idx id verdict".
+func (p *pipeline) verdicts(t *testing.T) []string {
+	t.Helper()
+	res, err := p.store.Query(context.Background(), vcsql.Query(vcsql.Verdicts), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, len(res.Rows))
+	for i, r := range res.Rows {
+		out[i] = strings.Join(r, " ")
+	}
+	return out
+}
+
+// start runs one incarnation of a validator on its own client connection,
+// as a separate process would. crash cuts that connection (no final flush,
+// no acks) before stopping it; a clean stop flushes.
+func (p *pipeline) start(t *testing.T) (stop func(crash bool)) {
+	t.Helper()
+	nc, js, err := p.conn.NewClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	intents, err := js.KeyValue(context.Background(), viewcount.BucketRollup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics := viewcount.NewMetrics()
+	sink := rollup.NewSink(rollup.Config{MaxRows: 64, InsertRetries: 1}, p.store, intents, metrics, quiet(), time.Now)
+	v, err := New(DefaultConfig(), Options{FlushEvery: 20 * time.Millisecond, FetchBatch: 16}, js, testPartitions, p.sites, sink, metrics, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = v.Run(ctx)
+	}()
+	return func(crash bool) {
+		if crash {
+			nc.Close()
+		}
+		cancel()
+		<-done
+		nc.Close()
+	}
+}
+
+func (p *pipeline) waitRows(t *testing.T, atLeast int) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		n := len(p.verdicts(t))
+		if n >= atLeast {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d of %d rows inserted", n, atLeast)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestRestartsGiveSameVerdicts runs validation over the same stream twice:
+// once uninterrupted, once crashed (connection cut mid-batch, nothing
+// flushed or acknowledged) and restarted four times, with a clean restart
+// in between. Every event must get the same verdict in both, exactly once.
+func TestRestartsGiveSameVerdicts(t *testing.T) {
+	evs := testTraffic(3000)
+
+	a := newPipeline(t, evs)
+	stop := a.start(t)
+	a.waitRows(t, len(evs))
+	stop(false)
+	want := a.verdicts(t)
+
+	b := newPipeline(t, evs)
+	for i, crash := range []bool{true, false, true, true, true} {
+		stop := b.start(t)
+		b.waitRows(t, (i+1)*len(evs)/6)
+		stop(crash)
+	}
+	stop = b.start(t)
+	b.waitRows(t, len(evs))
+	time.Sleep(100 * time.Millisecond) // a duplicate insert would show up by now
+	stop(false)
+	got := b.verdicts(t)
+
+	if len(got) != len(evs) || len(want) != len(evs) {
+		t.Fatalf("rows: uninterrupted %d, restarted %d, events %d", len(want), len(got), len(evs))
+	}
+	if !slices.Equal(got, want) {
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("first difference at row %d:\n restarted     %s\n uninterrupted %s", i, got[i], want[i])
+			}
+		}
+	}
+	reasons := map[string]int{}
+	for _, r := range want {
+		reasons[r[strings.LastIndexByte(r, ' ')+1:]]++
+	}
+	for _, r := range []viewcount.Reason{viewcount.Valid, viewcount.BotUA, viewcount.UnknownSite, viewcount.DuplicateID, viewcount.Duplicate, viewcount.Rate} {
+		if reasons[string(r)] == 0 {
+			t.Errorf("the traffic produced no %s verdict (%v): the test would not notice a change there", r, reasons)
+		}
+	}
+	t.Logf("verdicts: %v", reasons)
+}
