@@ -104,6 +104,7 @@ const (
 	BucketSites  = "VC_SITES"  // registered sites: key domain, value JSON
 	BucketSalts  = "VC_SALTS"  // daily visitor-id salts: key YYYY-MM-DD
 	BucketRollup = "VC_ROLLUP" // rollup batch intents: key p<partition>
+	BucketLeases = "VC_LEASES" // validator partition ownership: key p<partition>
 )
 
 // Partition maps a visitor to a partition; every event of one visitor lands

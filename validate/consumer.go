@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/viewcount/viewcount"
+	vcstream "github.com/viewcount/viewcount/ingest/stream"
 	"github.com/viewcount/viewcount/rollup"
 )
 
@@ -28,6 +31,8 @@ type Options struct {
 	// ReplayMargin is added to the longest rule window when rebuilding state,
 	// covering the gap between an event's receive time and its stream time.
 	ReplayMargin time.Duration // default 1m
+	// Owner names this process in partition leases; default host:pid.
+	Owner string
 }
 
 // Validator runs one pull consumer per owned partition, judges every event
@@ -57,6 +62,10 @@ func New(cfg Config, opts Options, js jetstream.JetStream, partitions int, sites
 	}
 	if opts.ReplayMargin <= 0 {
 		opts.ReplayMargin = time.Minute
+	}
+	if opts.Owner == "" {
+		host, _ := os.Hostname()
+		opts.Owner = host + ":" + strconv.Itoa(os.Getpid()) + ":" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	}
 	if opts.Partitions == nil {
 		for p := 0; p < partitions; p++ {
@@ -106,7 +115,36 @@ func (v *Validator) Run(ctx context.Context) error {
 // after it are judged and written. An ordered consumer needs no
 // acknowledgements (the stream keeps messages by age) and delivers each
 // message once, in order, so verdicts depend on nothing but the stream.
-func (v *Validator) runPartition(ctx context.Context, p int) error {
+func (v *Validator) runPartition(ctx context.Context, p int) (err error) {
+	leases, err := v.js.KeyValue(ctx, viewcount.BucketLeases)
+	if err != nil {
+		return fmt.Errorf("validate: partition %d: leases: %w", p, err)
+	}
+	l, err := acquireLease(ctx, leases, p, v.opts.Owner, vcstream.LeaseTTL, v.logger)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	kept := make(chan struct{})
+	go func() {
+		defer close(kept)
+		if err := l.keep(ctx); err != nil {
+			cancel(err)
+		}
+	}()
+	defer func() {
+		cancel(nil)
+		<-kept
+		if lost := context.Cause(ctx); errors.Is(lost, ErrLeaseLost) {
+			err = lost
+			return // the partition is someone else's now: leave its lease alone
+		}
+		l.release()
+	}()
+	return v.validate(ctx, p)
+}
+
+func (v *Validator) validate(ctx context.Context, p int) error {
 	rules, err := NewRules(v.cfg, v.sites)
 	if err != nil {
 		return err
@@ -136,8 +174,12 @@ func (v *Validator) runPartition(ctx context.Context, p int) error {
 		return fmt.Errorf("validate: partition %d: consumer: %w", p, err)
 	}
 	// The final flush outlives ctx so verdicts already judged are inserted on
-	// a clean shutdown rather than redone on the next start.
+	// a clean shutdown rather than redone on the next start; never after the
+	// lease is lost, when the partition may already be someone else's.
 	defer func() {
+		if errors.Is(context.Cause(ctx), ErrLeaseLost) {
+			return
+		}
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		if err := w.Flush(fctx); err != nil {

@@ -2,6 +2,7 @@ package validate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -131,7 +132,9 @@ func (p *pipeline) verdicts(t *testing.T) []string {
 
 // start runs one incarnation of a validator on its own client connection,
 // as a separate process would. crash cuts that connection (no final flush,
-// no acks) before stopping it; a clean stop flushes.
+// no lease release) before stopping it; a clean stop flushes. Every
+// incarnation has the same owner name, as a restarted validator with a
+// stable name does, so it reclaims its partitions without waiting.
 func (p *pipeline) start(t *testing.T) (stop func(crash bool)) {
 	t.Helper()
 	nc, js, err := p.conn.NewClient()
@@ -144,7 +147,7 @@ func (p *pipeline) start(t *testing.T) (stop func(crash bool)) {
 	}
 	metrics := viewcount.NewMetrics()
 	sink := rollup.NewSink(rollup.Config{MaxRows: 64, InsertRetries: 1}, p.store, intents, metrics, quiet(), time.Now)
-	v, err := New(DefaultConfig(), Options{FlushEvery: 20 * time.Millisecond, FetchBatch: 16}, js, testPartitions, p.sites, sink, metrics, quiet())
+	v, err := New(DefaultConfig(), Options{FlushEvery: 20 * time.Millisecond, FetchBatch: 16, Owner: "restarting-validator"}, js, testPartitions, p.sites, sink, metrics, quiet())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,4 +227,40 @@ func TestRestartsGiveSameVerdicts(t *testing.T) {
 		}
 	}
 	t.Logf("verdicts: %v", reasons)
+}
+
+// TestLeaseExclusive: a partition has one owner at a time; another waits
+// until the lease is released (or expires), the same owner reclaims at once.
+func TestLeaseExclusive(t *testing.T) {
+	c := streamtest.Open(t, 1)
+	ctx := context.Background()
+	kv, err := c.JS.KeyValue(ctx, viewcount.BucketLeases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := acquireLease(ctx, kv, 0, "a", time.Minute, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
+	_, err = acquireLease(short, kv, 0, "b", time.Minute, quiet())
+	cancel()
+	if err == nil {
+		t.Fatal("b acquired a partition a holds")
+	}
+	if again, err := acquireLease(ctx, kv, 0, "a", time.Minute, quiet()); err != nil {
+		t.Fatalf("a could not reclaim its own lease: %v", err)
+	} else {
+		a = again
+	}
+	a.release()
+	short, cancel = context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := acquireLease(short, kv, 0, "b", time.Minute, quiet()); err != nil {
+		t.Fatalf("b after release: %v", err)
+	}
+	// a's renewal now fails: its lease is lost.
+	if err := a.keepOnce(ctx); !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("renewing a taken lease: %v, want ErrLeaseLost", err)
+	}
 }

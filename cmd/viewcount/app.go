@@ -111,8 +111,16 @@ func (m *Main) Run(ctx context.Context) error {
 		var pctx context.Context
 		pctx, m.pubCancel = context.WithCancel(context.WithoutCancel(ctx))
 		m.goStage(&m.pubDone, "publisher", func() error { return pub.Run(pctx) })
-		h := ingest.New(ingest.Config{Partitions: m.stream.Partitions, KeepQuery: m.cfg.KeepQuery},
-			pub, ingest.NewSalts(salts, rand.Reader, m.logger), m.Metrics, m.logger, m.now)
+		icfg := ingest.Config{Partitions: m.stream.Partitions, KeepQuery: m.cfg.KeepQuery}
+		if len(m.cfg.DatacenterLists) > 0 {
+			ranges, err := ingest.LoadRanges(m.cfg.DatacenterLists...)
+			if err != nil {
+				return err
+			}
+			m.logger.Info("datacenter ranges loaded", "ranges", ranges.Len())
+			icfg.Datacenter = ranges
+		}
+		h := ingest.New(icfg, pub, ingest.NewSalts(salts, rand.Reader, m.logger), m.Metrics, m.logger, m.now)
 		h.Routes(engine)
 	}
 	if m.roles.Validate {
@@ -168,7 +176,7 @@ func (m *Main) startValidate(ctx context.Context) error {
 		return err
 	}
 	sink := rollup.NewSink(rollup.Config{}, m.store, intents, m.Metrics, m.logger, m.now)
-	v, err := validate.New(cfg, validate.Options{}, m.stream.JS, m.stream.Partitions, m.sites, sink, m.Metrics, m.logger)
+	v, err := validate.New(cfg, validate.Options{Partitions: m.cfg.OwnPartitions}, m.stream.JS, m.stream.Partitions, m.sites, sink, m.Metrics, m.logger)
 	if err != nil {
 		return err
 	}

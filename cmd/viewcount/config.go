@@ -26,6 +26,8 @@ type Config struct {
 	Retention       time.Duration
 	DuplicateWindow time.Duration
 	BotList         string
+	DatacenterLists []string
+	OwnPartitions   []int // partitions this process validates; nil = all
 	KeepQuery       bool
 	NATSSyncAlways  bool
 	LogLevel        string
@@ -89,7 +91,7 @@ func parseConfig(name string, args []string) (Config, error) {
 	var c Config
 	fs := flag.NewFlagSet("viewcount "+name, flag.ContinueOnError)
 	e := &envFlag{fs: fs}
-	var proxies string
+	var proxies, dcLists, owned string
 	e.str(&c.Listen, "listen", "VIEWCOUNT_LISTEN", ":8080", "HTTP listen address")
 	e.str(&c.Data, "data", "VIEWCOUNT_DATA", "./data", "data directory (embedded NATS and chDB files, admin token)")
 	e.str(&c.StoreDir, "store-dir", "VIEWCOUNT_STORE_DIR", "", "directory for the embedded store's files (default: the data dir)")
@@ -103,6 +105,8 @@ func parseConfig(name string, args []string) (Config, error) {
 	e.dur(&c.Retention, "retention", "VIEWCOUNT_RETENTION", 72*time.Hour, "how long raw events stay in the stream")
 	e.dur(&c.DuplicateWindow, "duplicate-window", "VIEWCOUNT_DUPLICATE_WINDOW", 30*time.Minute, "repeat views of a page by a visitor within this count once")
 	e.str(&c.BotList, "bot-list", "VIEWCOUNT_BOT_LIST", "", "file of extra bot user-agent patterns, one per line")
+	e.str(&dcLists, "datacenter-ranges", "VIEWCOUNT_DATACENTER_RANGES", "", "comma-separated files of datacenter CIDRs (ingest marks hits from them)")
+	e.str(&owned, "validate-partitions", "VIEWCOUNT_VALIDATE_PARTITIONS", "", "partitions this process validates, e.g. 0-3,6; empty = all")
 	e.bool(&c.KeepQuery, "keep-query", "VIEWCOUNT_KEEP_QUERY", "keep query strings in page paths")
 	e.bool(&c.NATSSyncAlways, "nats-sync-always", "VIEWCOUNT_NATS_SYNC_ALWAYS", "embedded NATS fsyncs every write (survives power loss, slower)")
 	e.str(&c.LogLevel, "log-level", "VIEWCOUNT_LOG_LEVEL", "info", "debug, info, warn or error")
@@ -115,9 +119,12 @@ func parseConfig(name string, args []string) (Config, error) {
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
-	for _, p := range strings.Split(proxies, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			c.TrustedProxies = append(c.TrustedProxies, p)
+	c.TrustedProxies = splitList(proxies)
+	c.DatacenterLists = splitList(dcLists)
+	if owned != "" {
+		var err error
+		if c.OwnPartitions, err = parsePartitions(owned, c.Partitions); err != nil {
+			return c, fmt.Errorf("--validate-partitions: %w", err)
 		}
 	}
 	if c.StoreDir == "" {
@@ -127,4 +134,38 @@ func parseConfig(name string, args []string) (Config, error) {
 		return c, fmt.Errorf("--public-lag %s: at least 1s", c.PublicLag)
 	}
 	return c, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// parsePartitions reads "0-3,6" into [0 1 2 3 6], each below n.
+func parsePartitions(s string, n int) ([]int, error) {
+	seen := map[int]bool{}
+	var out []int
+	for _, part := range splitList(s) {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		b := a
+		if err == nil && isRange {
+			b, err = strconv.Atoi(hi)
+		}
+		if err != nil || a < 0 || b < a || b >= n {
+			return nil, fmt.Errorf("%q: want partitions (or ranges a-b) from 0 to %d", part, n-1)
+		}
+		for p := a; p <= b; p++ {
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
 }

@@ -187,3 +187,20 @@ func reasons(t *testing.T, m *Main, site string) map[string]uint64 {
 	}
 	return out
 }
+
+func TestParsePartitions(t *testing.T) {
+	f := func(in string, n int, want string) {
+		t.Helper()
+		got, err := parsePartitions(in, n)
+		if s := fmt.Sprint(got); err != nil && want != "error" || err == nil && s != want {
+			t.Errorf("parsePartitions(%q, %d) = %v, %v; want %s", in, n, got, err, want)
+		}
+	}
+	f("0-3,6", 8, "[0 1 2 3 6]")
+	f("7", 8, "[7]")
+	f("1,1,0-1", 8, "[1 0]")
+	f("8", 8, "error")
+	f("3-1", 8, "error")
+	f("a", 8, "error")
+	f("-1", 8, "error")
+}

@@ -41,6 +41,9 @@ const minRetention = 25 * time.Hour
 
 const metaPartitions = "viewcount_partitions"
 
+// LeaseTTL is how long a validator's claim on a partition lasts unrenewed.
+const LeaseTTL = 15 * time.Second
+
 // ErrPartitions is returned when the existing stream was created with another
 // partition count: silently changing it would move visitors between
 // validators and break duplicate detection.
@@ -170,6 +173,9 @@ func (c *Conn) ensure(ctx context.Context, cfg Config) error {
 		// visitor ids unlinkable to today's: the TTL is the deletion.
 		{Bucket: viewcount.BucketSalts, Description: "daily visitor-id salts", History: 1, TTL: 48 * time.Hour, Storage: jetstream.FileStorage},
 		{Bucket: viewcount.BucketRollup, Description: "rollup batch intents", History: 1, Storage: jetstream.FileStorage},
+		// A lease not renewed within the TTL expires, so a crashed
+		// validator's partitions are taken over by another within seconds.
+		{Bucket: viewcount.BucketLeases, Description: "validator partition leases", History: 1, TTL: LeaseTTL, Storage: jetstream.FileStorage},
 	}
 	for _, b := range buckets {
 		if _, err := c.JS.CreateOrUpdateKeyValue(ctx, b); err != nil {
