@@ -111,7 +111,7 @@ func reportRange(fromS, toS string, now time.Time) (from, to time.Time, err erro
 		}
 		return t.UTC(), nil
 	}
-	to = now.Truncate(24 * time.Hour).AddDate(0, 0, 1)
+	to = now.Truncate(24*time.Hour).AddDate(0, 0, 1)
 	if toS != "" {
 		if to, err = parse("to", toS, true); err != nil {
 			return
