@@ -60,6 +60,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		roles = Roles{API: true}
 	case "site":
 		return runSite(rest, stdout)
+	case "loadgen":
+		return runLoadgen(rest, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "viewcount", version)
 		return nil
