@@ -169,9 +169,9 @@ func newEventID() string {
 // beaconEvent is one event of a POST /v1/events body. Unknown fields are
 // ignored, so trackers may send more than this version reads.
 type beaconEvent struct {
-	Site      string `json:"site"`
-	Page      string `json:"page"`
-	Referrer  string `json:"referrer"`
+	Site      string       `json:"site"`
+	Page      string       `json:"page"`
+	Referrer  string       `json:"referrer"`
 	ID        string       `json:"id"`
 	Webdriver bool         `json:"webdriver"`
 	Hints     *beaconHints `json:"hints"`
