@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/viewcount/viewcount"
@@ -33,6 +34,8 @@ type Options struct {
 	ReplayMargin time.Duration // default 1m
 	// Owner names this process in partition leases; default host:pid.
 	Owner string
+	// Now is the clock that dates ticks; default time.Now.
+	Now func() time.Time
 }
 
 // Validator runs one pull consumer per owned partition, judges every event
@@ -62,6 +65,9 @@ func New(cfg Config, opts Options, js jetstream.JetStream, partitions int, sites
 	}
 	if opts.ReplayMargin <= 0 {
 		opts.ReplayMargin = time.Minute
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	if opts.Owner == "" {
 		host, _ := os.Hostname()
@@ -173,6 +179,13 @@ func (v *Validator) validate(ctx context.Context, p int) error {
 	if err != nil {
 		return fmt.Errorf("validate: partition %d: consumer: %w", p, err)
 	}
+	// Messages, not Fetch: an ordered consumer recreates itself on every
+	// Fetch, and this loop would fetch many times a second.
+	it, err := cons.Messages(jetstream.PullMaxMessages(v.opts.FetchBatch))
+	if err != nil {
+		return fmt.Errorf("validate: partition %d: consumer: %w", p, err)
+	}
+	defer it.Stop()
 	// The final flush outlives ctx so verdicts already judged are inserted on
 	// a clean shutdown rather than redone on the next start; never after the
 	// lease is lost, when the partition may already be someone else's.
@@ -187,57 +200,110 @@ func (v *Validator) validate(ctx context.Context, p int) error {
 		}
 	}()
 
-	rp := replayProgress{p: p, resume: resume, began: time.Now(), lastLog: time.Now()}
-	var (
-		evs          []viewcount.Event
-		firstPending time.Time
-	)
+	pl := partitionLoop{v: v, p: p, rules: rules, w: w, resume: resume,
+		q:  holdQueue{window: rules.SettleWindow().Milliseconds()},
+		rp: replayProgress{p: p, resume: resume, began: time.Now(), lastLog: time.Now()}}
 	for ctx.Err() == nil {
-		batch, err := cons.Fetch(v.opts.FetchBatch, jetstream.FetchMaxWait(v.opts.FlushEvery))
-		if err != nil {
-			return fmt.Errorf("validate: partition %d: fetch: %w", p, err)
+		nctx, cancel := context.WithTimeout(ctx, v.opts.FlushEvery)
+		msg, err := it.Next(jetstream.NextContext(nctx))
+		cancel()
+		switch {
+		case err == nil:
+			if err := pl.message(ctx, msg); err != nil {
+				return err
+			}
+		case ctx.Err() != nil:
+			return nil
+		case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout):
+			if err := pl.idle(ctx); err != nil {
+				return err
+			}
+			continue
+		default:
+			return fmt.Errorf("validate: partition %d: next: %w", p, err)
 		}
-		for msg := range batch.Messages() {
-			md, err := msg.Metadata()
-			if err != nil {
-				return fmt.Errorf("validate: partition %d: metadata: %w", p, err)
-			}
-			seq := md.Sequence.Stream
-			evs, err = viewcount.DecodeEvents(evs[:0], msg.Data())
-			if err != nil {
-				// Ingest wrote it, so this is a bug or tampering: keep going,
-				// loudly, rather than wedge the partition.
-				v.logger.Error("undecodable message skipped", "partition", p, "seq", seq, "err", err)
-				evs = evs[:0]
-			}
-			if seq <= resume {
-				for i := range evs {
-					rules.Judge(&evs[i])
-				}
-				rp.add(v.logger, len(evs), seq)
-				continue
-			}
-			rp.done(v.logger)
-			verdicts := make([]viewcount.Verdict, len(evs))
-			for i := range evs {
-				r := rules.Judge(&evs[i])
-				v.metrics.Validated(r)
-				verdicts[i] = viewcount.Verdict{Event: evs[i], Reason: r, Partition: uint16(p), Seq: seq, Index: uint32(i)}
-			}
-			if w.Pending() == 0 {
-				firstPending = time.Now()
-			}
-			if err := w.Add(ctx, seq, verdicts); err != nil {
+		if pl.w.Pending() > 0 && time.Since(pl.firstPending) >= v.opts.FlushEvery {
+			if err := pl.w.Flush(ctx); err != nil {
 				return err
 			}
 		}
-		if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, context.DeadlineExceeded) {
-			return fmt.Errorf("validate: partition %d: fetch: %w", p, err)
+	}
+	return nil
+}
+
+// partitionLoop is the state of one partition's validation loop.
+type partitionLoop struct {
+	v      *Validator
+	p      int
+	rules  *Rules
+	w      *rollup.Writer
+	resume uint64
+	q      holdQueue
+	rp     replayProgress
+
+	evs          []viewcount.Event
+	out          []viewcount.Verdict
+	firstPending time.Time
+	lastTick     time.Time
+}
+
+// message judges one stream message and writes what is due: its verdicts
+// (less those held) and held verdicts whose settle window has passed.
+// Messages up to resume only rebuild state.
+func (l *partitionLoop) message(ctx context.Context, msg jetstream.Msg) error {
+	md, err := msg.Metadata()
+	if err != nil {
+		return fmt.Errorf("validate: partition %d: metadata: %w", l.p, err)
+	}
+	seq := md.Sequence.Stream
+	l.evs = l.evs[:0]
+	if t, ok := tickTime(msg); ok {
+		l.q.observe(t)
+	} else if l.evs, err = viewcount.DecodeEvents(l.evs, msg.Data()); err != nil {
+		// Ingest wrote it, so this is a bug or tampering: keep going,
+		// loudly, rather than wedge the partition.
+		l.v.logger.Error("undecodable message skipped", "partition", l.p, "seq", seq, "err", err)
+		l.evs = l.evs[:0]
+	}
+	l.out = l.out[:0]
+	for i := range l.evs {
+		e := &l.evs[i]
+		l.q.observe(e.Time.UnixMilli())
+		vd := viewcount.Verdict{Event: *e, Reason: l.rules.Judge(e), Partition: uint16(l.p), Seq: seq, Index: uint32(i)}
+		if vd.Reason == viewcount.Valid && l.rules.Watched(e) {
+			l.q.push(vd)
+			continue
 		}
-		if w.Pending() > 0 && time.Since(firstPending) >= v.opts.FlushEvery {
-			if err := w.Flush(ctx); err != nil {
-				return err
-			}
+		l.out = append(l.out, vd)
+	}
+	l.out = l.q.release(l.out, l.rules.Settle)
+	if seq <= l.resume {
+		l.rp.add(l.v.logger, len(l.evs), seq) // written before the restart
+		return nil
+	}
+	l.rp.done(l.v.logger)
+	for i := range l.out {
+		l.v.metrics.Validated(l.out[i].Reason)
+	}
+	if l.w.Pending() == 0 {
+		l.firstPending = time.Now()
+	}
+	return l.w.Add(ctx, seq, l.out)
+}
+
+// idle runs when the partition is quiet: flush what waits, and tick if
+// held verdicts are due, so they are released without waiting for traffic.
+func (l *partitionLoop) idle(ctx context.Context) error {
+	if l.w.Pending() > 0 {
+		if err := l.w.Flush(ctx); err != nil {
+			return err
+		}
+	}
+	if now := l.v.opts.Now(); l.q.due(now) && time.Since(l.lastTick) >= time.Second {
+		l.lastTick = time.Now()
+		tick := &nats.Msg{Subject: viewcount.Subject(l.p), Header: nats.Header{TickHeader: {strconv.FormatInt(now.UnixMilli(), 10)}}}
+		if _, err := l.v.js.PublishMsg(ctx, tick); err != nil && ctx.Err() == nil {
+			l.v.logger.Warn("tick not published; held verdicts wait for the next event", "partition", l.p, "err", err)
 		}
 	}
 	return nil

@@ -1,12 +1,17 @@
 // Package validate judges every event in the stream: valid, or the reason it
-// is rejected (a bot user agent, a headless browser, an unknown site, a client
-// retry, a repeated view). The rules (Rules) are a pure function of the event
+// is rejected (a bot user agent, a headless browser, impossible browser hints,
+// a datacenter address, an unknown site, referrer spam, a client retry, a
+// flood from one visitor or network, a network rotating user agents, a
+// repeated view). The rules (Rules) are a pure function of the event
 // sequence fed to them, clocked by the events' own receive times; the consumer
 // loop feeds them one partition of the stream and hands the verdicts on.
 //
 // It must never drop an event (a rejection is a verdict, not a deletion), never
 // read the wall clock or randomness inside the rules (a replay must rebuild the
-// same state and so the same verdicts), and never hold unbounded state.
+// same state and so the same verdicts), and never hold state that grows with
+// the number of distinct keys beyond a fixed cap: windows are capped maps,
+// rates live in fixed-size count-min sketches, cardinalities in capped
+// HyperLogLog sketches.
 package validate
 
 import (
@@ -23,7 +28,8 @@ import (
 )
 
 // Config holds the rules' knobs. A zero field takes its default, so Config{}
-// is DefaultConfig(); negative values are errors.
+// is DefaultConfig(); negative values are errors. The defaults and why they
+// are what they are: see DefaultConfig.
 type Config struct {
 	// DuplicateWindow: a view of the same page of the same site by the same
 	// visitor less than this after their previous view is a Duplicate.
@@ -34,28 +40,126 @@ type Config struct {
 	// MaxKeys caps the keys each of the two windows remembers, per Rules
 	// (one Rules per partition). See DefaultConfig for the sizing.
 	MaxKeys int
+
 	// ExtraBotPatterns are case-insensitive regular expressions (see
 	// LoadPatterns) that mark a user agent as a bot, on top of the built-in
-	// lists.
+	// lists, or instead of them with ReplaceBotList.
 	ExtraBotPatterns []string
+	// ReplaceBotList: only ExtraBotPatterns decide BotUA; the built-in
+	// tokens and the Crawler-Detect list are not consulted. For operators
+	// who maintain the whole list in a file. With no patterns at all, no
+	// user agent is a bot (EmptyUA still applies).
+	ReplaceBotList bool
+
+	// AllowMissingHints lets beacon events without hints pass BadHints. The
+	// current tracker always sends them; set it while old copies of the
+	// script may still be cached in browsers, or while the stream still
+	// holds messages written before hints existed.
+	AllowMissingHints bool
+	// MaxScreenSize: a beacon reporting a screen side larger than this (CSS
+	// pixels) is BadHints.
+	MaxScreenSize int
+
+	// SpamReferrers are hosts (see LoadHosts) whose referrals are
+	// BadReferrer, with their subdomains, on top of the built-in list
+	// (lists/referrer-spam.txt), or instead of it with ReplaceSpamReferrers.
+	SpamReferrers        []string
+	ReplaceSpamReferrers bool
+
+	// RateWindow is the sliding window over which views are counted per
+	// visitor and per network. A visitor with more than VisitorRateLimit
+	// views, or a network with more than NetworkRateLimit, within it makes
+	// Rate views. Limits are at most 65534 (the counters are 16-bit).
+	RateWindow       time.Duration
+	VisitorRateLimit int
+	NetworkRateLimit int
+
+	// RotationWindow: a network whose views carry more than RotationMaxUAs
+	// distinct user agents within (between half and all of) this window
+	// makes NetworkRotation views. Networks are tracked once they have
+	// RotationMinEvents views in the window, at most RotationMaxNetworks of
+	// them per half window (see rotation).
+	RotationWindow      time.Duration
+	RotationMaxUAs      int
+	RotationMinEvents   int
+	RotationMaxNetworks int
+
+	// SettleWindow: valid views of watched visitors and networks (see
+	// Watched) are held this long and rejected after all if their visitor
+	// or network is flagged meanwhile (see settle.go). Negative turns
+	// settling off.
+	SettleWindow time.Duration
 }
 
-// DefaultConfig returns the defaults. MaxKeys is 1<<20 because a remembered
-// key costs ~36 bytes (measured: Go map slot, control bytes, load factor), so
-// a full window is ~36 MiB and a Rules ~72 MiB whatever the traffic: a hard
-// ceiling an operator can plan for (×8 partitions in one process). 1M keys
-// hold every view of a partition taking ~500 views/s for the 30-minute
-// window. For ids they hold a full 24 hours only up to ~12 events/s per
-// partition; beyond that the oldest ids are forgotten early, which matters
-// only for retries arriving hours late, and those are rare (a retry usually
-// follows within seconds).
+// DefaultConfig returns the defaults.
+//
+// MaxKeys is 1<<20 because a remembered key costs ~36 bytes (measured: Go
+// map slot, control bytes, load factor), so a full window is ~36 MiB and the
+// two ~72 MiB whatever the traffic: a hard ceiling an operator can plan for
+// (×8 partitions in one process). 1M keys hold every view of a partition
+// taking ~500 views/s for the 30-minute window. For ids they hold a full 24
+// hours only up to ~12 events/s per partition; beyond that the oldest ids
+// are forgotten early, which matters only for retries arriving hours late,
+// and those are rare (a retry usually follows within seconds).
+//
+// MaxScreenSize 16384: the largest screens sold (8K, 7680 px wide) report
+// at most that at 100% scaling; 16384 leaves room for zoomed-out pages and
+// is far from what a broken script reports (0, or 65535 when clamped).
+//
+// VisitorRateLimit 30 per minute: a person reading pages rarely opens more
+// than 10-15 a minute even when skimming, and a visitor id is per site, IP
+// and user agent, so people behind one NAT with the same browser build share
+// one; 30 leaves room for both, and a bot refreshing a page to inflate its
+// count goes far beyond it.
+//
+// NetworkRateLimit 600 per minute (10 views/s) per IPv4 /24 or IPv6 /48:
+// a /24 is up to 254 households, an office NAT or a carrier's CGNAT pool
+// shared by many people, so its limit is twenty visitors' worth; a farm
+// inflating counts from one rented range needs far more to matter.
+// Deployments with very large audiences behind mobile carriers should raise
+// it.
+//
+// RotationMaxUAs 50 distinct user agents per network in 10 minutes: user-agent
+// reduction makes real people of one network share few strings (Chrome
+// reports "Chrome/131.0.0.0" on a handful of frozen platform strings, Safari
+// a frozen macOS version), so even a busy office shows a few dozen at most;
+// a farm replaying a list of UAs to fake distinct people passes 50 within
+// minutes. Not 20: in-app browsers (Facebook, Instagram) put app version and
+// device model in their UA, and a carrier CGNAT range with a few dozen such
+// readers of one deployment would pass 20.
+//
+// SettleWindow 2 minutes: a farm at 30 new user agents a minute passes 50 in
+// under two minutes and a flood passes its limit within seconds, so holding
+// watched views this long rejects those attacks from their first watched
+// view instead of from the view that crossed the threshold. Only watched
+// views wait: a visitor at 5+ views a minute, a network at 100+ views a
+// minute or 10+ in the rotation window; nearly all views are written at once.
+//
+// RotationMinEvents 10: networks with fewer views in the window (nearly all
+// of them) cost no sketch; detection then comes at most 9 views late.
+// RotationMaxNetworks 1<<16 busy networks per half window: a latched or
+// small sparse sketch costs ~340 bytes (BenchmarkRotationFull), so ~45 MiB at most per
+// Rules.
 func DefaultConfig() Config {
 	return Config{
-		DuplicateWindow: 30 * time.Minute,
-		RetryWindow:     24 * time.Hour,
-		MaxKeys:         1 << 20,
+		DuplicateWindow:     30 * time.Minute,
+		RetryWindow:         24 * time.Hour,
+		MaxKeys:             1 << 20,
+		MaxScreenSize:       16384,
+		RateWindow:          time.Minute,
+		VisitorRateLimit:    30,
+		NetworkRateLimit:    600,
+		RotationWindow:      10 * time.Minute,
+		RotationMaxUAs:      50,
+		RotationMinEvents:   10,
+		RotationMaxNetworks: 1 << 16,
+		SettleWindow:        2 * time.Minute,
 	}
 }
+
+// maxRateLimit: the rate counters are 16-bit and saturate at 65535, so
+// the highest limit they can tell apart from "more" is one less.
+const maxRateLimit = math.MaxUint16 - 1
 
 func (c Config) withDefaults() (Config, error) {
 	d := DefaultConfig()
@@ -63,44 +167,75 @@ func (c Config) withDefaults() (Config, error) {
 		name string
 		v    *time.Duration
 		def  time.Duration
+		min  time.Duration
 	}{
-		{"DuplicateWindow", &c.DuplicateWindow, d.DuplicateWindow},
-		{"RetryWindow", &c.RetryWindow, d.RetryWindow},
+		{"DuplicateWindow", &c.DuplicateWindow, d.DuplicateWindow, time.Millisecond},
+		{"RetryWindow", &c.RetryWindow, d.RetryWindow, time.Millisecond},
+		{"RateWindow", &c.RateWindow, d.RateWindow, time.Millisecond},
+		// Two buckets of at least 1ms each.
+		{"RotationWindow", &c.RotationWindow, d.RotationWindow, 2 * time.Millisecond},
 	} {
 		switch {
 		case *w.v == 0:
 			*w.v = w.def
-		case *w.v < time.Millisecond:
+		case *w.v < w.min:
 			// Event times have millisecond precision.
-			return c, fmt.Errorf("validate: %s %v: must be at least 1ms", w.name, *w.v)
+			return c, fmt.Errorf("validate: %s %v: must be at least %v", w.name, *w.v, w.min)
 		}
 	}
-	switch {
-	case c.MaxKeys == 0:
-		c.MaxKeys = d.MaxKeys
-	case c.MaxKeys < 0:
-		return c, fmt.Errorf("validate: MaxKeys %d: must not be negative", c.MaxKeys)
+	if c.SettleWindow == 0 {
+		c.SettleWindow = d.SettleWindow
+	}
+	for _, n := range []struct {
+		name     string
+		v        *int
+		def, max int
+	}{
+		{"MaxKeys", &c.MaxKeys, d.MaxKeys, math.MaxInt},
+		{"MaxScreenSize", &c.MaxScreenSize, d.MaxScreenSize, math.MaxInt},
+		{"VisitorRateLimit", &c.VisitorRateLimit, d.VisitorRateLimit, maxRateLimit},
+		{"NetworkRateLimit", &c.NetworkRateLimit, d.NetworkRateLimit, maxRateLimit},
+		{"RotationMaxUAs", &c.RotationMaxUAs, d.RotationMaxUAs, math.MaxInt},
+		{"RotationMinEvents", &c.RotationMinEvents, d.RotationMinEvents, maxRateLimit},
+		{"RotationMaxNetworks", &c.RotationMaxNetworks, d.RotationMaxNetworks, math.MaxInt},
+	} {
+		switch {
+		case *n.v == 0:
+			*n.v = n.def
+		case *n.v < 0:
+			return c, fmt.Errorf("validate: %s %d: must not be negative", n.name, *n.v)
+		case *n.v > n.max:
+			return c, fmt.Errorf("validate: %s %d: must be at most %d", n.name, *n.v, n.max)
+		}
 	}
 	return c, nil
 }
 
-// Rules is the chain of checks every event goes through, with the windowed
-// state the duplicate checks need. It is not safe for concurrent use: each
-// partition's consumer owns one, which is also what keeps its verdicts a
-// function of that partition's stream order.
+// Rules is the chain of checks every event goes through, with the state the
+// stateful checks need. It is not safe for concurrent use: each partition's
+// consumer owns one, which is also what keeps its verdicts a function of that
+// partition's stream order.
 type Rules struct {
-	cfg   Config
-	sites SiteLookup
-	ua    *uaMatcher
-	ids   window // hash(site, id) → last seen
-	views window // hash(visitor, site, page) → last seen
-	now   int64  // latest event time seen, Unix ms: the rules' only clock
-	buf   []byte // scratch for building hash keys
+	cfg      Config
+	sites    SiteLookup
+	ua       *uaMatcher
+	spam     spamReferrers
+	hints    hintLimits
+	ids      window // hash(site, id) → last seen
+	views    window // hash(visitor, site, page) → last seen
+	rate     rateLimiter
+	rotation rotation
+	flags    flags
+	// Views of a visitor or network at these estimates are watched (held
+	// and settled): a sixth of the limits.
+	watchVisitor, watchNetwork uint64
+	now                        int64  // latest event time seen, Unix ms: the rules' only clock
+	buf                        []byte // scratch for building hash keys
 }
 
 // NewRules returns rules configured by cfg that look sites up in sites. It
-// fails on a negative or sub-millisecond window, a negative MaxKeys, a bad
-// extra pattern or a nil sites.
+// fails on a negative or too short window, a negative or out-of-range
+// number, a bad extra pattern or spam host, or a nil sites.
 func NewRules(cfg Config, sites SiteLookup) (*Rules, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -109,51 +244,81 @@ func NewRules(cfg Config, sites SiteLookup) (*Rules, error) {
 	if sites == nil {
 		return nil, errors.New("validate: no site lookup")
 	}
-	ua, err := newUAMatcher(cfg.ExtraBotPatterns)
+	ua, err := newUAMatcher(cfg.ExtraBotPatterns, cfg.ReplaceBotList)
+	if err != nil {
+		return nil, err
+	}
+	spam, err := newSpamReferrers(cfg.SpamReferrers, cfg.ReplaceSpamReferrers)
 	if err != nil {
 		return nil, err
 	}
 	return &Rules{
-		cfg:   cfg,
-		sites: sites,
-		ua:    ua,
-		ids:   newWindow(cfg.RetryWindow.Milliseconds(), cfg.MaxKeys),
-		views: newWindow(cfg.DuplicateWindow.Milliseconds(), cfg.MaxKeys),
-		now:   math.MinInt64,
+		cfg:          cfg,
+		sites:        sites,
+		ua:           ua,
+		spam:         spam,
+		hints:        hintLimits{maxScreen: cfg.MaxScreenSize, allowAbsent: cfg.AllowMissingHints},
+		ids:          newWindow(cfg.RetryWindow.Milliseconds(), cfg.MaxKeys),
+		views:        newWindow(cfg.DuplicateWindow.Milliseconds(), cfg.MaxKeys),
+		rate:         newRateLimiter(cfg),
+		rotation:     newRotation(cfg),
+		flags:        newFlags(cfg.SettleWindow + cfg.RotationWindow + cfg.RateWindow),
+		watchVisitor: uint64(max(2, cfg.VisitorRateLimit/6)),
+		watchNetwork: uint64(max(2, cfg.NetworkRateLimit/6)),
+		now:          math.MinInt64,
 	}, nil
 }
 
-// Judge returns the verdict for e and updates the windowed state. The checks
-// run in this order and the first that fails decides:
+// Judge returns the verdict for e and updates the state. The checks run in
+// this order and the first that fails decides:
 //
 //  1. EmptyUA: no user agent (or only spaces).
 //  2. BotUA: a crawler, HTTP library, headless browser, AI crawler, monitor or
-//     link previewer, by user agent.
+//     link previewer, by user agent (or only by ExtraBotPatterns, with
+//     ReplaceBotList).
 //  3. Headless: the page reported navigator.webdriver.
-//  4. UnknownSite: the site is not registered.
-//  5. DuplicateID: the same (site, event id) was seen less than RetryWindow
+//  4. BadHints: a beacon event whose browser hints are missing or impossible
+//     for the browser its user agent names (see badHints). Pixel events
+//     carry no hints and skip this.
+//  5. Datacenter: ingest found the client address in a datacenter range.
+//  6. UnknownSite: the site is not registered.
+//  7. BadReferrer: the referrer's host, or a parent domain of it, is on the
+//     spam list.
+//  8. DuplicateID: the same (site, event id) was seen less than RetryWindow
 //     ago; only for events with an id.
-//  6. Duplicate: the same visitor viewed the same page of the same site less
+//  9. Rate: the visitor made more than VisitorRateLimit views, or its
+//     network more than NetworkRateLimit, within RateWindow (this view
+//     included).
+//  10. NetworkRotation: the network's views carry more than RotationMaxUAs
+//     distinct user agents within RotationWindow.
+//  11. Duplicate: the same visitor viewed the same page of the same site less
 //     than DuplicateWindow ago.
 //
-// The stateless checks come first, so events rejected by them never enter the
-// windows: bots and junk for unregistered sites cannot fill the capped state
-// and push out real visitors' keys. A DuplicateID is the same view delivered
-// again, so it does not touch the view window.
+// Checks 1-7 are stateless, and events they reject leave no state behind:
+// bots, datacenter traffic and junk for unregistered sites cannot fill the
+// capped windows and push out real visitors' keys, nor count against the
+// rate of the real people sharing their network. A DuplicateID is the same
+// view delivered again, not new traffic, so it touches nothing else either.
 //
-// Both windows slide: every sighting that reaches a check refreshes its key
+// Every other event updates all of the stateful checks (the rate counters,
+// the rotation sketches and the view window) before the verdict is chosen,
+// whatever that verdict is. So each kind of state is a function of the
+// events alone, never of other checks' verdicts: a Rate view still counts
+// towards its visitor's rate (a flood stays flagged while it lasts) and
+// still refreshes the view window. That is what keeps a bounded replay
+// exact: no verdict depends on a chain of earlier verdicts.
+//
+// The windows slide: every sighting that reaches a check refreshes its key
 // (a retry of a retry is still a retry; a visitor who reloads a page every ten
 // minutes for an hour makes one view, the way a 30-minute-inactivity visit
-// works in Plausible or Google Analytics). This is deliberate: with a window
-// measured only from the last counted view, whether a view counts would hinge
-// on a chain of earlier verdicts reaching back indefinitely, and a replay
-// starting anywhere but the very first event could count differently. With
-// sliding windows a verdict depends only on the events of the last
-// ReplayWindow, which is what makes a bounded replay exact.
+// works in Plausible or Google Analytics). With a window measured only from
+// the last counted view, whether a view counts would hinge on a chain of
+// earlier verdicts reaching back indefinitely.
 //
 // "Less than the window ago" is measured from the latest event time seen so
 // far, not from e.Time, so an event arriving out of order is never judged
 // against state that has already expired. Exactly one window later counts.
+// The rate and rotation buckets follow the same clock.
 func (r *Rules) Judge(e *viewcount.Event) viewcount.Reason {
 	t := e.Time.UnixMilli()
 	if t > r.now {
@@ -164,19 +329,40 @@ func (r *Rules) Judge(e *viewcount.Event) viewcount.Reason {
 	if strings.TrimSpace(e.UA) == "" {
 		return viewcount.EmptyUA
 	}
-	if r.ua.isBot(e.UA) {
+	ua := r.ua.info(e.UA)
+	if ua.bot {
 		return viewcount.BotUA
 	}
 	if e.Webdriver {
 		return viewcount.Headless
 	}
+	if e.Source == viewcount.SourceBeacon && badHints(e, ua, r.hints) {
+		return viewcount.BadHints
+	}
+	if e.Datacenter {
+		return viewcount.Datacenter
+	}
 	if !r.sites.Known(e.Site) {
 		return viewcount.UnknownSite
+	}
+	if r.spam.match(e.Referrer) {
+		return viewcount.BadReferrer
 	}
 	if e.ID != "" && r.ids.seen(r.idKey(e), t, r.now) {
 		return viewcount.DuplicateID
 	}
-	if r.views.seen(r.viewKey(e), t, r.now) {
+	rate := r.rate.over(e.Visitor, e.Network, r.now)
+	rotating := r.rotation.rotating(e.Network, ua.hash, r.now)
+	dup := r.views.seen(r.viewKey(e), t, r.now)
+	if rate || rotating {
+		r.raise(e, rotating)
+	}
+	switch {
+	case rate:
+		return viewcount.Rate
+	case rotating:
+		return viewcount.NetworkRotation
+	case dup:
 		return viewcount.Duplicate
 	}
 	return viewcount.Valid
@@ -202,27 +388,63 @@ func (r *Rules) viewKey(e *viewcount.Event) uint64 {
 	return xxhash.Sum64(b)
 }
 
-// Reset forgets all windowed state and the clock, as before a replay. The
-// memoized user-agent verdicts are kept: they are not state, only speed.
+// Reset forgets all state and the clock, as before a replay. The memoized
+// user-agent facts are kept: they are not state, only speed.
 func (r *Rules) Reset() {
 	r.ids.reset()
 	r.views.reset()
+	r.rate.reset()
+	r.rotation.reset()
+	r.flags.reset()
 	r.now = math.MinInt64
 }
 
-// ReplayWindow is how far back a verdict can depend on earlier events: a
-// Duplicate depends on the views of the last DuplicateWindow, and whether
-// each of those entered the view window depends on the ids of the RetryWindow
-// before it. Replaying at least this much of a partition (plus any gap
-// between receive and stream time) into fresh Rules rebuilds state that gives
-// the same verdicts as an uninterrupted run, as long as MaxKeys was not
-// reached in that stretch.
+// ReplayWindow is how far back a verdict can depend on earlier events. The
+// stateful checks look back at most DuplicateWindow (the view window),
+// 2×RateWindow (the current and previous rate buckets, aligned to absolute
+// time, so the previous one starts up to two windows back) and
+// RotationWindow (the older generation of sketches spans two half-window
+// buckets). Which events entered that state depends in turn on whether each
+// was a DuplicateID, which depends on the ids of the RetryWindow before it.
+// Replaying at least this much of a partition (plus any gap between receive
+// and stream time) into fresh Rules rebuilds state that gives the same
+// verdicts as an uninterrupted run, as long as no cap (MaxKeys,
+// RotationMaxNetworks) was reached in that stretch.
+//
+// Settling adds SettleWindow: a view held before the resume point may be
+// released after it, so its message must be replayed too, and its settling
+// reads flags raised up to a rate window before it.
 func (r *Rules) ReplayWindow() time.Duration {
-	return r.cfg.RetryWindow + r.cfg.DuplicateWindow
+	return r.cfg.RetryWindow + max(r.cfg.DuplicateWindow, 2*r.cfg.RateWindow, r.cfg.RotationWindow) +
+		r.SettleWindow() + r.cfg.RateWindow
 }
 
 // Remembered returns how many keys each window holds, for a gauge. Neither
 // exceeds MaxKeys.
 func (r *Rules) Remembered() (ids, views int) {
 	return r.ids.n, r.views.n
+}
+
+// Stats describes the rules' state, for gauges and capacity planning.
+type Stats struct {
+	IDs, Views int // keys in the retry and view windows (each ≤ MaxKeys)
+	// Networks holding a rotation sketch or latch, over both live
+	// generations (≤ 2×RotationMaxNetworks).
+	RotationNetworks int
+	// RotationUntracked counts views of busy networks that found their
+	// generation full since the last Reset: non-zero means
+	// RotationMaxNetworks is too small for the traffic (or someone is
+	// flooding it).
+	RotationUntracked uint64
+	SketchBytes       int // the fixed count-min sketches (rate and rotation gate)
+}
+
+// Stats returns the current Stats.
+func (r *Rules) Stats() Stats {
+	return Stats{
+		IDs: r.ids.n, Views: r.views.n,
+		RotationNetworks:  r.rotation.tracked(),
+		RotationUntracked: r.rotation.untracked,
+		SketchBytes:       r.rate.bytes() + r.rotation.gate.bytes(),
+	}
 }

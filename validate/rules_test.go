@@ -29,22 +29,45 @@ func TestNewRulesConfig(t *testing.T) {
 	f(Config{DuplicateWindow: time.Microsecond}, false)
 	f(Config{MaxKeys: -1}, false)
 	f(Config{ExtraBotPatterns: []string{"a("}}, false)
+	f(Config{RateWindow: -time.Minute}, false)
+	f(Config{RateWindow: time.Microsecond}, false)
+	f(Config{RotationWindow: time.Millisecond}, false)
+	f(Config{RotationWindow: 2 * time.Millisecond, RateWindow: time.Millisecond}, true)
+	f(Config{VisitorRateLimit: -1}, false)
+	f(Config{NetworkRateLimit: 65534}, true)
+	f(Config{NetworkRateLimit: 65535}, false) // the counters saturate there
+	f(Config{RotationMaxUAs: -1}, false)
+	f(Config{RotationMinEvents: 70000}, false)
+	f(Config{RotationMaxNetworks: -1}, false)
+	f(Config{MaxScreenSize: -1}, false)
+	f(Config{SpamReferrers: []string{"https://x.example/"}}, false)
 	if _, err := NewRules(Config{}, nil); err == nil {
 		t.Error("NewRules with nil sites: no error")
 	}
 
+	// Plus SettleWindow (2m) and a RateWindow (1m) for settling.
 	r := newTestRules(t, Config{})
-	if got, want := r.ReplayWindow(), 24*time.Hour+30*time.Minute; got != want {
+	if got, want := r.ReplayWindow(), 24*time.Hour+33*time.Minute; got != want {
 		t.Errorf("ReplayWindow = %v, want %v", got, want)
+	}
+	// The longest stateful window decides.
+	r = newTestRules(t, Config{DuplicateWindow: time.Minute, RateWindow: 5 * time.Minute, RetryWindow: time.Hour})
+	if got, want := r.ReplayWindow(), time.Hour+10*time.Minute+2*time.Minute+5*time.Minute; got != want {
+		t.Errorf("ReplayWindow = %v, want %v (2×RateWindow)", got, want)
+	}
+	r = newTestRules(t, Config{DuplicateWindow: time.Minute, RotationWindow: time.Hour, RetryWindow: time.Hour})
+	if got, want := r.ReplayWindow(), 2*time.Hour+3*time.Minute; got != want {
+		t.Errorf("ReplayWindow = %v, want %v (RotationWindow)", got, want)
 	}
 }
 
 // TestJudgeOrder: when several rules fail, the first in the documented
 // order decides, and rejected events leave no state behind.
 func TestJudgeOrder(t *testing.T) {
-	r := newTestRules(t, Config{})
+	r := newTestRules(t, Config{VisitorRateLimit: 6, RotationMaxUAs: 1, RotationMinEvents: 1})
+	const spam = "https://semalt.com/"
 	ev := func(mod func(*viewcount.Event)) *viewcount.Event {
-		e := &viewcount.Event{Time: t0, Site: "example.com", Page: "/", UA: uaChromeWin, ID: "a", Visitor: 1}
+		e := &viewcount.Event{Time: t0, Site: "example.com", Page: "/", UA: uaChromeWin, ID: "a", Visitor: 1, Network: 1}
 		mod(e)
 		return e
 	}
@@ -56,16 +79,29 @@ func TestJudgeOrder(t *testing.T) {
 	}
 	f(ev(func(e *viewcount.Event) { e.UA = ""; e.Webdriver = true; e.Site = "nope.net" }), viewcount.EmptyUA)
 	f(ev(func(e *viewcount.Event) { e.UA = "curl/8.5.0"; e.Webdriver = true; e.Site = "nope.net" }), viewcount.BotUA)
-	f(ev(func(e *viewcount.Event) { e.Webdriver = true; e.Site = "nope.net" }), viewcount.Headless)
-	f(ev(func(e *viewcount.Event) { e.Site = "nope.net" }), viewcount.UnknownSite)
-	if ids, views := r.Remembered(); ids != 0 || views != 0 {
-		t.Errorf("rejected events left state: %d ids, %d views", ids, views)
+	f(ev(func(e *viewcount.Event) {
+		e.Webdriver, e.Site, e.Source, e.Datacenter, e.Referrer = true, "nope.net", viewcount.SourceBeacon, true, spam
+	}), viewcount.Headless)
+	f(ev(func(e *viewcount.Event) {
+		e.Site, e.Source, e.Datacenter, e.Referrer = "nope.net", viewcount.SourceBeacon, true, spam
+	}), viewcount.BadHints)
+	f(ev(func(e *viewcount.Event) { e.Site, e.Datacenter, e.Referrer = "nope.net", true, spam }), viewcount.Datacenter)
+	f(ev(func(e *viewcount.Event) { e.Site, e.Referrer = "nope.net", spam }), viewcount.UnknownSite)
+	f(ev(func(e *viewcount.Event) { e.Referrer = spam }), viewcount.BadReferrer)
+	if s := r.Stats(); s.IDs != 0 || s.Views != 0 || s.RotationNetworks != 0 || s.SketchBytes != 0 {
+		t.Errorf("rejected events left state: %+v", s)
 	}
 	f(ev(func(e *viewcount.Event) {}), viewcount.Valid)
 	f(ev(func(e *viewcount.Event) {}), viewcount.DuplicateID) // a retry is a DuplicateID, not a Duplicate
 	f(ev(func(e *viewcount.Event) { e.ID = "b" }), viewcount.Duplicate)
 	f(ev(func(e *viewcount.Event) { e.ID = "" }), viewcount.Duplicate) // no id: no id check
 	f(ev(func(e *viewcount.Event) { e.ID = ""; e.Page = "/x" }), viewcount.Valid)
+	// Rotation before Duplicate, Rate before both; the retry is still a
+	// retry and counts for neither.
+	f(ev(func(e *viewcount.Event) { e.ID, e.UA = "c", uaFirefoxWin }), viewcount.NetworkRotation) // 5th view, 2nd UA
+	f(ev(func(e *viewcount.Event) { e.ID = "d" }), viewcount.NetworkRotation)                     // a repeat, and the network is latched
+	f(ev(func(e *viewcount.Event) { e.ID = "d" }), viewcount.DuplicateID)
+	f(ev(func(e *viewcount.Event) { e.ID = "e" }), viewcount.Rate) // the 7th view
 }
 
 func TestJudgeWindows(t *testing.T) {
@@ -106,8 +142,11 @@ func TestJudgeWindows(t *testing.T) {
 }
 
 // stream returns a reproducible event sequence: n events over span, a mix of
-// browsers, bots, reloads, retries (some many hours late) and unknown sites,
-// with receive times up to 2s out of order.
+// browsers (half through the beacon, with the hints their browser sends),
+// bots, reloads, retries (some many hours late), unknown sites, automation
+// with bad hints, datacenter traffic, referrer spam, floods from one visitor
+// and view farms rotating user agents on one network (these add events
+// beyond n), with receive times up to 2s out of order.
 func stream(n int, span time.Duration, visitors int, seed uint64) []viewcount.Event {
 	rnd := rand.New(rand.NewPCG(seed, 1))
 	browsers := browserUAs(300)
@@ -115,34 +154,77 @@ func stream(n int, span time.Duration, visitors int, seed uint64) []viewcount.Ev
 		"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)",
 		"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.6778.85 Safari/537.36",
 		"facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)", "Mozilla/5.0+(compatible; UptimeRobot/2.0; http://www.uptimerobot.com/)"}
+	referrers := []string{"", "", "https://www.google.com/", "https://news.ycombinator.com/item", "https://example.com/p/1"}
 	sites := []string{"example.com", "other.org"}
+	networks := max(1, visitors/4) // a few visitors per /24
 	step := span / time.Duration(n)
-	evs := make([]viewcount.Event, 0, n)
+	evs := make([]viewcount.Event, 0, n+n/20)
 	for i := range n {
-		at := t0.Add(time.Duration(i)*step - time.Duration(rnd.IntN(2000))*time.Millisecond)
+		at := t0.Add(time.Duration(i) * step)
 		v := uint64(rnd.IntN(visitors))
+		network := netID(v % uint64(networks))
 		e := viewcount.Event{
 			Time: at, Site: sites[v%2], Page: "/p/" + strconv.Itoa(rnd.IntN(50)), UA: browsers[v%uint64(len(browsers))],
-			ID: "id-" + strconv.Itoa(i), Visitor: v*0x9E3779B97F4A7C15 + 1,
+			Referrer: referrers[rnd.IntN(len(referrers))], ID: "id-" + strconv.Itoa(i),
+			Visitor: viewcount.NetworkKey(v*0x9E3779B97F4A7C15+1, network), Network: network, Source: viewcount.SourcePixel,
 		}
-		switch x := rnd.IntN(100); {
-		case x < 10:
+		if rnd.IntN(2) == 0 {
+			e.Source, e.Hints = viewcount.SourceBeacon, realHints(e.UA)
+		}
+		switch x := rnd.IntN(1000); {
+		case x < 100:
 			e.UA = bots[rnd.IntN(len(bots))]
-		case x < 11:
+		case x < 110:
 			e.Site = "unknown.net"
-		case x < 12:
+		case x < 120:
 			e.Webdriver = true
-		case x < 20 && i > 0: // a reload of a recent view
-			p := evs[max(0, i-1-rnd.IntN(min(i, 200)))]
-			e.Visitor, e.Site, e.Page, e.UA = p.Visitor, p.Site, p.Page, p.UA
-		case x < 24 && i > 0: // a retry, soon or up to a day and a half late
-			p := evs[max(0, i-1-rnd.IntN(min(i, n/2)))]
+		case x < 200 && i > 0: // a reload of a recent view
+			p := evs[max(0, len(evs)-1-rnd.IntN(min(len(evs), 200)))]
+			e.Visitor, e.Network, e.Site, e.Page, e.UA, e.Source, e.Hints = p.Visitor, p.Network, p.Site, p.Page, p.UA, p.Source, p.Hints
+		case x < 240 && i > 0: // a retry, soon or up to a day and a half late
+			p := evs[max(0, len(evs)-1-rnd.IntN(min(len(evs), n/2)))]
 			p.Time = e.Time
 			e = p
+		case x < 245: // automation without the hints a browser sends
+			e.Source, e.Hints = viewcount.SourceBeacon, viewcount.Hints{Present: true, ScreenW: 0, ScreenH: 0, Languages: 0}
+		case x < 250:
+			e.Datacenter = true
+		case x < 255:
+			e.Referrer = "http://forum.topic123.darodar.com/"
+		case x < 257: // a flood: one visitor, 45 views in 45s
+			for j := range 45 {
+				f := e
+				f.Time, f.Page, f.ID = at.Add(time.Duration(j)*time.Second), "/flood/"+strconv.Itoa(j), e.ID+"-f"+strconv.Itoa(j)
+				evs = append(evs, f)
+			}
+		case x < 258: // a farm: one /24, a new user agent (so a new visitor) every 3s for 4 minutes
+			farm := netID(1<<40 + uint64(i))
+			for j := range 80 {
+				ua := browsers[(i+j)%len(browsers)]
+				evs = append(evs, viewcount.Event{Time: at.Add(time.Duration(j) * 3 * time.Second), Site: "example.com",
+					Page: "/watch", UA: ua, ID: e.ID + "-farm" + strconv.Itoa(j), Source: viewcount.SourcePixel,
+					Visitor: viewcount.NetworkKey(uint64(j)<<32, farm), Network: farm})
+			}
 		}
 		evs = append(evs, e)
 	}
+	slices.SortStableFunc(evs, func(a, b viewcount.Event) int { return a.Time.Compare(b.Time) })
+	for i := range evs {
+		evs[i].Time = evs[i].Time.Add(-time.Duration(rnd.IntN(2000)) * time.Millisecond)
+	}
 	return evs
+}
+
+// netID turns a small network number into a network id as ingest makes
+// them (a keyed hash: any 64-bit value, never 0).
+func netID(n uint64) uint64 { return (n+1)*0xD6E8FEB86659FD93 | 1 }
+
+// realHints returns the hints vc.js reports from a real browser with user
+// agent ua on a secure page.
+func realHints(ua string) viewcount.Hints {
+	fam, _ := browserFamily(appendLower(nil, ua))
+	return viewcount.Hints{Present: true, ScreenW: 1920, ScreenH: 1080, Languages: 2, TZ: true,
+		Secure: true, UAData: fam == famChromium}
 }
 
 func browserUAs(n int) []string {
@@ -206,7 +288,22 @@ func TestReplayRebuildsState(t *testing.T) {
 	evs := stream(30000, 96*time.Hour, 1500, 2)
 	cfg := Config{}
 	want := judgeAll(newTestRules(t, cfg), evs)
-	for _, resume := range []int{7000, 15000, 22222, 29000} {
+	// Resume at fixed points, and in the middle of the first floods and
+	// farms, where the rate and rotation state matter most.
+	resumes := []int{7000, 15000, 22222, 29000}
+	for _, reason := range []viewcount.Reason{viewcount.Rate, viewcount.NetworkRotation} {
+		found := 0
+		for i := 1; i < len(want) && found < 3; i++ {
+			if want[i] == reason && want[i-1] != reason {
+				resumes = append(resumes, i, i-5)
+				found++
+			}
+		}
+		if found == 0 {
+			t.Fatalf("the stream never produced %s", reason)
+		}
+	}
+	for _, resume := range resumes {
 		r := newTestRules(t, cfg)
 		from := evs[resume].Time.Add(-r.ReplayWindow() - time.Minute)
 		start := resume
@@ -244,9 +341,9 @@ func TestRulesBounded(t *testing.T) {
 // BenchmarkValidate judges a realistic mix: ~300 distinct browser UAs, ~10%
 // bots, reloads and retries, 100k visitors, a day of traffic per lap.
 func BenchmarkValidate(b *testing.B) {
-	const n = 1 << 18
 	lap := 26 * time.Hour
-	evs := stream(n, lap, 100_000, 3)
+	evs := stream(1<<18, lap, 100_000, 3)
+	n := len(evs)
 	r := newTestRules(b, Config{})
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -269,7 +366,7 @@ func BenchmarkValidate(b *testing.B) {
 // BenchmarkClassifyUncached is the cost of a UA the cache has not seen: the
 // browser shortcut, and the full crawlerdetect check it avoids.
 func BenchmarkClassifyUncached(b *testing.B) {
-	m, _ := newUAMatcher(nil)
+	m, _ := newUAMatcher(nil, false)
 	for _, c := range []struct{ name, ua string }{
 		{"browser", uaChromeAndroid},
 		{"bot-token", "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)"},

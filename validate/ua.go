@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/x-way/crawlerdetect"
 )
 
@@ -25,14 +26,31 @@ const uaCacheSize = 1 << 13
 // changes how fast an answer comes, never which, so it needs no reset on
 // replay and its eviction order cannot affect determinism.
 //
+// With replace (Config.ReplaceBotList) the built-in tokens and Crawler-Detect
+// are not consulted at all: only the configured patterns decide, so an
+// operator can take over the whole list from a file without a rebuild.
+//
+// Beside the bot verdict the cache holds what else the rules need of a UA
+// string (the engine it claims, a hash for the rotation sketches), so each
+// distinct UA is parsed and hashed once, not once per view.
+//
 // A uaMatcher is not safe for concurrent use; each Rules owns one.
 type uaMatcher struct {
 	extra     *regexp.Regexp // ExtraBotPatterns as one alternation; nil if none
-	cur, prev map[string]bool
+	replace   bool           // only extra decides
+	cur, prev map[string]uaInfo
 }
 
-func newUAMatcher(patterns []string) (*uaMatcher, error) {
-	m := &uaMatcher{cur: make(map[string]bool), prev: map[string]bool{}}
+// uaInfo is everything the rules derive from a user-agent string alone.
+type uaInfo struct {
+	bot    bool
+	family uaFamily
+	major  int    // Chrome major version, for famChromium
+	hash   uint64 // xxhash of the UA, for the rotation sketches
+}
+
+func newUAMatcher(patterns []string, replace bool) (*uaMatcher, error) {
+	m := &uaMatcher{replace: replace, cur: make(map[string]uaInfo), prev: map[string]uaInfo{}}
 	if len(patterns) == 0 {
 		return m, nil
 	}
@@ -57,19 +75,26 @@ func compilePattern(p string) (*regexp.Regexp, error) {
 }
 
 // isBot reports whether ua (already known to be non-empty) is a bot.
-func (m *uaMatcher) isBot(ua string) bool {
+func (m *uaMatcher) isBot(ua string) bool { return m.info(ua).bot }
+
+// info returns the memoized facts about ua (already known to be non-empty).
+func (m *uaMatcher) info(ua string) uaInfo {
 	if v, ok := m.cur[ua]; ok {
 		return v
 	}
 	v, ok := m.prev[ua]
 	if !ok {
-		v = m.classify(ua)
+		var buf [512]byte
+		low := appendLower(buf[:0], ua)
+		v.bot = m.classifyLow(ua, low)
+		v.family, v.major = browserFamily(low)
+		v.hash = xxhash.Sum64String(ua)
 	}
 	// Two generations: when the current map is full it becomes the previous
 	// one, and UAs still in use are promoted on their next hit. Bounded, with
 	// no per-entry bookkeeping on the hot path.
 	if len(m.cur) >= uaCacheSize/2 {
-		m.prev, m.cur = m.cur, make(map[string]bool, uaCacheSize/2)
+		m.prev, m.cur = m.cur, make(map[string]uaInfo, uaCacheSize/2)
 	}
 	// Clone: ua may point into a large decode buffer the cache must not pin.
 	m.cur[strings.Clone(ua)] = v
@@ -80,7 +105,14 @@ func (m *uaMatcher) isBot(ua string) bool {
 // positive check makes the UA a bot.
 func (m *uaMatcher) classify(ua string) bool {
 	var buf [512]byte
-	low := appendLower(buf[:0], ua)
+	return m.classifyLow(ua, appendLower(buf[:0], ua))
+}
+
+// classifyLow is classify with ua already lowercased into low.
+func (m *uaMatcher) classifyLow(ua string, low []byte) bool {
+	if m.replace {
+		return m.extra != nil && m.extra.MatchString(ua)
+	}
 	if containsAny(low, botTokens) {
 		return true
 	}

@@ -184,7 +184,7 @@ func TestLoadPatterns(t *testing.T) {
 }
 
 func TestUACacheBounded(t *testing.T) {
-	m, _ := newUAMatcher(nil)
+	m, _ := newUAMatcher(nil, false)
 	for i := range 3 * uaCacheSize {
 		m.isBot("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0." + itoa(i) + " Safari/537.36")
 		if n := len(m.cur) + len(m.prev); n > uaCacheSize {
@@ -236,7 +236,7 @@ func eachLine(t *testing.T, path string, fn func(string)) {
 // of them through, so the shortcut costs no accuracy.
 func TestFastPathMissesNoCrawler(t *testing.T) {
 	path := crawlerdetectCorpus(t, "crawlers.txt")
-	m, _ := newUAMatcher(nil)
+	m, _ := newUAMatcher(nil, false)
 	n := 0
 	eachLine(t, path, func(ua string) {
 		if strings.TrimSpace(ua) == "" {
@@ -258,7 +258,7 @@ func TestBuiltinTokensSpareDevices(t *testing.T) {
 		t.Skip("reads a 24 MB corpus")
 	}
 	path := crawlerdetectCorpus(t, "devices.txt")
-	m, _ := newUAMatcher(nil)
+	m, _ := newUAMatcher(nil, false)
 	i, n, fast := 0, 0, 0
 	eachLine(t, path, func(ua string) {
 		i++

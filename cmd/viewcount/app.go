@@ -164,12 +164,22 @@ func (m *Main) Run(ctx context.Context) error {
 func (m *Main) startValidate(ctx context.Context) error {
 	cfg := validate.DefaultConfig()
 	cfg.DuplicateWindow = m.cfg.DuplicateWindow
+	cfg.VisitorRateLimit, cfg.NetworkRateLimit = m.cfg.VisitorRate, m.cfg.NetworkRate
+	cfg.RotationMaxUAs, cfg.RotationWindow = m.cfg.RotationUAs, m.cfg.RotationWindow
+	cfg.ReplaceBotList, cfg.ReplaceSpamReferrers = m.cfg.BotListReplace, m.cfg.SpamReplace
 	if m.cfg.BotList != "" {
 		patterns, err := validate.LoadPatterns(m.cfg.BotList)
 		if err != nil {
 			return err
 		}
 		cfg.ExtraBotPatterns = patterns
+	}
+	if m.cfg.SpamReferrers != "" {
+		hosts, err := validate.LoadHosts(m.cfg.SpamReferrers)
+		if err != nil {
+			return err
+		}
+		cfg.SpamReferrers = hosts
 	}
 	intents, err := m.stream.KV(ctx, viewcount.BucketRollup)
 	if err != nil {

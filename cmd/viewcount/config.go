@@ -26,6 +26,13 @@ type Config struct {
 	Retention       time.Duration
 	DuplicateWindow time.Duration
 	BotList         string
+	BotListReplace  bool
+	SpamReferrers   string
+	SpamReplace     bool
+	VisitorRate     int
+	NetworkRate     int
+	RotationUAs     int
+	RotationWindow  time.Duration
 	DatacenterLists []string
 	OwnPartitions   []int // partitions this process validates; nil = all
 	KeepQuery       bool
@@ -105,6 +112,13 @@ func parseConfig(name string, args []string) (Config, error) {
 	e.dur(&c.Retention, "retention", "VIEWCOUNT_RETENTION", 72*time.Hour, "how long raw events stay in the stream")
 	e.dur(&c.DuplicateWindow, "duplicate-window", "VIEWCOUNT_DUPLICATE_WINDOW", 30*time.Minute, "repeat views of a page by a visitor within this count once")
 	e.str(&c.BotList, "bot-list", "VIEWCOUNT_BOT_LIST", "", "file of extra bot user-agent patterns, one per line")
+	e.bool(&c.BotListReplace, "bot-list-replace", "VIEWCOUNT_BOT_LIST_REPLACE", "use only --bot-list, not the built-in bot lists")
+	e.str(&c.SpamReferrers, "spam-referrers", "VIEWCOUNT_SPAM_REFERRERS", "", "file of referrer-spam hosts, one per line (extends the built-in list)")
+	e.bool(&c.SpamReplace, "spam-referrers-replace", "VIEWCOUNT_SPAM_REFERRERS_REPLACE", "use only --spam-referrers, not the built-in list")
+	e.int(&c.VisitorRate, "visitor-rate", "VIEWCOUNT_VISITOR_RATE", 0, "views per minute beyond which a visitor's views are rate (0 = default 30)")
+	e.int(&c.NetworkRate, "network-rate", "VIEWCOUNT_NETWORK_RATE", 0, "views per minute beyond which a /24 or /48's views are rate (0 = default 600)")
+	e.int(&c.RotationUAs, "rotation-uas", "VIEWCOUNT_ROTATION_UAS", 0, "distinct user agents per network within --rotation-window beyond which its views are network_rotation (0 = default 50)")
+	e.dur(&c.RotationWindow, "rotation-window", "VIEWCOUNT_ROTATION_WINDOW", 0, "window of the rotation rule (0 = default 10m)")
 	e.str(&dcLists, "datacenter-ranges", "VIEWCOUNT_DATACENTER_RANGES", "", "comma-separated files of datacenter CIDRs (ingest marks hits from them)")
 	e.str(&owned, "validate-partitions", "VIEWCOUNT_VALIDATE_PARTITIONS", "", "partitions this process validates, e.g. 0-3,6; empty = all")
 	e.bool(&c.KeepQuery, "keep-query", "VIEWCOUNT_KEEP_QUERY", "keep query strings in page paths")

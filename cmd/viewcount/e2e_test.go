@@ -24,9 +24,10 @@ var botUAs = []string{
 	"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/142.0.0.0 Safari/537.36",
 }
 
-// visitorIP gives visitor i its own address (and so its own visitor id). The
-// addresses only appear in X-Forwarded-For headers; nothing is sent to them.
-func visitorIP(i int) string { return fmt.Sprintf("198.51.%d.%d", i/250, i%250+1) }
+// visitorIP gives visitor i its own address in its own /24 (and so its own
+// visitor and network ids), as visitors of a site mostly are. The addresses
+// only appear in X-Forwarded-For headers; nothing is sent to them.
+func visitorIP(i int) string { return fmt.Sprintf("203.%d.%d.9", i/250, i%250) }
 
 // TestEndToEnd sends a labelled mix through HTTP into the real embedded
 // stack and reads back exact counts and per-reason rejections.

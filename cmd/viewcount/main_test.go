@@ -32,6 +32,12 @@ const adminToken = "test-admin-token"
 // chDB) on 127.0.0.1:0. data may be reused to restart on the same files.
 func startMain(t *testing.T, data, db string) *Main {
 	t.Helper()
+	return startMainWith(t, data, db, nil, time.Now)
+}
+
+// startMainWith is startMain with a config tweak and a clock.
+func startMainWith(t *testing.T, data, db string, tweak func(*Config), now func() time.Time) *Main {
+	t.Helper()
 	storetest.Open(t) // boots the shared engine and keeps it up
 	cfg := Config{
 		Listen: "127.0.0.1:0", Data: data, StoreDir: storetest.Dir(), Database: db,
@@ -40,8 +46,11 @@ func startMain(t *testing.T, data, db string) *Main {
 		// Tests give each visitor its own address through X-Forwarded-For.
 		TrustedProxies: []string{"127.0.0.1/32"},
 	}
+	if tweak != nil {
+		tweak(&cfg)
+	}
 	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	m := NewMain(cfg, Roles{Ingest: true, Validate: true, API: true}, logger, io.Discard, time.Now)
+	m := NewMain(cfg, Roles{Ingest: true, Validate: true, API: true}, logger, io.Discard, now)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := m.Run(ctx); err != nil {

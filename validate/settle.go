@@ -1,0 +1,126 @@
+package validate
+
+import (
+	"time"
+
+	"github.com/viewcount/viewcount"
+)
+
+// Settling. A rate limit or a rotation threshold proves a flood or a farm
+// only once it is crossed, and an online counter would have counted every
+// view before that: a flood's first 30 views a minute, a farm's first 50
+// user agents. So valid views of *watched* keys (a visitor already at a
+// sixth of its rate limit, a network busy enough to be tracked for rotation)
+// are held for the settle window and then settled: rejected after all if
+// their visitor or network was flagged in the meantime. Other views, nearly
+// all of them, are written at once.
+//
+// Holding is decided by the rules (Watched) and released by the consumer
+// against the stream's own clock (event and tick times, holdQueue), so
+// settling is as deterministic as judging: a replay holds and releases the
+// same views at the same stream positions.
+
+// flagCap bounds each flag map: flags are raised by floods and farms only,
+// so this is thousands of concurrent attacks per partition.
+const flagCap = 1 << 16
+
+type netFlag struct {
+	at     int64 // event time the flag was (last) raised, Unix ms
+	reason viewcount.Reason
+}
+
+// flags remembers which visitors and networks were over a limit, and when.
+type flags struct {
+	visitors map[uint64]int64
+	networks map[uint64]netFlag
+	horizon  int64 // flags older than this much before now may be dropped
+}
+
+func newFlags(horizon time.Duration) flags {
+	return flags{visitors: map[uint64]int64{}, networks: map[uint64]netFlag{}, horizon: horizon.Milliseconds()}
+}
+
+func (f *flags) visitor(v uint64, now int64) {
+	if len(f.visitors) >= flagCap {
+		for k, at := range f.visitors {
+			if at < now-f.horizon {
+				delete(f.visitors, k)
+			}
+		}
+		if len(f.visitors) >= flagCap {
+			if _, ok := f.visitors[v]; !ok {
+				return // full of live flags: first come, first served
+			}
+		}
+	}
+	f.visitors[v] = now
+}
+
+func (f *flags) network(n uint64, now int64, r viewcount.Reason) {
+	if len(f.networks) >= flagCap {
+		for k, nf := range f.networks {
+			if nf.at < now-f.horizon {
+				delete(f.networks, k)
+			}
+		}
+		if len(f.networks) >= flagCap {
+			if _, ok := f.networks[n]; !ok {
+				return
+			}
+		}
+	}
+	f.networks[n] = netFlag{at: now, reason: r}
+}
+
+func (f *flags) reset() {
+	clear(f.visitors)
+	clear(f.networks)
+}
+
+// raise records the flags the last Judge found (rate: visitor and/or
+// network over its limit; rotating: network rotating user agents).
+func (r *Rules) raise(e *viewcount.Event, rotating bool) {
+	if r.rate.lastVisitor > r.rate.visitorLimit {
+		r.flags.visitor(e.Visitor, r.now)
+	}
+	switch {
+	case e.Network == 0:
+	case rotating:
+		r.flags.network(e.Network, r.now, viewcount.NetworkRotation)
+	case r.rate.lastNetwork > r.rate.networkLimit:
+		r.flags.network(e.Network, r.now, viewcount.Rate)
+	}
+}
+
+// Watched reports whether the event Judge just called Valid belongs to a
+// visitor or network that may yet prove a flood or a farm: its view should
+// be held for SettleWindow and settled. Call it right after Judge(e).
+func (r *Rules) Watched(e *viewcount.Event) bool {
+	if r.cfg.SettleWindow < 0 {
+		return false
+	}
+	return r.rate.lastVisitor >= r.watchVisitor ||
+		e.Network != 0 && (r.rate.lastNetwork >= r.watchNetwork || r.rotation.lastGate >= r.rotation.minEvents)
+}
+
+// Settle re-judges a held valid verdict once SettleWindow has passed: if
+// its visitor or network was flagged from a rate window before the view on,
+// the view was part of the flood or farm after all.
+func (r *Rules) Settle(v *viewcount.Verdict) {
+	if v.Reason != viewcount.Valid {
+		return
+	}
+	since := v.Time.UnixMilli() - r.cfg.RateWindow.Milliseconds()
+	if at, ok := r.flags.visitors[v.Visitor]; ok && at >= since {
+		v.Reason = viewcount.Rate
+		return
+	}
+	if nf, ok := r.flags.networks[v.Network]; ok && v.Network != 0 && nf.at >= since {
+		v.Reason = nf.reason
+	}
+}
+
+// SettleWindow is how long watched views are held; 0 when settling is off.
+func (r *Rules) SettleWindow() time.Duration {
+	return max(r.cfg.SettleWindow, 0)
+}
