@@ -167,6 +167,7 @@ func (m *Main) startValidate(ctx context.Context) error {
 	cfg.VisitorRateLimit, cfg.NetworkRateLimit = m.cfg.VisitorRate, m.cfg.NetworkRate
 	cfg.RotationMaxUAs, cfg.RotationWindow = m.cfg.RotationUAs, m.cfg.RotationWindow
 	cfg.ReplaceBotList, cfg.ReplaceSpamReferrers = m.cfg.BotListReplace, m.cfg.SpamReplace
+	cfg.AllowMissingHints = m.cfg.AllowNoHints
 	if m.cfg.BotList != "" {
 		patterns, err := validate.LoadPatterns(m.cfg.BotList)
 		if err != nil {
