@@ -168,6 +168,7 @@ func (m *Main) startValidate(ctx context.Context) error {
 	cfg.RotationMaxUAs, cfg.RotationWindow = m.cfg.RotationUAs, m.cfg.RotationWindow
 	cfg.ReplaceBotList, cfg.ReplaceSpamReferrers = m.cfg.BotListReplace, m.cfg.SpamReplace
 	cfg.AllowMissingHints = m.cfg.AllowNoHints
+	cfg.SettleWindow = m.cfg.SettleWindow
 	if m.cfg.BotList != "" {
 		patterns, err := validate.LoadPatterns(m.cfg.BotList)
 		if err != nil {

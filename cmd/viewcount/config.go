@@ -30,6 +30,7 @@ type Config struct {
 	SpamReferrers   string
 	SpamReplace     bool
 	AllowNoHints    bool
+	SettleWindow    time.Duration
 	VisitorRate     int
 	NetworkRate     int
 	RotationUAs     int
@@ -117,6 +118,7 @@ func parseConfig(name string, args []string) (Config, error) {
 	e.str(&c.SpamReferrers, "spam-referrers", "VIEWCOUNT_SPAM_REFERRERS", "", "file of referrer-spam hosts, one per line (extends the built-in list)")
 	e.bool(&c.SpamReplace, "spam-referrers-replace", "VIEWCOUNT_SPAM_REFERRERS_REPLACE", "use only --spam-referrers, not the built-in list")
 	e.bool(&c.AllowNoHints, "allow-missing-hints", "VIEWCOUNT_ALLOW_MISSING_HINTS", "do not reject beacon events without browser hints (while old tracker copies are cached)")
+	e.dur(&c.SettleWindow, "settle-window", "VIEWCOUNT_SETTLE_WINDOW", 0, "how long views of watched visitors/networks are held before counting (0 = default 2m, negative = off)")
 	e.int(&c.VisitorRate, "visitor-rate", "VIEWCOUNT_VISITOR_RATE", 0, "views per minute beyond which a visitor's views are rate (0 = default 30)")
 	e.int(&c.NetworkRate, "network-rate", "VIEWCOUNT_NETWORK_RATE", 0, "views per minute beyond which a /24 or /48's views are rate (0 = default 600)")
 	e.int(&c.RotationUAs, "rotation-uas", "VIEWCOUNT_ROTATION_UAS", 0, "distinct user agents per network within --rotation-window beyond which its views are network_rotation (0 = default 50)")

@@ -1,0 +1,94 @@
+package validate
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/viewcount/viewcount"
+)
+
+const settleUA = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36"
+
+func settleEvent(t0 time.Time, ms int, visitor, network uint64, page string) viewcount.Event {
+	return viewcount.Event{Time: t0.Add(time.Duration(ms) * time.Millisecond), Site: "example.com", Page: page,
+		UA: settleUA, Visitor: visitor, Network: network, Source: viewcount.SourcePixel}
+}
+
+// TestSettleFlood: a flood's views are watched from the visitor's fifth
+// view on; once the visitor crosses the limit, the held views settle as
+// rate. A person's few views are never watched.
+func TestSettleFlood(t *testing.T) {
+	r, err := NewRules(Config{}, sitesOf{"example.com": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var held []viewcount.Verdict
+	counted := 0
+	for i := 0; i < 100; i++ { // 100 pages in 20 s
+		e := settleEvent(t0, i*200, 42, 7, fmt.Sprintf("/p%d", i))
+		v := viewcount.Verdict{Event: e, Reason: r.Judge(&e)}
+		switch {
+		case v.Reason == viewcount.Valid && r.Watched(&e):
+			held = append(held, v)
+		case v.Reason == viewcount.Valid:
+			counted++
+		}
+	}
+	if counted != 4 {
+		t.Errorf("%d flood views counted at once, want 4 (before the visitor is watched)", counted)
+	}
+	for i := range held {
+		r.Settle(&held[i])
+		if held[i].Reason != viewcount.Rate {
+			t.Errorf("held view %d settled as %s, want rate", i, held[i].Reason)
+		}
+	}
+
+	// A person: three pages a minute apart, never watched, always counted.
+	for i := 0; i < 3; i++ {
+		e := settleEvent(t0, 60_000*i, 99, 8, fmt.Sprintf("/q%d", i))
+		if got := r.Judge(&e); got != viewcount.Valid || r.Watched(&e) {
+			t.Errorf("person's view %d: %s watched=%v", i, got, r.Watched(&e))
+		}
+	}
+}
+
+func TestSettleOff(t *testing.T) {
+	r, err := NewRules(Config{SettleWindow: -1}, sitesOf{"example.com": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < 20; i++ {
+		e := settleEvent(t0, i*200, 42, 7, fmt.Sprintf("/p%d", i))
+		if r.Judge(&e); r.Watched(&e) {
+			t.Fatal("a view is watched with settling off")
+		}
+	}
+	if r.SettleWindow() != 0 {
+		t.Fatalf("SettleWindow = %v, want 0", r.SettleWindow())
+	}
+}
+
+func TestHoldQueueRelease(t *testing.T) {
+	q := holdQueue{window: 1000}
+	t0 := time.UnixMilli(10_000)
+	for i := 0; i < 3; i++ {
+		q.push(viewcount.Verdict{Event: viewcount.Event{Time: t0.Add(time.Duration(i) * time.Second)}, Index: uint32(i)})
+	}
+	q.observe(11_000)
+	out := q.release(nil, func(*viewcount.Verdict) {})
+	if len(out) != 1 || out[0].Index != 0 || len(q.items) != 2 {
+		t.Fatalf("released %v, kept %d", out, len(q.items))
+	}
+	if !q.due(time.UnixMilli(13_000)) || q.due(time.UnixMilli(11_500)) {
+		t.Fatal("due is wrong")
+	}
+	q.observe(20_000)
+	out = q.release(out[:0], func(v *viewcount.Verdict) { v.Reason = viewcount.Rate })
+	if len(out) != 2 || out[0].Index != 1 || out[1].Reason != viewcount.Rate || len(q.items) != 0 {
+		t.Fatalf("second release %v", out)
+	}
+}
