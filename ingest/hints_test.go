@@ -20,10 +20,10 @@ import (
 // decided from the IP before the IP is dropped.
 func TestHintsAndDatacenter(t *testing.T) {
 	gin.SetMode(gin.TestMode)
-	rec := &recorder{}
+	rec := newRecorder(t)
 	dc := NewRanges([]netip.Prefix{netip.MustParsePrefix("34.64.0.0/10")})
 	e := gin.New()
-	New(Config{Datacenter: dc}, rec, fixedSalt("salt"), viewcount.NewMetrics(), slog.New(slog.NewTextHandler(io.Discard, nil)), func() time.Time { return testNow }).Routes(e)
+	New(Config{Datacenter: dc}, rec, fixedSalt(t, testSalt), viewcount.NewMetrics(), slog.New(slog.NewTextHandler(io.Discard, nil)), func() time.Time { return testNow }).Routes(e)
 	send := func(ip, body string) int {
 		req := httptest.NewRequest(http.MethodPost, "/v1/events", strings.NewReader(body))
 		req.Header.Set("Content-Type", "text/plain")
