@@ -26,33 +26,51 @@ type holdQueue struct {
 	window int64 // settle window, ms
 	mark   int64 // watermark, Unix ms
 	items  []viewcount.Verdict
+	head   int // items[:head] are released
 }
+
+// maxHeld bounds a partition's held verdicts. Watched traffic beyond it
+// (busy carrier networks at high volume) is settled early, oldest first:
+// with what is known by then, as a replay would do at the same stream
+// position, so the bound costs accuracy at the margin, never determinism.
+const maxHeld = 1 << 17
 
 func (q *holdQueue) observe(t int64) { q.mark = max(q.mark, t) }
 
 func (q *holdQueue) push(v viewcount.Verdict) { q.items = append(q.items, v) }
 
 // release appends to out, settled and in arrival order, the held verdicts
-// whose window the watermark has passed.
+// from the front whose window the watermark has passed, and any beyond
+// maxHeld. Event times within a partition are nearly in order, so looking
+// only at the front costs a verdict stuck behind a later one a few
+// milliseconds, and keeps a release proportional to what it releases.
 func (q *holdQueue) release(out []viewcount.Verdict, settle func(*viewcount.Verdict)) []viewcount.Verdict {
-	keep := q.items[:0]
-	for _, v := range q.items {
-		if v.Time.UnixMilli()+q.window <= q.mark {
-			settle(&v)
-			out = append(out, v)
-		} else {
-			keep = append(keep, v)
+	for q.head < len(q.items) {
+		v := &q.items[q.head]
+		if v.Time.UnixMilli()+q.window > q.mark && len(q.items)-q.head <= maxHeld {
+			break
 		}
+		settle(v)
+		out = append(out, *v)
+		*v = viewcount.Verdict{} // drop string references
+		q.head++
 	}
-	clear(q.items[len(keep):])
-	q.items = keep
+	if q.head == len(q.items) {
+		q.items, q.head = q.items[:0], 0
+	} else if q.head > len(q.items)/2 {
+		n := copy(q.items, q.items[q.head:])
+		q.items, q.head = q.items[:n], 0
+	}
 	return out
 }
+
+// held is how many verdicts wait.
+func (q *holdQueue) held() int { return len(q.items) - q.head }
 
 // due reports whether a held verdict's window has passed by the clock now:
 // then a quiet partition needs a tick to release it.
 func (q *holdQueue) due(now time.Time) bool {
-	return len(q.items) > 0 && q.items[0].Time.UnixMilli()+q.window < now.UnixMilli()
+	return q.held() > 0 && q.items[q.head].Time.UnixMilli()+q.window < now.UnixMilli()
 }
 
 // tickTime returns the time of a tick message, or false for an event batch.
