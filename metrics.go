@@ -38,16 +38,6 @@ func (m *Metrics) Validated(r Reason) {
 	}
 }
 
-// ValidatedCount returns how many events got reason r.
-func (m *Metrics) ValidatedCount(r Reason) uint64 {
-	for i, x := range Reasons {
-		if x == r {
-			return m.validated[i].Load()
-		}
-	}
-	return 0
-}
-
 // SetPipelineLag records how long the oldest event of the last insert took
 // from receipt to ClickHouse.
 func (m *Metrics) SetPipelineLag(ms int64) { m.lagMillis.Store(ms) }

@@ -166,21 +166,22 @@ func newEventID() string {
 	return string(s[:])
 }
 
-// beaconEvent is one event of a POST /v1/events body. Unknown fields are
-// ignored, so trackers may send more than this version reads.
-type beaconEvent struct {
+// BeaconEvent is one event of a POST /v1/events body: the wire contract
+// vc.js and other clients (loadgen) write. Unknown fields are ignored, so
+// trackers may send more than this version reads.
+type BeaconEvent struct {
 	Site      string       `json:"site"`
 	Page      string       `json:"page"`
 	Referrer  string       `json:"referrer"`
 	ID        string       `json:"id"`
 	Webdriver bool         `json:"webdriver"`
-	Hints     *beaconHints `json:"hints"`
+	Hints     *BeaconHints `json:"hints,omitempty"`
 }
 
-// beaconHints are what vc.js reports of the browser (see viewcount.Hints).
+// BeaconHints are what vc.js reports of the browser (see viewcount.Hints).
 // Out-of-range numbers are clamped, not rejected: they are evidence for the
 // validators, not the client's mistake to fix.
-type beaconHints struct {
+type BeaconHints struct {
 	ScreenW   int64 `json:"sw"`
 	ScreenH   int64 `json:"sh"`
 	Languages int64 `json:"lang"`
@@ -189,7 +190,7 @@ type beaconHints struct {
 	Secure    bool  `json:"sec"`
 }
 
-func (b *beaconHints) hints() viewcount.Hints {
+func (b *BeaconHints) hints() viewcount.Hints {
 	if b == nil {
 		return viewcount.Hints{}
 	}
@@ -211,7 +212,7 @@ func decodeBeacon(body []byte) (hits []Hit, array bool, err error) {
 	}
 	switch body[0] {
 	case '{':
-		var e beaconEvent
+		var e BeaconEvent
 		if err := json.Unmarshal(body, &e); err != nil {
 			return nil, false, jsonError("", err)
 		}
@@ -233,7 +234,7 @@ func decodeBeacon(body []byte) (hits []Hit, array bool, err error) {
 			if len(raw) == 0 || raw[0] != '{' {
 				return nil, true, badInput("%s: must be an object", field[:len(field)-1])
 			}
-			var e beaconEvent
+			var e BeaconEvent
 			if err := json.Unmarshal(raw, &e); err != nil {
 				return nil, true, jsonError(field, err)
 			}
@@ -244,7 +245,7 @@ func decodeBeacon(body []byte) (hits []Hit, array bool, err error) {
 	return nil, false, badInput("body must be a JSON object or array")
 }
 
-func (e *beaconEvent) hit() Hit {
+func (e *BeaconEvent) hit() Hit {
 	return Hit{Site: e.Site, Page: e.Page, Referrer: e.Referrer, ID: e.ID, Webdriver: e.Webdriver, Hints: e.Hints.hints()}
 }
 

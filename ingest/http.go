@@ -22,7 +22,6 @@ import (
 
 // Config tunes the handlers. Zero values mean the defaults.
 type Config struct {
-	Partitions     int           // the stream's partition count (the Publisher maps visitors to them)
 	KeepQuery      bool          // keep the page's query string (off: "/p?utm=x" counts as "/p")
 	MaxPageLen     int           // bytes; default DefaultMaxPageLen
 	PublishTimeout time.Duration // how long a hit waits to be durable; default 5s

@@ -108,7 +108,7 @@ func newTestServer(t testing.TB, pub EventPublisher, salts SaltSource, now func(
 	logs := &bytes.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	m := viewcount.NewMetrics()
-	New(Config{Partitions: 4, PublishTimeout: time.Second}, pub, salts, m, logger, now).Routes(e)
+	New(Config{PublishTimeout: time.Second}, pub, salts, m, logger, now).Routes(e)
 	return &testServer{engine: e, metrics: m, logs: logs}
 }
 

@@ -44,7 +44,6 @@ type Validator struct {
 	cfg     Config
 	opts    Options
 	js      jetstream.JetStream
-	parts   int
 	sites   SiteLookup
 	sink    Sink
 	metrics *viewcount.Metrics
@@ -83,7 +82,7 @@ func New(cfg Config, opts Options, js jetstream.JetStream, partitions int, sites
 			return nil, fmt.Errorf("validate: partition %d outside 0-%d", p, partitions-1)
 		}
 	}
-	return &Validator{cfg: cfg, opts: opts, js: js, parts: partitions, sites: sites, sink: sink,
+	return &Validator{cfg: cfg, opts: opts, js: js, sites: sites, sink: sink,
 		metrics: metrics, logger: logger.With("component", "validate")}, nil
 }
 

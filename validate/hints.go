@@ -46,19 +46,9 @@ func browserFamily(low []byte) (uaFamily, int) {
 	var hasChrome, hasFirefox, hasSafari, hasVersion bool
 	major := 0
 	for {
-		rest = bytes.TrimLeft(rest, " ")
-		if len(rest) == 0 {
+		var tok []byte
+		if tok, rest = nextProduct(rest); tok == nil {
 			break
-		}
-		if r, ok := bytes.CutPrefix(rest, []byte("(khtml, like gecko)")); ok {
-			rest = r
-			continue
-		}
-		tok := rest
-		if j := bytes.IndexByte(rest, ' '); j >= 0 {
-			tok, rest = rest[:j], rest[j:]
-		} else {
-			rest = nil
 		}
 		if bytes.ContainsAny(tok, "()") {
 			return famOther, 0

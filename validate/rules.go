@@ -419,12 +419,6 @@ func (r *Rules) ReplayWindow() time.Duration {
 		r.SettleWindow() + r.cfg.RateWindow
 }
 
-// Remembered returns how many keys each window holds, for a gauge. Neither
-// exceeds MaxKeys.
-func (r *Rules) Remembered() (ids, views int) {
-	return r.ids.n, r.views.n
-}
-
 // Stats describes the rules' state, for gauges and capacity planning.
 type Stats struct {
 	IDs, Views int // keys in the retry and view windows (each ≤ MaxKeys)

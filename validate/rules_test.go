@@ -135,8 +135,8 @@ func TestJudgeWindows(t *testing.T) {
 
 	// Reset forgets everything.
 	r.Reset()
-	if ids, views := r.Remembered(); ids != 0 || views != 0 {
-		t.Errorf("after Reset: %d ids, %d views", ids, views)
+	if s := r.Stats(); s.IDs != 0 || s.Views != 0 {
+		t.Errorf("after Reset: %d ids, %d views", s.IDs, s.Views)
 	}
 	f(50*time.Hour+29*time.Minute, "example.com", "/r", "r1", 5, viewcount.Valid)
 }
@@ -330,8 +330,8 @@ func TestRulesBounded(t *testing.T) {
 		if got := r.Judge(&e); got != viewcount.Valid {
 			t.Fatalf("distinct event %d: %s", i, got)
 		}
-		if ids, views := r.Remembered(); ids > maxKeys || views > maxKeys {
-			t.Fatalf("after %d events: %d ids, %d views, cap %d", i+1, ids, views, maxKeys)
+		if s := r.Stats(); s.IDs > maxKeys || s.Views > maxKeys {
+			t.Fatalf("after %d events: %d ids, %d views, cap %d", i+1, s.IDs, s.Views, maxKeys)
 		}
 	}
 	r.ids.check(t)

@@ -145,20 +145,10 @@ func browserShaped(low []byte) bool {
 	rest = rest[i+1:]
 	browser := false
 	for {
-		rest = bytes.TrimLeft(rest, " ")
-		if len(rest) == 0 {
+		var tok []byte
+		tok, rest = nextProduct(rest)
+		if tok == nil {
 			return browser
-		}
-		// The only other comment browsers send is WebKit's.
-		if r, ok := bytes.CutPrefix(rest, []byte("(khtml, like gecko)")); ok {
-			rest = r
-			continue
-		}
-		tok := rest
-		if j := bytes.IndexByte(rest, ' '); j >= 0 {
-			tok, rest = rest[:j], rest[j:]
-		} else {
-			rest = nil
 		}
 		if bytes.ContainsAny(tok, "()") {
 			return false // a comment glued to a product: "Safari/1(bot)"
@@ -173,6 +163,28 @@ func browserShaped(low []byte) bool {
 		}
 		browser = browser || kind
 	}
+}
+
+// nextProduct splits the next product token ("name/version") off a
+// lowercased UA after its platform comment, skipping spaces and WebKit's
+// "(KHTML, like Gecko)", the only other comment browsers send. tok is nil
+// at the end; a tok holding '(' or ')' is a comment glued to a product.
+func nextProduct(rest []byte) (tok, after []byte) {
+	for {
+		rest = bytes.TrimLeft(rest, " ")
+		if len(rest) == 0 {
+			return nil, nil
+		}
+		r, ok := bytes.CutPrefix(rest, []byte("(khtml, like gecko)"))
+		if !ok {
+			break
+		}
+		rest = r
+	}
+	if j := bytes.IndexByte(rest, ' '); j >= 0 {
+		return rest[:j], rest[j:]
+	}
+	return rest, nil
 }
 
 // browserProducts are the product tokens current browsers put outside

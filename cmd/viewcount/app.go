@@ -111,7 +111,7 @@ func (m *Main) Run(ctx context.Context) error {
 		var pctx context.Context
 		pctx, m.pubCancel = context.WithCancel(context.WithoutCancel(ctx))
 		m.goStage(&m.pubDone, "publisher", func() error { return pub.Run(pctx) })
-		icfg := ingest.Config{Partitions: m.stream.Partitions, KeepQuery: m.cfg.KeepQuery}
+		icfg := ingest.Config{KeepQuery: m.cfg.KeepQuery}
 		if len(m.cfg.DatacenterLists) > 0 {
 			ranges, err := ingest.LoadRanges(m.cfg.DatacenterLists...)
 			if err != nil {

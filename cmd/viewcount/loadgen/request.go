@@ -8,20 +8,12 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/viewcount/viewcount/ingest"
 )
 
-// beaconEvent is one event of a POST /v1/events body, as vc.js sends it.
-type beaconEvent struct {
-	Site      string `json:"site"`
-	Page      string `json:"page"`
-	Referrer  string `json:"referrer"`
-	ID        string `json:"id"`
-	Webdriver bool   `json:"webdriver"`
-	Hints     *Hints `json:"hints,omitempty"`
-}
-
-func (h *Hit) beaconEvent() beaconEvent {
-	return beaconEvent{Site: h.Site, Page: h.Page, Referrer: h.Referrer, ID: h.ID, Webdriver: h.Webdriver, Hints: h.Hints}
+func (h *Hit) beaconEvent() ingest.BeaconEvent {
+	return ingest.BeaconEvent{Site: h.Site, Page: h.Page, Referrer: h.Referrer, ID: h.ID, Webdriver: h.Webdriver, Hints: h.Hints}
 }
 
 // Request builds the HTTP request of the hit against the server at base
@@ -65,7 +57,7 @@ func BatchRequest(base string, hits []Hit) (*http.Request, error) {
 	if len(hits) == 0 {
 		return nil, errors.New("loadgen: empty batch")
 	}
-	evs := make([]beaconEvent, len(hits))
+	evs := make([]ingest.BeaconEvent, len(hits))
 	for i := range hits {
 		evs[i] = hits[i].beaconEvent()
 	}

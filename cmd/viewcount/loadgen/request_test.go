@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/viewcount/viewcount/ingest"
 )
 
 // decodeHits is what a server makes of a loadgen request: the hits back,
@@ -36,7 +38,7 @@ func decodeHits(r *http.Request) ([]Hit, error) {
 		if err != nil {
 			return nil, err
 		}
-		var evs []beaconEvent
+		var evs []ingest.BeaconEvent
 		ct := r.Header.Get("Content-Type")
 		dec := json.NewDecoder(strings.NewReader(string(body)))
 		dec.DisallowUnknownFields()
@@ -44,7 +46,7 @@ func decodeHits(r *http.Request) ([]Hit, error) {
 		case ct == "application/json" && body[0] == '[':
 			err = dec.Decode(&evs)
 		case strings.HasPrefix(ct, "text/plain") && body[0] == '{':
-			evs = make([]beaconEvent, 1)
+			evs = make([]ingest.BeaconEvent, 1)
 			err = dec.Decode(&evs[0])
 		default:
 			return nil, fmt.Errorf("content type %q with body %.20q", ct, body)

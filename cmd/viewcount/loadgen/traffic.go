@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/viewcount/viewcount/ingest"
 )
 
 // Class is the kind of client that sent a hit: the label precision and
@@ -50,14 +52,7 @@ func ClassOf(id string) (Class, bool) {
 
 // Hints are the browser facts the beacon script reports (viewcount.Hints on
 // the wire), in the JSON form vc.js sends.
-type Hints struct {
-	ScreenW   uint16 `json:"sw"`
-	ScreenH   uint16 `json:"sh"`
-	Languages uint8  `json:"lang"`
-	TZ        bool   `json:"tz"`
-	UAData    bool   `json:"uad"`
-	Secure    bool   `json:"sec"`
-}
+type Hints = ingest.BeaconHints
 
 // Hit is one labelled HTTP hit.
 type Hit struct {

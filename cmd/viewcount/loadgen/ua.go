@@ -127,9 +127,9 @@ func realHints(rng *rand.Rand, b *browser) *Hints {
 	s := screens[min(rng.IntN(len(screens)), rng.IntN(len(screens)))]
 	secure := rng.IntN(100) != 0 // a few sites are still served over http
 	return &Hints{
-		ScreenW:   s[0],
-		ScreenH:   s[1],
-		Languages: uint8(1 + min(rng.IntN(4), rng.IntN(4))),
+		ScreenW:   int64(s[0]),
+		ScreenH:   int64(s[1]),
+		Languages: int64(1 + min(rng.IntN(4), rng.IntN(4))),
 		TZ:        true,
 		UAData:    b.engine == chromium && secure,
 		Secure:    secure,
