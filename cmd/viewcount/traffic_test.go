@@ -176,6 +176,14 @@ func scoreTable(s loadgen.Score, tally *loadgen.Tally) string {
 		}
 		fmt.Fprintf(&b, "| %s | %d | %d (%.2f%%) | %s |\n", name, cs.Sent, cs.Valid, 100*cs.ValidShare, strings.Join(vs, ", "))
 	}
-	fmt.Fprintf(&b, "\nprecision %.4f, recall %.4f (human first views), missing %d\n", s.Precision, s.Recall, s.Missing)
+	var invalid, rejected int64
+	for _, cl := range loadgen.Classes {
+		if cs := s.Classes[cl]; !cl.Valid() {
+			invalid += cs.Sent
+			rejected += cs.Sent - cs.Valid
+		}
+	}
+	fmt.Fprintf(&b, "\ninvalid rejected %.2f%% (%d of %d); precision %.4f, recall %.4f (human first views), missing %d\n",
+		100*float64(rejected)/float64(max(invalid, 1)), rejected, invalid, s.Precision, s.Recall, s.Missing)
 	return b.String()
 }
