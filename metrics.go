@@ -1,9 +1,14 @@
 package viewcount
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
 	"sync/atomic"
 )
 
@@ -68,5 +73,44 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 		lag = 0
 	}
 	p("# HELP viewcount_pipeline_lag_seconds Receive-to-insert time of the last batch's oldest event.\n# TYPE viewcount_pipeline_lag_seconds gauge\nviewcount_pipeline_lag_seconds %g\n", lag)
+
+	gauge := func(name, help string, v uint64) {
+		p("# HELP %s %s\n# TYPE %s gauge\n%s %d\n", name, help, name, name, v)
+	}
+	// runtime/metrics rather than runtime.ReadMemStats: reading it does
+	// not stop the world, so scraping under load costs the load nothing.
+	rt := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/total:bytes"}}
+	metrics.Read(rt)
+	gauge("go_memstats_heap_inuse_bytes", "Go heap bytes in live and not yet swept objects.", sampleUint(rt[0]))
+	gauge("go_memstats_sys_bytes", "Bytes of memory the Go runtime mapped.", sampleUint(rt[1]))
+	gauge("go_goroutines", "Goroutines that currently exist.", uint64(runtime.NumGoroutine()))
+	if rss, ok := residentBytes(); ok {
+		gauge("process_resident_memory_bytes", "Resident set size of the process (Go heap, chDB and the embedded NATS server together).", rss)
+	}
 	return n, nil
+}
+
+func sampleUint(s metrics.Sample) uint64 {
+	if s.Value.Kind() == metrics.KindUint64 {
+		return s.Value.Uint64()
+	}
+	return 0
+}
+
+// residentBytes reads the process's RSS from /proc (Linux only: elsewhere
+// the gauge is left out).
+func residentBytes() (uint64, bool) {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0, false
+	}
+	f := bytes.Fields(b)
+	if len(f) < 2 {
+		return 0, false
+	}
+	pages, err := strconv.ParseUint(string(f[1]), 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return pages * uint64(os.Getpagesize()), true
 }

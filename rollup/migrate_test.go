@@ -8,7 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/rollup"
 	vcsql "github.com/viewcount/viewcount/sql"
 	"github.com/viewcount/viewcount/sql/store"
@@ -93,8 +95,8 @@ func TestMigrateResumes(t *testing.T) {
 	if got := queryCell(t, s, "SELECT groupArray(version) FROM (SELECT version FROM schema_migrations ORDER BY version)"); got != "[1,2]" && !strings.HasPrefix(got, "[1,2,") {
 		t.Errorf("versions = %s", got)
 	}
-	if got := queryCell(t, s, "SELECT count() FROM system.tables WHERE database = currentDatabase() AND name = 'page_total_mv'"); got != "1" {
-		t.Errorf("page_total_mv missing after resume")
+	if got := queryCell(t, s, "SELECT count() FROM system.tables WHERE database = currentDatabase() AND name = 'page_rollup_mv'"); got != "1" {
+		t.Errorf("page_rollup_mv missing after resume")
 	}
 }
 
@@ -125,5 +127,77 @@ func TestMigrateStopsAtFailure(t *testing.T) {
 	}
 	if err := rollup.Migrate(t.Context(), s, nil); err != nil {
 		t.Fatalf("rerun: %v", err)
+	}
+}
+
+// Migration 4 replaces the four rollup tables by one: counts rolled up
+// before the upgrade survive it, views inserted after it land in every
+// grain, and running it again (a crash before it was recorded) copies
+// nothing twice.
+func TestMigrateOneRollupKeepsCounts(t *testing.T) {
+	s := storetest.Open(t)
+	ctx := t.Context()
+	ms, _ := vcsql.Migrations()
+	apply := func(versions ...int) {
+		t.Helper()
+		for _, v := range versions {
+			for _, st := range ms[v-1].Statements {
+				if err := s.Exec(ctx, st, nil); err != nil {
+					t.Fatalf("migration %d: %v", v, err)
+				}
+			}
+		}
+	}
+	insert := func(token string, n int, at time.Time) {
+		t.Helper()
+		vs := make([]viewcount.Verdict, n)
+		for i := range vs {
+			vs[i] = viewcount.Verdict{Event: viewcount.Event{Time: at.Add(time.Duration(i) * time.Second), Site: "a.example",
+				Page: "/p" + strconv.Itoa(i%3), ID: token + strconv.Itoa(i), Visitor: uint64(i%7 + 1), Source: viewcount.SourcePixel},
+				Reason: viewcount.Valid, Seq: uint64(i + 1)}
+		}
+		if err := s.InsertViews(ctx, token, vs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counts := func() string {
+		t.Helper()
+		var b strings.Builder
+		for _, table := range []string{"page_minute", "page_hour", "page_day", "page_total"} {
+			b.WriteString(table + "=" + queryCell(t, s, "SELECT concat(toString(sum(views)), '/', toString(uniqCombined64Merge(uniques))) FROM "+table) + " ")
+		}
+		return b.String()
+	}
+	old := time.Date(2026, 10, 31, 23, 59, 0, 0, time.UTC) // spans two minutes, hours, days and months
+	apply(1, 2, 3)
+	insert("before", 100, old)
+	before := counts()
+	if before != "page_minute=100/7 page_hour=100/7 page_day=100/7 page_total=100/7 " {
+		t.Fatalf("before the upgrade: %s", before)
+	}
+	if err := rollup.Migrate(ctx, s, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := counts(); got != before {
+		t.Errorf("after the upgrade %s, want %s", got, before)
+	}
+	if got := queryCell(t, s, "SELECT count() FROM system.tables WHERE database = currentDatabase() AND name LIKE 'page_%_mv'"); got != "1" {
+		t.Errorf("%s materialized views, want only page_rollup_mv", got)
+	}
+	apply(4) // a rerun, as after a crash before schema_migrations recorded it
+	if got := counts(); got != before {
+		t.Errorf("after rerunning migration 4 %s, want %s", got, before)
+	}
+	insert("after", 10, old.Add(time.Hour))
+	if got, want := counts(), "page_minute=110/7 page_hour=110/7 page_day=110/7 page_total=110/7 "; got != want {
+		t.Errorf("after new views %s, want %s", got, want)
+	}
+	// The grains keep their buckets: 100 views over 100 s from 23:59:00
+	// fall in two minutes, two hours and two days, the 10 an hour later in
+	// a third minute of the second hour and day.
+	for table, want := range map[string]string{"page_minute": "3", "page_hour": "2", "page_day": "2"} {
+		if got := queryCell(t, s, "SELECT uniqExact(bucket) FROM "+table); got != want {
+			t.Errorf("%s has %s buckets, want %s", table, got, want)
+		}
 	}
 }

@@ -28,7 +28,7 @@ type Sink interface {
 type Options struct {
 	Partitions []int         // partitions this process owns; nil means all
 	FetchBatch int           // messages per pull; default 256
-	FlushEvery time.Duration // longest a verdict waits for its insert; default 500ms
+	FlushEvery time.Duration // longest a verdict waits for its insert; default 1s
 	// ReplayMargin is added to the longest rule window when rebuilding state,
 	// covering the gap between an event's receive time and its stream time.
 	ReplayMargin time.Duration // default 1m
@@ -60,7 +60,7 @@ func New(cfg Config, opts Options, js jetstream.JetStream, partitions int, sites
 		opts.FetchBatch = 256
 	}
 	if opts.FlushEvery <= 0 {
-		opts.FlushEvery = 500 * time.Millisecond
+		opts.FlushEvery = time.Second
 	}
 	if opts.ReplayMargin <= 0 {
 		opts.ReplayMargin = time.Minute

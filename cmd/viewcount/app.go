@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,6 +45,7 @@ type Main struct {
 	sites  *stream.Sites
 	http   *http.Server
 	ln     net.Listener
+	pprof  *http.Server
 	failed chan error
 
 	// One cancel and one wait group per stage, so Close stops them in order.
@@ -158,6 +160,35 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 		return nil
 	})
+	return m.startPprof()
+}
+
+// startPprof serves the profiler on its own listener, never on the public
+// one: profiles expose code paths and timings, and a CPU profile costs the
+// process while it runs.
+func (m *Main) startPprof() error {
+	if m.cfg.PprofListen == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", m.cfg.PprofListen)
+	if err != nil {
+		return fmt.Errorf("pprof listen %s: %w", m.cfg.PprofListen, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	m.pprof = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(m.logger.Handler(), slog.LevelWarn)}
+	m.logger.Info("pprof serving", "addr", ln.Addr().String())
+	m.goStage(&m.httpDone, "pprof", func() error {
+		if err := m.pprof.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
 	return nil
 }
 
@@ -188,7 +219,7 @@ func (m *Main) startValidate(ctx context.Context) error {
 		return err
 	}
 	sink := rollup.NewSink(rollup.Config{}, m.store, intents, m.Metrics, m.logger, m.now)
-	v, err := validate.New(cfg, validate.Options{Partitions: m.cfg.OwnPartitions}, m.stream.JS, m.stream.Partitions, m.sites, sink, m.Metrics, m.logger)
+	v, err := validate.New(cfg, validate.Options{Partitions: m.cfg.OwnPartitions, FlushEvery: m.cfg.FlushEvery}, m.stream.JS, m.stream.Partitions, m.sites, sink, m.Metrics, m.logger)
 	if err != nil {
 		return err
 	}
@@ -217,6 +248,9 @@ func (m *Main) goStage(wg *sync.WaitGroup, name string, f func() error) {
 // close the store and the stream.
 func (m *Main) Close() {
 	m.closeOnce.Do(func() {
+		if m.pprof != nil {
+			_ = m.pprof.Close() // a profile in progress is not worth waiting for
+		}
 		if m.http != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			if err := m.http.Shutdown(ctx); err != nil {

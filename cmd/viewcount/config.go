@@ -14,6 +14,7 @@ import (
 // environment, then defaults (in that order of precedence).
 type Config struct {
 	Listen          string
+	PprofListen     string // /debug/pprof listener; empty = none
 	Data            string
 	StoreDir        string // embedded chDB files go under StoreDir/chdb; default Data
 	Database        string
@@ -37,6 +38,7 @@ type Config struct {
 	RotationWindow  time.Duration
 	DatacenterLists []string
 	OwnPartitions   []int // partitions this process validates; nil = all
+	FlushEvery      time.Duration
 	KeepQuery       bool
 	NATSSyncAlways  bool
 	LogLevel        string
@@ -124,9 +126,11 @@ func parseConfig(name string, args []string) (Config, error) {
 	e.int(&c.RotationUAs, "rotation-uas", "VIEWCOUNT_ROTATION_UAS", 0, "distinct user agents per network within --rotation-window beyond which its views are network_rotation (0 = default 50)")
 	e.dur(&c.RotationWindow, "rotation-window", "VIEWCOUNT_ROTATION_WINDOW", 0, "window of the rotation rule (0 = default 10m)")
 	e.str(&dcLists, "datacenter-ranges", "VIEWCOUNT_DATACENTER_RANGES", "", "comma-separated files of datacenter CIDRs (ingest marks hits from them)")
+	e.dur(&c.FlushEvery, "flush-every", "VIEWCOUNT_FLUSH_EVERY", time.Second, "longest a validated view waits before its partition's batch is inserted (each insert costs the store a fixed amount of work; shorter = lower lag, more inserts)")
 	e.str(&owned, "validate-partitions", "VIEWCOUNT_VALIDATE_PARTITIONS", "", "partitions this process validates, e.g. 0-3,6; empty = all")
 	e.bool(&c.KeepQuery, "keep-query", "VIEWCOUNT_KEEP_QUERY", "keep query strings in page paths")
 	e.bool(&c.NATSSyncAlways, "nats-sync-always", "VIEWCOUNT_NATS_SYNC_ALWAYS", "embedded NATS fsyncs every write (survives power loss, slower)")
+	e.str(&c.PprofListen, "pprof-listen", "VIEWCOUNT_PPROF_LISTEN", "", "serve Go's /debug/pprof on this address (e.g. 127.0.0.1:6060); empty = off")
 	e.str(&c.LogLevel, "log-level", "VIEWCOUNT_LOG_LEVEL", "info", "debug, info, warn or error")
 	if e.err != nil {
 		return c, e.err

@@ -3,5 +3,5 @@
 SELECT
     toUInt64(sum(views)) AS views,
     toUInt64(uniqCombined64Merge(uniques)) AS uniques
-FROM page_total
-WHERE site = {site:String} AND page = {page:String}
+FROM page_rollup
+WHERE site = {site:String} AND grain = 'total' AND page = {page:String}

@@ -4,6 +4,6 @@ SELECT
     page,
     toUInt64(sum(views)) AS views,
     toUInt64(uniqCombined64Merge(uniques)) AS uniques
-FROM page_total
-WHERE site = {site:String} AND page IN {pages:Array(String)}
+FROM page_rollup
+WHERE site = {site:String} AND grain = 'total' AND page IN {pages:Array(String)}
 GROUP BY page

@@ -237,7 +237,7 @@ func (s *chdbStore) Query(ctx context.Context, query string, params Params) (*Re
 	return res, nil
 }
 
-// InsertViews streams rows as RowBinary into views_raw on the insert
+// InsertViews streams rows as one Native block into views_raw on the insert
 // connection, as one INSERT: binary data cannot follow FORMAT in a query
 // string (a NUL would end it), which is what chDB's streaming insert is for.
 func (s *chdbStore) InsertViews(ctx context.Context, token string, rows []viewcount.Verdict) error {
@@ -252,11 +252,11 @@ func (s *chdbStore) InsertViews(ctx context.Context, token string, rows []viewco
 		return fmt.Errorf("store: insert views: %w", err)
 	}
 	defer func() { s.insert <- c }()
-	c.buf = appendRowBinary(c.buf[:0], rows)
+	c.buf = appendNative(c.buf[:0], rows)
 	if cap(c.buf) > 64<<20 {
 		defer func() { c.buf = nil }() // do not pin a huge buffer forever
 	}
-	if err := s.streamInsert(c, insertQuery(token), "RowBinary", c.buf); err != nil {
+	if err := s.streamInsert(c, insertQuery(token), "Native", c.buf); err != nil {
 		return fmt.Errorf("store: insert %d views: %w", len(rows), err)
 	}
 	return nil

@@ -1,0 +1,200 @@
+package store
+
+// This file is in package store, not store_test, so it measures and checks
+// the adapter's own appendColumns rather than a copy of it.
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	chproto "github.com/ClickHouse/ch-go/proto"
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/column"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/proto"
+
+	"github.com/viewcount/viewcount"
+)
+
+// viewsRawTypes are the views_raw columns as a server describes them in the
+// header block it answers an INSERT with (sql/migrations/001 and 003), in
+// viewsColumns order, the order clickhouse-go sorts that header into.
+var viewsRawTypes = [][2]string{
+	{"time", "DateTime64(3, 'UTC')"}, {"site", "LowCardinality(String)"}, {"page", "String"},
+	{"referrer", "String"}, {"ua", "String"}, {"event_id", "String"}, {"visitor", "UInt64"},
+	{"network", "UInt64"}, {"webdriver", "Bool"}, {"datacenter", "Bool"}, {"hints_present", "Bool"},
+	{"screen_w", "UInt16"}, {"screen_h", "UInt16"}, {"languages", "UInt8"}, {"tz", "Bool"},
+	{"ua_data", "Bool"}, {"secure_context", "Bool"}, {"source", "LowCardinality(String)"},
+	{"verdict", "LowCardinality(String)"}, {"partition", "UInt16"}, {"seq", "UInt64"}, {"idx", "UInt32"},
+}
+
+// newViewsBlock returns an empty views_raw block, as PrepareBatch gets one
+// from the server's header: new columns for every batch.
+func newViewsBlock(tb testing.TB) *proto.Block {
+	tb.Helper()
+	b := proto.NewBlock()
+	for _, c := range viewsRawTypes {
+		if err := b.AddColumn(c[0], column.Type(c[1])); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return b
+}
+
+// blockBatch is the part of clickhouse-go's native batch appendColumns
+// uses, over a bare block: what InsertViews does before Send, minus the
+// connection. Any other Batch method panics on the nil interface.
+type blockBatch struct {
+	driver.Batch
+	block *proto.Block
+}
+
+func (b blockBatch) Column(i int) driver.BatchColumn { return blockColumn{b.block.Columns[i]} }
+
+// blockColumn appends as the driver's batchColumn does.
+type blockColumn struct{ col column.Interface }
+
+func (c blockColumn) Append(v any) error {
+	_, err := c.col.Append(v)
+	return err
+}
+
+func (c blockColumn) AppendRow(v any) error { return c.col.AppendRow(v) }
+
+// nativeRow is one verdict as the values of batch.Append, in viewsColumns
+// order: the row-wise way to fill the same block.
+func nativeRow(r *viewcount.Verdict) []any {
+	h := &r.Hints
+	return []any{r.Time.UTC(), r.Site, r.Page, r.Referrer, r.UA, r.ID, r.Visitor, r.Network, r.Webdriver,
+		r.Datacenter, h.Present, h.ScreenW, h.ScreenH, h.Languages, h.TZ, h.UAData, h.Secure,
+		r.Source.String(), string(r.Reason), r.Partition, r.Seq, r.Index}
+}
+
+// nativeBenchRows returns n verdicts shaped like makeFixtureSpan's (two
+// sites, a dozen pages, 30% invalid, hints on most) with real browser UAs,
+// spread over the few seconds a batch covers.
+func nativeBenchRows(n int) []viewcount.Verdict {
+	rng := rand.New(rand.NewPCG(42, 1))
+	uas := []string{
+		"Mozilla/5.0 (X11; Linux x86_64; rv:145.0) Gecko/20100101 Firefox/145.0",
+		"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+		"Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1",
+	}
+	start := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	rows := make([]viewcount.Verdict, n)
+	for i := range rows {
+		reason := viewcount.Valid
+		if rng.IntN(10) < 3 {
+			reason = viewcount.Reasons[1+rng.IntN(len(viewcount.Reasons)-1)]
+		}
+		rows[i] = viewcount.Verdict{
+			Event: viewcount.Event{
+				Time:       start.Add(time.Duration(rng.Int64N(20_000)) * time.Millisecond),
+				Site:       []string{"a.example", "b.example"}[rng.IntN(2)],
+				Page:       "/blog/post-" + strconv.Itoa(rng.IntN(12)),
+				Referrer:   "https://news.example/item?id=" + strconv.Itoa(rng.IntN(5)),
+				UA:         uas[rng.IntN(len(uas))],
+				ID:         strconv.FormatUint(rng.Uint64(), 16),
+				Visitor:    rng.Uint64N(1500) * 0x9E3779B97F4A7C15,
+				Network:    rng.Uint64(),
+				Webdriver:  reason == viewcount.Headless,
+				Source:     viewcount.Source(1 + rng.IntN(2)),
+				Datacenter: reason == viewcount.Datacenter,
+				Hints: viewcount.Hints{Present: i%3 != 0, ScreenW: uint16(rng.IntN(4000)), ScreenH: uint16(rng.IntN(3000)),
+					Languages: uint8(rng.IntN(5)), TZ: i%2 == 0, UAData: i%5 == 0, Secure: i%7 != 0},
+			},
+			Reason:    reason,
+			Partition: uint16(rng.IntN(8)),
+			Seq:       uint64(1000 + i/10),
+			Index:     uint32(i % 10),
+		}
+	}
+	return rows
+}
+
+// TestAppendColumnsNative checks, without a server, that appendColumns
+// fills a views_raw block the server would accept: every Go type is one
+// its column takes, and the encoded block decodes to the rows.
+func TestAppendColumnsNative(t *testing.T) {
+	names := make([]string, len(viewsRawTypes))
+	for i, c := range viewsRawTypes {
+		names[i] = c[0]
+	}
+	if got := strings.Join(names, ", "); got != viewsColumns {
+		t.Fatalf("viewsRawTypes names\n %s\nwant viewsColumns\n %s", got, viewsColumns)
+	}
+	rows := nativeBenchRows(100)
+	block := newViewsBlock(t)
+	if err := appendColumns(blockBatch{block: block}, rows); err != nil {
+		t.Fatal(err)
+	}
+	var buf chproto.Buffer
+	if err := block.Encode(&buf, clickhouse.ClientTCPProtocolVersion); err != nil {
+		t.Fatal(err)
+	}
+	got := proto.NewBlock()
+	if err := got.Decode(chproto.NewReader(bytes.NewReader(buf.Buf)), clickhouse.ClientTCPProtocolVersion); err != nil {
+		t.Fatal(err)
+	}
+	if got.Rows() != len(rows) || strings.Join(got.ColumnsNames(), ", ") != viewsColumns {
+		t.Fatalf("decoded %d rows of %v", got.Rows(), got.ColumnsNames())
+	}
+	for i := range rows {
+		want := nativeRow(&rows[i])
+		for j, col := range got.Columns {
+			v := col.Row(i, false)
+			if tm, ok := v.(time.Time); ok {
+				if !tm.Equal(want[j].(time.Time)) {
+					t.Fatalf("row %d %s: %v, want %v", i, col.Name(), v, want[j])
+				}
+				continue
+			}
+			if v != want[j] {
+				t.Fatalf("row %d %s: %#v, want %#v", i, col.Name(), v, want[j])
+			}
+		}
+	}
+}
+
+// BenchmarkClickHouseNativeEncode is the client-side cost of a 10k-row
+// InsertViews on a ClickHouse server (the batch size of
+// BenchmarkAppendRowBinary): a fresh block from the header, the rows
+// appended, the block encoded at the client's protocol revision into a
+// reused buffer, as the driver's sendData does (uncompressed; the DSN's
+// compress option would add LZ4 on top). "columns" is appendColumns, what
+// InsertViews ships; "rows" is batch.Append per row, for comparison.
+func BenchmarkClickHouseNativeEncode(b *testing.B) {
+	rows := nativeBenchRows(10_000)
+	run := func(b *testing.B, fill func(*proto.Block) error) {
+		var buf chproto.Buffer
+		for b.Loop() {
+			block := newViewsBlock(b)
+			if err := fill(block); err != nil {
+				b.Fatal(err)
+			}
+			buf.Reset()
+			if err := block.Encode(&buf, clickhouse.ClientTCPProtocolVersion); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.SetBytes(int64(len(buf.Buf)))
+		b.ReportMetric(float64(b.N*len(rows))/b.Elapsed().Seconds(), "rows/s")
+	}
+	b.Run("columns", func(b *testing.B) {
+		run(b, func(block *proto.Block) error { return appendColumns(blockBatch{block: block}, rows) })
+	})
+	b.Run("rows", func(b *testing.B) {
+		run(b, func(block *proto.Block) error {
+			for i := range rows {
+				if err := block.Append(nativeRow(&rows[i])...); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+}

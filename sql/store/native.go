@@ -1,0 +1,95 @@
+package store
+
+import (
+	"encoding/binary"
+
+	"github.com/viewcount/viewcount"
+)
+
+// viewsColumns is the column list of every views_raw insert, in the order
+// appendNative writes them and the server adapter appends them.
+const viewsColumns = "time, site, page, referrer, ua, event_id, visitor, network, webdriver, " +
+	"datacenter, hints_present, screen_w, screen_h, languages, tz, ua_data, secure_context, " +
+	"source, verdict, partition, seq, idx"
+
+// appendNative appends rows as one block of ClickHouse's Native format:
+// the number of columns and rows, then each column whole (name, type,
+// values). The engine reads a column as one array instead of parsing row
+// by row, which makes the embedded insert about a third cheaper than
+// RowBinary for views_raw (BENCHMARKS.md); the Go side costs the same.
+//
+// Values: fixed-width integers little-endian, strings as uvarint length and
+// bytes, DateTime64(3) as Int64 milliseconds, Bool as one byte. The
+// LowCardinality columns (site, source, verdict) are sent as String: the
+// engine converts a Native column to the table's type on the way in, and
+// building LowCardinality dictionaries here would only move that work.
+func appendNative(dst []byte, rows []viewcount.Verdict) []byte {
+	const columns = 22
+	dst = binary.AppendUvarint(dst, columns)
+	dst = binary.AppendUvarint(dst, uint64(len(rows)))
+	head := func(name, typ string) {
+		dst = appendString(appendString(dst, name), typ)
+	}
+	str := func(name string, v func(*viewcount.Verdict) string) {
+		head(name, "String")
+		for i := range rows {
+			dst = appendString(dst, v(&rows[i]))
+		}
+	}
+	u8 := func(name, typ string, v func(*viewcount.Verdict) uint8) {
+		head(name, typ)
+		for i := range rows {
+			dst = append(dst, v(&rows[i]))
+		}
+	}
+	u16 := func(name string, v func(*viewcount.Verdict) uint16) {
+		head(name, "UInt16")
+		for i := range rows {
+			dst = binary.LittleEndian.AppendUint16(dst, v(&rows[i]))
+		}
+	}
+	u64 := func(name, typ string, v func(*viewcount.Verdict) uint64) {
+		head(name, typ)
+		for i := range rows {
+			dst = binary.LittleEndian.AppendUint64(dst, v(&rows[i]))
+		}
+	}
+	u64("time", "DateTime64(3, 'UTC')", func(r *viewcount.Verdict) uint64 { return uint64(r.Time.UnixMilli()) })
+	str("site", func(r *viewcount.Verdict) string { return r.Site })
+	str("page", func(r *viewcount.Verdict) string { return r.Page })
+	str("referrer", func(r *viewcount.Verdict) string { return r.Referrer })
+	str("ua", func(r *viewcount.Verdict) string { return r.UA })
+	str("event_id", func(r *viewcount.Verdict) string { return r.ID })
+	u64("visitor", "UInt64", func(r *viewcount.Verdict) uint64 { return r.Visitor })
+	u64("network", "UInt64", func(r *viewcount.Verdict) uint64 { return r.Network })
+	u8("webdriver", "Bool", func(r *viewcount.Verdict) uint8 { return b2u(r.Webdriver) })
+	u8("datacenter", "Bool", func(r *viewcount.Verdict) uint8 { return b2u(r.Datacenter) })
+	u8("hints_present", "Bool", func(r *viewcount.Verdict) uint8 { return b2u(r.Hints.Present) })
+	u16("screen_w", func(r *viewcount.Verdict) uint16 { return r.Hints.ScreenW })
+	u16("screen_h", func(r *viewcount.Verdict) uint16 { return r.Hints.ScreenH })
+	u8("languages", "UInt8", func(r *viewcount.Verdict) uint8 { return r.Hints.Languages })
+	u8("tz", "Bool", func(r *viewcount.Verdict) uint8 { return b2u(r.Hints.TZ) })
+	u8("ua_data", "Bool", func(r *viewcount.Verdict) uint8 { return b2u(r.Hints.UAData) })
+	u8("secure_context", "Bool", func(r *viewcount.Verdict) uint8 { return b2u(r.Hints.Secure) })
+	str("source", func(r *viewcount.Verdict) string { return r.Source.String() })
+	str("verdict", func(r *viewcount.Verdict) string { return string(r.Reason) })
+	u16("partition", func(r *viewcount.Verdict) uint16 { return r.Partition })
+	u64("seq", "UInt64", func(r *viewcount.Verdict) uint64 { return r.Seq })
+	head("idx", "UInt32")
+	for i := range rows {
+		dst = binary.LittleEndian.AppendUint32(dst, rows[i].Index)
+	}
+	return dst
+}
+
+func b2u(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func appendString(dst []byte, s string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
