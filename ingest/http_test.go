@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -472,11 +473,20 @@ func BenchmarkPixel(b *testing.B) {
 	}
 }
 
-// BenchmarkBeacon is BenchmarkPixel for a 10-event JSON beacon.
+// BenchmarkBeacon is BenchmarkPixel for JSON beacons of 10 events and for
+// the batch endpoint's 100 (what loadgen --endpoint batch sends), with
+// hints as the tracker reports them.
 func BenchmarkBeacon(b *testing.B) {
+	for _, n := range []int{10, 100} {
+		b.Run("events="+strconv.Itoa(n), func(b *testing.B) { benchmarkBeacon(b, n) })
+	}
+}
+
+func benchmarkBeacon(b *testing.B, n int) {
 	srv := newTestServer(b, nopPublisher{}, fixedSalt(b, testSalt), time.Now, nil)
-	ev := `{"site":"example.com","page":"/blog/2026/some-post","referrer":"https://www.google.com/","webdriver":false}`
-	body := "[" + strings.TrimSuffix(strings.Repeat(ev+",", 10), ",") + "]"
+	ev := `{"site":"example.com","page":"/blog/2026/some-post","referrer":"https://www.google.com/","id":"0123456789abcdef0123","webdriver":false,` +
+		`"hints":{"sw":1920,"sh":1080,"lang":2,"tz":true,"uad":true,"sec":true}}`
+	body := "[" + strings.TrimSuffix(strings.Repeat(ev+",", n), ",") + "]"
 	b.ReportAllocs()
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
@@ -490,6 +500,7 @@ func BenchmarkBeacon(b *testing.B) {
 			b.Fatal(w.Code, w.Body)
 		}
 	}
+	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "events/s")
 }
 
 // nopPublisher stands in for JetStream in the decode benchmarks only: they
