@@ -27,7 +27,10 @@ func NormaliseSite(s string) (string, error) {
 	if len(s) > MaxSiteLen {
 		return "", errors.Join(ErrBadSite, errors.New("longer than 253 bytes"))
 	}
-	for _, label := range strings.Split(s, ".") {
+	// Labels are walked in place: the api normalises the site of every read,
+	// and strings.Split would allocate for a name that is almost always
+	// normal already.
+	for label := range strings.SplitSeq(s, ".") {
 		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
 			return "", ErrBadSite
 		}

@@ -35,4 +35,30 @@ func TestNormaliseSite(t *testing.T) {
 	f("a.com/x", "")
 	f("a\x00.com", "")
 	f(strings.Repeat("a.", 130)+"com", "")
+	f("a..", "")
+	f("a.b.", "a.b")
+	f("a-.com", "")
+	f("a_b.example", "a_b.example")
+	f(strings.Repeat("a", 63)+".com", strings.Repeat("a", 63)+".com")
+	f(strings.Repeat("a", 64)+".com", "")
+}
+
+func TestNormaliseSiteAllocs(t *testing.T) {
+	n := testing.AllocsPerRun(100, func() {
+		if _, err := NormaliseSite("blog.example.co.uk"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if n != 0 {
+		t.Errorf("NormaliseSite of a normal site: %v allocs, want 0", n)
+	}
+}
+
+func BenchmarkNormaliseSite(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := NormaliseSite("blog.example.co.uk"); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

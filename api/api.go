@@ -4,13 +4,16 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
+	ginjson "github.com/gin-gonic/gin/codec/json"
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/ingest/stream"
@@ -44,6 +47,12 @@ type Server struct {
 	logger   *slog.Logger
 	normPage func(string) (string, error)
 	now      func() time.Time
+
+	// Header values of every count answer, built once: net/http only reads
+	// them, and Header().Set or Add replace the slice rather than write into
+	// it (cap == len), so one slice can serve every response.
+	cacheControl []string
+	jsonType     []string
 }
 
 // New returns a server reading counts from snap. normPage must be the same
@@ -55,8 +64,13 @@ func New(cfg Config, snap *Snapshot, q Querier, sites Registry, checks map[strin
 	if cfg.PublicLag <= 0 {
 		cfg.PublicLag = 10 * time.Second
 	}
+	if cfg.MaxPage <= 0 {
+		cfg.MaxPage = 2048
+	}
 	return &Server{cfg: cfg, snap: snap, q: q, sites: sites, checks: checks, normPage: normPage,
-		metrics: metrics, logger: logger.With("component", "api"), now: now}, nil
+		metrics: metrics, logger: logger.With("component", "api"), now: now,
+		cacheControl: []string{"public, max-age=" + strconv.Itoa(int(cfg.PublicLag.Seconds()))},
+		jsonType:     []string{"application/json; charset=utf-8"}}, nil
 }
 
 // Routes registers the api endpoints.
@@ -101,6 +115,9 @@ type countResponse struct {
 	AsOf    string `json:"as_of"`
 }
 
+// count answers from the snapshot without allocating on a hit: the answer is
+// encoded once per reading (see reading.body), and the page is read straight
+// from the raw query rather than through the map c.GetQuery would build.
 func (s *Server) count(c *gin.Context) {
 	site, err := viewcount.NormaliseSite(c.Param("site"))
 	if err != nil {
@@ -112,9 +129,9 @@ func (s *Server) count(c *gin.Context) {
 		return
 	}
 	var page string
-	if raw, ok := c.GetQuery("page"); ok {
-		if len(raw) > 2048 {
-			s.fail(c, errBadRequest("page: longer than 2048 bytes"))
+	if raw, ok := queryValue(c.Request.URL.RawQuery, "page"); ok {
+		if len(raw) > s.cfg.MaxPage {
+			s.fail(c, errBadRequest("page: longer than "+strconv.Itoa(s.cfg.MaxPage)+" bytes"))
 			return
 		}
 		if page, err = s.normPage(raw); err != nil {
@@ -122,14 +139,77 @@ func (s *Server) count(c *gin.Context) {
 			return
 		}
 	}
-	cnt, err := s.snap.Get(c.Request.Context(), site, page)
+	r, err := s.snap.get(c.Request.Context(), site, page)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	c.Header("Cache-Control", "public, max-age="+strconv.Itoa(int(s.cfg.PublicLag.Seconds())))
-	c.JSON(http.StatusOK, countResponse{Site: site, Page: page, Views: cnt.Views, Uniques: cnt.Uniques,
+	body := r.body.Load()
+	if body == nil {
+		// Concurrent first reads may both encode; they store the same bytes.
+		b, err := countBody(site, page, r.Count)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		r.body.Store(&b)
+		body = &b
+	}
+	h := c.Writer.Header()
+	h["Cache-Control"] = s.cacheControl
+	h["Content-Type"] = s.jsonType
+	c.Status(http.StatusOK)
+	_, _ = c.Writer.Write(*body)
+}
+
+// countBody is the JSON answer for cnt of site+page. It goes through the
+// encoder c.JSON uses, so the bytes are those c.JSON wrote before answers
+// were cached (the golden files hold them).
+func countBody(site, page string, cnt Count) ([]byte, error) {
+	b, err := ginjson.API.Marshal(countResponse{Site: site, Page: page, Views: cnt.Views, Uniques: cnt.Uniques,
 		AsOf: cnt.AsOf.UTC().Format(time.RFC3339)})
+	if err != nil {
+		return nil, fmt.Errorf("api: encode count of %s%s: %w", site, page, err)
+	}
+	return b, nil
+}
+
+// maxScannedParams bounds the queries queryValue scans itself. net/url
+// ignores every parameter of a query with more than 10000 of them (a limit
+// GODEBUG urlmaxqueryparams can move); rather than copy that rule, longer
+// queries, which no real client sends, are left to url.ParseQuery.
+const maxScannedParams = 64
+
+// queryValue returns the first value of name in the raw query string, and
+// whether there is one, exactly as url.ParseQuery(raw).Get(name) and gin's
+// c.GetQuery see it, without building a map of every parameter: a pair with a
+// ';' or an invalid escape in its key or value is skipped (so a later pair of
+// the same name may still match), '+' is a space, and only a key or value with
+// an escape is copied.
+func queryValue(raw, name string) (string, bool) {
+	if strings.Count(raw, "&") >= maxScannedParams {
+		vs, _ := url.ParseQuery(raw)
+		if v, ok := vs[name]; ok {
+			return v[0], true
+		}
+		return "", false
+	}
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		if pair == "" || strings.Contains(pair, ";") {
+			continue
+		}
+		k, v, _ := strings.Cut(pair, "=")
+		k, err := url.QueryUnescape(k)
+		if err != nil || k != name {
+			continue
+		}
+		if v, err = url.QueryUnescape(v); err == nil {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 func (s *Server) requireAdmin(c *gin.Context) {

@@ -229,3 +229,181 @@ func TestReadyz(t *testing.T) {
 		t.Fatalf("metrics: %d %s", w.Code, w.Body)
 	}
 }
+
+// TestCountQueryParam pins how the page parameter is read: as
+// url.ParseQuery(raw).Get("page") reads it (what c.GetQuery did), so a pair
+// with a bad escape or a ';' is skipped rather than rejected.
+func TestCountQueryParam(t *testing.T) {
+	fx := newFixture(t, nil)
+	if _, _, err := fx.sites.Add(context.Background(), "example.com"); err != nil {
+		t.Fatal(err)
+	}
+	fx.views(t, "example.com", "/post", 3)
+	fx.views(t, "example.com", "/a b", 2)
+	f := func(query string, code int, page string, views uint64) {
+		t.Helper()
+		w := fx.get(t, "/v1/sites/example.com/count"+query)
+		if w.Code != code {
+			t.Errorf("%s: %d %s, want %d", query, w.Code, w.Body, code)
+			return
+		}
+		if code != 200 {
+			return
+		}
+		if ct := w.Header().Get("Content-Type"); ct != "application/json; charset=utf-8" {
+			t.Errorf("%s: Content-Type %q", query, ct)
+		}
+		if cc := w.Header().Get("Cache-Control"); cc != "public, max-age=10" {
+			t.Errorf("%s: Cache-Control %q", query, cc)
+		}
+		var c countResponse
+		if err := json.Unmarshal(w.Body.Bytes(), &c); err != nil || c.Page != page || c.Views != views {
+			t.Errorf("%s: %s (%v), want page %q with %d views", query, w.Body, err, page, views)
+		}
+	}
+	f("", 200, "", 5)
+	f("?page=/post", 200, "/post", 3)
+	f("?page=%2Fpost", 200, "/post", 3)
+	f("?page=/a+b", 200, "/a b", 2)
+	f("?page=/a%20b", 200, "/a b", 2)
+	f("?pag%65=/post", 200, "/post", 3)
+	f("?page=/post&page=/a+b", 200, "/post", 3)
+	f("?x=1&page=/post", 200, "/post", 3)
+	f("?page=%zz", 200, "", 5)
+	f("?page=%zz&page=/post", 200, "/post", 3)
+	f("?page=/post;x", 200, "", 5)
+	f("?pa%zzge=/a+b&page=/post", 200, "/post", 3)
+	f("?page", 400, "", 0)
+	f("?page=", 400, "", 0)
+	f("?page=%00", 400, "", 0)
+	f("?page=/"+strings.Repeat("x", 2048), 400, "", 0)
+}
+
+// parseQueryGet is what queryValue must agree with: gin's c.GetQuery.
+func parseQueryGet(raw, name string) (string, bool) {
+	vs, _ := url.ParseQuery(raw)
+	v, ok := vs[name]
+	if !ok {
+		return "", false
+	}
+	return v[0], true
+}
+
+func TestQueryValue(t *testing.T) {
+	f := func(raw, want string, wantOK bool) {
+		t.Helper()
+		got, ok := queryValue(raw, "page")
+		if got != want || ok != wantOK {
+			t.Errorf("queryValue(%q) = %q, %v; want %q, %v", raw, got, ok, want, wantOK)
+		}
+		if ref, refOK := parseQueryGet(raw, "page"); got != ref || ok != refOK {
+			t.Errorf("queryValue(%q) = %q, %v; url.ParseQuery says %q, %v", raw, got, ok, ref, refOK)
+		}
+	}
+	f("", "", false)
+	f("page=/blog/post", "/blog/post", true)
+	f("ref=x&page=/a&utm=y", "/a", true)
+	f("page=/a&page=/b", "/a", true)
+	f("page", "", true)
+	f("page=", "", true)
+	f("page=a=b", "a=b", true)
+	f("&&page=/a&", "/a", true)
+	f("pages=/a", "", false)
+	f("Page=/a", "", false)
+	f("page=/a+b%2Fc", "/a b/c", true)
+	f("page=%2", "", false)
+	f("page=%zz&page=/b", "/b", true)
+	f("pag%65=/a", "/a", true)
+	f("pa+ge=/a", "", false)
+	f("pa%zzge=/a&page=/b", "/b", true)
+	f("page=/a;b&page=/c", "/c", true)
+	f("x=1;y=2&page=/a", "/a", true)
+	f("x=%zz&page=/a", "/a", true)
+	f("page=%E2%82%AC", "€", true)
+	f("page=%00", "\x00", true)
+	f(strings.Repeat("x=1&", 100)+"page=/a", "/a", true)
+	f(strings.Repeat("x=1&", 100)+"page=%zz&page=/a", "/a", true)
+	f(strings.Repeat("&", 10000)+"page=/a", "", false) // over net/url's parameter limit
+}
+
+func TestQueryValueAllocs(t *testing.T) {
+	n := testing.AllocsPerRun(100, func() {
+		if v, ok := queryValue("ref=home&page=/blog/some-post", "page"); !ok || v != "/blog/some-post" {
+			t.Fatalf("got %q, %v", v, ok)
+		}
+	})
+	if n != 0 {
+		t.Errorf("queryValue without escapes: %v allocs, want 0", n)
+	}
+}
+
+func FuzzQueryValue(f *testing.F) {
+	for _, s := range []string{"page=/a", "page=%zz&page=/b", "pag%65=a+b", "page=/a;b&page=c", "x&page&page=1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		got, ok := queryValue(raw, "page")
+		if ref, refOK := parseQueryGet(raw, "page"); got != ref || ok != refOK {
+			t.Errorf("queryValue(%q) = %q, %v; url.ParseQuery says %q, %v", raw, got, ok, ref, refOK)
+		}
+	})
+}
+
+// TestCountDuringRefresh reads counts while refreshes replace them: every
+// answer is one reading's whole body, never a mix (run with -race).
+func TestCountDuringRefresh(t *testing.T) {
+	fx := newFixture(t, nil)
+	if _, _, err := fx.sites.Add(context.Background(), "example.com"); err != nil {
+		t.Fatal(err)
+	}
+	fx.views(t, "example.com", "/post", 3)
+	for _, q := range []string{"?page=/post", ""} {
+		if w := fx.get(t, "/v1/sites/example.com/count"+q); w.Code != 200 {
+			t.Fatalf("warm-up %q: %d %s", q, w.Code, w.Body)
+		}
+	}
+	fx.views(t, "example.com", "/post", 4)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// The clock stays put: the test's clock is not safe to move while
+		// requests read it, and refresh re-reads the counts regardless.
+		for range 3 {
+			fx.snap.refresh(context.Background())
+		}
+	}()
+	seen := map[string]bool{}
+	for reading := true; reading; {
+		select {
+		case <-done:
+			reading = false
+		default:
+		}
+		for _, q := range []string{"?page=/post", ""} {
+			w := fx.get(t, "/v1/sites/example.com/count"+q)
+			var c countResponse
+			if err := json.Unmarshal(w.Body.Bytes(), &c); w.Code != 200 || err != nil {
+				t.Fatalf("%q: %d %s (%v)", q, w.Code, w.Body, err)
+			}
+			seen[w.Body.String()] = true
+		}
+	}
+	want := map[string]bool{
+		`{"site":"example.com","page":"/post","views":3,"uniques":3,"as_of":"2026-11-29T12:00:00Z"}`: true,
+		`{"site":"example.com","page":"/post","views":7,"uniques":7,"as_of":"2026-11-29T12:00:00Z"}`: true,
+		`{"site":"example.com","views":3,"uniques":3,"as_of":"2026-11-29T12:00:00Z"}`:                true,
+		`{"site":"example.com","views":7,"uniques":7,"as_of":"2026-11-29T12:00:00Z"}`:                true,
+	}
+	for body := range seen {
+		if !want[body] {
+			t.Errorf("unexpected answer %s", body)
+		}
+	}
+	for _, q := range []string{"?page=/post", ""} {
+		var c countResponse
+		_ = json.Unmarshal(fx.get(t, "/v1/sites/example.com/count"+q).Body.Bytes(), &c)
+		if c.Views != 7 {
+			t.Errorf("%q after the refreshes: %+v, want 7 views", q, c)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,8 +32,18 @@ type Count struct {
 type key struct{ site, page string } // page "" is the whole site
 
 type entry struct {
-	count    atomic.Pointer[Count]
+	count    atomic.Pointer[reading]
 	lastRead atomic.Int64 // unix nanos
+}
+
+// reading is a count of one key as one fetch or refresh found it; a refresh
+// stores a new reading rather than changing this one. body caches the api's
+// JSON answer: it depends on nothing but the key and the reading, so it is
+// encoded by the first request after each refresh and reused by the rest
+// (issue 4), rather than encoded once per request.
+type reading struct {
+	Count
+	body atomic.Pointer[[]byte]
 }
 
 // Snapshot holds the public counts of recently read pages and refreshes
@@ -64,31 +75,41 @@ func NewSnapshot(q Querier, lag time.Duration, maxKeys int, now func() time.Time
 
 // Get returns the count of site+page (page "" for the whole site).
 func (s *Snapshot) Get(ctx context.Context, site, page string) (Count, error) {
+	r, err := s.get(ctx, site, page)
+	if err != nil {
+		return Count{}, err
+	}
+	return r.Count, nil
+}
+
+// get returns the current reading of site+page. It must not be modified,
+// except to cache its body.
+func (s *Snapshot) get(ctx context.Context, site, page string) (*reading, error) {
 	k := key{site, page}
 	s.mu.RLock()
 	e := s.entries[k]
 	s.mu.RUnlock()
 	if e != nil {
 		e.lastRead.Store(s.now().UnixNano())
-		if c := e.count.Load(); c != nil {
-			return *c, nil
+		if r := e.count.Load(); r != nil {
+			return r, nil
 		}
 	}
 	v, err, _ := s.group.Do(site+"\x00"+page, func() (any, error) {
 		c, err := s.fetch(ctx, k)
 		if err != nil {
-			return Count{}, err
+			return nil, err
 		}
-		s.store(k, c)
-		return c, nil
+		return s.store(k, c), nil
 	})
 	if err != nil {
-		return Count{}, err
+		return nil, err
 	}
-	return v.(Count), nil
+	return v.(*reading), nil
 }
 
-func (s *Snapshot) store(k key, c Count) {
+func (s *Snapshot) store(k key, c Count) *reading {
+	r := &reading{Count: c}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.entries[k]
@@ -96,11 +117,15 @@ func (s *Snapshot) store(k key, c Count) {
 		if len(s.entries) >= s.max {
 			s.evictLocked()
 		}
+		// The caller's strings may point into its request line (up to a
+		// megabyte of headers); a tracked key must not keep that alive.
+		k = key{strings.Clone(k.site), strings.Clone(k.page)}
 		e = &entry{}
 		s.entries[k] = e
 	}
 	e.lastRead.Store(s.now().UnixNano())
-	e.count.Store(&c)
+	e.count.Store(r)
+	return r
 }
 
 // evictLocked drops the least recently read of a few entries: Go's map order
@@ -209,8 +234,7 @@ func (s *Snapshot) refresh(ctx context.Context) {
 			s.mu.RLock()
 			for _, page := range chunk {
 				if e := s.entries[key{site, page}]; e != nil {
-					c := counts[page]
-					e.count.Store(&c)
+					e.count.Store(&reading{Count: counts[page]})
 				}
 			}
 			s.mu.RUnlock()
