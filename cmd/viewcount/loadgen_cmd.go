@@ -21,9 +21,28 @@ const loadgenUsage = `usage: viewcount loadgen [flags]
 
 Sends page-view load to a running server and reports throughput, latency
 percentiles (from the scheduled send time in open loop), errors by status and
-the end-to-end lag until every acknowledged event is inserted. Only loopback
-servers unless --allow-remote. For filtering precision, run --mix realistic
---endpoint mix: every event id starts with its class ("bot-…", "human-…").
+kind, the pipeline lag and the server's memory. Only loopback servers unless
+--allow-remote. For filtering precision, run --mix realistic --endpoint mix:
+every event id starts with its class ("bot-…", "human-…").
+
+Each connection is one worker speaking HTTP/1.1 keep-alive itself, with
+requests assembled into a reused buffer, so loadgen's own CPU per request
+stays close to wrk's and the server, not the client, is what is measured;
+--baseline drives a bare in-process Gin server with the same client, so the
+ratio holds on a noisy machine. https targets go through net/http.
+
+Endpoints: pixel (GET /p.gif), beacon (POST /v1/events, one event), batch
+(POST /v1/events, --batch events), mix (each hit as the traffic model says),
+count (GET /v1/sites/{site}/count?page=P, pages by the same popularity as
+views, or the --hot page; 200 is success, no events, no lag).
+
+Lag (--lag, needs the server's /metrics): every 100 ms while sending, the age
+of the newest inserted event (when the acknowledged count reached
+viewcount_rows_inserted_total), reported as p50/p99/max over the samples
+after the first second; and after sending, how long until every
+acknowledged event was inserted. Server memory (process_resident_memory_bytes,
+go_memstats_heap_inuse_bytes) is reported at the start and end of sending
+and on the progress lines when the server exports it.
 
 flags:
 `
@@ -46,22 +65,23 @@ func loadgenMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.StringVar(&cfg.Server, "server", envOr("VIEWCOUNT_SERVER", "http://127.0.0.1:8080"), "server URL (env VIEWCOUNT_SERVER)")
 	site := fs.String("site", "load.example", "site the traffic is for")
 	token := fs.String("admin-token", "", "if set, register --site first with this admin token (409 is fine)")
-	endpoint := fs.String("endpoint", "pixel", "pixel | beacon | batch | mix (each hit as the traffic model says: labels hold for every class)")
+	endpoint := fs.String("endpoint", "pixel", "pixel | beacon | batch | mix (each hit as the traffic model says: labels hold for every class) | count (public count reads)")
 	fs.IntVar(&cfg.Batch, "batch", 100, "events per request for --endpoint batch (at most 100)")
 	mixName := fs.String("mix", "realistic", "realistic (labelled humans, bots, floods, farms…) | human (humans only)")
-	pages := fs.Int("pages", 500, "pages in the site's catalogue (Zipf popularity)")
-	hot := fs.Bool("hot-page", false, "all traffic on one page")
+	pages := fs.Int("pages", 500, "distinct pages in the site's catalogue (Zipf popularity), for views and count reads")
+	hot := fs.Bool("hot-page", false, "every hit and count read on one page, the viral post")
+	fs.BoolVar(hot, "hot", false, "same as --hot-page")
 	fs.IntVar(&cfg.Connections, "connections", 64, "concurrent keep-alive connections, one worker each")
 	fs.Float64Var(&cfg.Rate, "rate", 0, "open-loop target in requests/s; 0 = closed loop at full speed")
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long to send (with --requests: a bound only when given too)")
 	fs.Int64Var(&cfg.Requests, "requests", 0, "send this many requests instead of for --duration")
-	fs.DurationVar(&cfg.Timeout, "timeout", 30*time.Second, "per-request timeout")
-	fs.BoolVar(&cfg.Lag, "lag", true, "after sending, wait for the server's rows_inserted counter to catch up (needs /metrics)")
+	fs.DurationVar(&cfg.Timeout, "timeout", 30*time.Second, "per-request timeout, from writing the request to the end of the answer")
+	fs.BoolVar(&cfg.Lag, "lag", true, "sample the pipeline lag every 100 ms while sending, then wait for the server's rows_inserted counter to catch up (needs /metrics; not for --endpoint count)")
 	fs.DurationVar(&cfg.LagTimeout, "lag-timeout", time.Minute, "give up waiting for the end-to-end lag after this")
 	baseline := fs.Bool("baseline", false, "first run the same load against an in-process bare Gin server and report the ratio")
 	fs.BoolVar(&cfg.AllowRemote, "allow-remote", false, "allow a server that is not on a loopback address")
 	asJSON := fs.Bool("json", false, "print the final report as JSON")
-	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
+	quiet := fs.Bool("quiet", false, "no progress lines on stderr (otherwise one a second)")
 	seed := fs.Uint64("seed", 0, "traffic seed (0: from the clock, printed); the same seed sends the same ids, which a server counts as retries")
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -22,10 +22,14 @@ var baselineGIF = []byte{
 	0x3b,
 }
 
+// baselineCount is the answer of the baseline's count endpoint: the shape
+// and size of a real one.
+var baselineCount = []byte(`{"site":"load.example","page":"/blog/item-1","views":12345,"uniques":6789,"as_of":"2026-11-29T10:00:10Z"}`)
+
 // Baseline is a bare Gin server (release mode, no middleware) answering
-// GET /p.gif with the GIF and POST /v1/events with 202 after reading the
-// body: the fastest any Gin handler on this machine can be, to hold a real
-// run against.
+// GET /p.gif with the GIF, POST /v1/events with 202 after reading the body
+// and GET /v1/sites/{site}/count with a fixed count: the fastest any Gin
+// handler on this machine can be, to hold a real run against.
 type Baseline struct {
 	URL  string
 	srv  *http.Server
@@ -43,6 +47,10 @@ func StartBaseline() (*Baseline, error) {
 	e.POST("/v1/events", func(c *gin.Context) {
 		_, _ = io.Copy(io.Discard, c.Request.Body)
 		c.Data(http.StatusAccepted, "application/json; charset=utf-8", []byte(`{"accepted":1}`))
+	})
+	e.GET("/v1/sites/:site/count", func(c *gin.Context) {
+		c.Header("Cache-Control", "public, max-age=10")
+		c.Data(http.StatusOK, "application/json; charset=utf-8", baselineCount)
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

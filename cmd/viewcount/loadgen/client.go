@@ -1,7 +1,6 @@
 package loadgen
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -12,7 +11,6 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -61,8 +59,9 @@ func loopbackOnly(_, address string, _ syscall.RawConn) error {
 	return nil
 }
 
-// newClient is a keep-alive client with at most conns connections to a
-// host. It never uses a proxy from the environment and never follows
+// newClient is a net/http keep-alive client with at most conns connections
+// to a host, for what is not the hot loop (registering the site, /metrics)
+// and for https targets. It never uses a proxy from the environment and never follows
 // redirects: every request goes to the server it names.
 func newClient(conns int, timeout time.Duration, allowRemote bool) *http.Client {
 	d := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
@@ -112,38 +111,6 @@ func RegisterSite(ctx context.Context, server, adminToken, site string, allowRem
 	return fmt.Errorf("loadgen: register site %s: %s: %s", site, resp.Status, bytes.TrimSpace(msg))
 }
 
-// metricRowsInserted is the server counter that reaches the number of
-// events sent once every one of them is in views_raw.
-const metricRowsInserted = "viewcount_rows_inserted_total"
-
-// scrapeCounter reads one unlabelled counter from the server's /metrics.
-func scrapeCounter(ctx context.Context, client *http.Client, server, name string) (float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(server, "/")+"/metrics", nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		_, _ = io.Copy(io.Discard, resp.Body)
-		return 0, fmt.Errorf("GET /metrics: %s", resp.Status)
-	}
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		if v, ok := strings.CutPrefix(line, name+" "); ok {
-			return strconv.ParseFloat(strings.TrimSpace(v), 64)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return 0, err
-	}
-	return 0, fmt.Errorf("GET /metrics: no %s", name)
-}
-
 // transportErrorKind names a failed request's error with a small, fixed
 // vocabulary so reports stay short.
 func transportErrorKind(err error) string {
@@ -155,6 +122,8 @@ func transportErrorKind(err error) string {
 		return "connection reset"
 	case errors.Is(err, ErrRemote):
 		return "refused: not loopback"
+	case errors.Is(err, errBadResponse):
+		return "bad response"
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		return "timeout"
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +23,11 @@ const (
 	// only endpoint whose labels hold for every class, since bad_hints and
 	// farm traffic need the beacon's hints.
 	EndpointMix Endpoint = "mix"
+	// EndpointCount reads public counts, GET /v1/sites/{site}/count?page=P,
+	// pages as popular as the traffic model views them (Source.NextRead):
+	// a 200 is a success; no events are sent, so none are tallied and no
+	// lag is measured.
+	EndpointCount Endpoint = "count"
 )
 
 // Config is one load run. Zero values take the defaults noted.
@@ -37,12 +43,14 @@ type Config struct {
 	Rate     float64
 	Duration time.Duration // how long to send; default 10s unless Requests is set
 	Requests int64         // stop after this many requests (0: Duration decides)
-	Timeout  time.Duration // per request; default 30s
+	Timeout  time.Duration // per request, from writing it to the end of the answer; default 30s
 	// AllowRemote permits a server that is not on a loopback address.
 	AllowRemote bool
-	// Lag: after sending, poll the server's /metrics until
-	// viewcount_rows_inserted_total has grown by the events acknowledged,
-	// at most LagTimeout (default 60s).
+	// Lag: while sending, sample the server's /metrics every 100 ms for
+	// the pipeline lag series (Report.LagSeries); after sending, poll it
+	// until viewcount_rows_inserted_total has grown by the events
+	// acknowledged, at most LagTimeout (default 60s). Not for the count
+	// endpoint.
 	Lag        bool
 	LagTimeout time.Duration
 	Progress   io.Writer // one line a second while running; nil: quiet
@@ -55,9 +63,9 @@ func (c Config) withDefaults() (Config, error) {
 	switch c.Endpoint {
 	case "":
 		c.Endpoint = EndpointPixel
-	case EndpointPixel, EndpointBeacon, EndpointBatch, EndpointMix:
+	case EndpointPixel, EndpointBeacon, EndpointBatch, EndpointMix, EndpointCount:
 	default:
-		return c, fmt.Errorf("loadgen: endpoint %q: want pixel, beacon, batch or mix", c.Endpoint)
+		return c, fmt.Errorf("loadgen: endpoint %q: want pixel, beacon, batch, mix or count", c.Endpoint)
 	}
 	if c.Batch == 0 {
 		c.Batch = 100
@@ -85,9 +93,11 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
-// Source supplies hits; *Generator is one. Run serialises calls to Next.
+// Source supplies hits, and public-count reads for the count endpoint;
+// *Generator is one. Run serialises calls.
 type Source interface {
 	Next() Hit
+	NextRead() (site, page string)
 }
 
 // workerStats is one worker's results, locked only against the progress
@@ -104,14 +114,17 @@ type workerStats struct {
 // run is the state of one Run.
 type run struct {
 	cfg    Config
-	client *http.Client
+	target target
+	client *http.Client // /metrics, and the workers' requests to an https target
 	srcMu  sync.Mutex
 	src    Source
+	mon    *monitor // nil: the server has no /metrics
 
 	start    time.Time
 	deadline time.Time // zero: no time limit
 	claimed  atomic.Int64
 	answered atomic.Int64
+	events   atomic.Int64 // events in 2xx answers, for the lag series
 	workers  []*workerStats
 }
 
@@ -124,22 +137,34 @@ func Run(ctx context.Context, cfg Config, src Source) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := CheckTarget(cfg.Server, cfg.AllowRemote); err != nil {
+	u, err := CheckTarget(cfg.Server, cfg.AllowRemote)
+	if err != nil {
 		return nil, err
 	}
-	r := &run{cfg: cfg, src: src, client: newClient(cfg.Connections, cfg.Timeout, cfg.AllowRemote)}
+	r := &run{cfg: cfg, src: src, target: parseTarget(u), client: newClient(cfg.Connections+1, cfg.Timeout, cfg.AllowRemote)}
 	defer r.client.CloseIdleConnections()
 
-	var rowsBefore float64
+	// One scrape before sending: the inserted-rows counter to count from
+	// and the memory at the start. A server without /metrics (the
+	// baseline) is simply not sampled.
+	lag := cfg.Lag && cfg.Endpoint != EndpointCount
 	var lagErr string
-	lag := cfg.Lag
-	if lag {
-		if rowsBefore, err = scrapeCounter(ctx, r.client, cfg.Server, metricRowsInserted); err != nil {
-			lag, lagErr = false, "not measured: "+err.Error()
-		}
+	sm, err := scrapeMetrics(ctx, r.client, cfg.Server)
+	switch {
+	case err != nil && lag:
+		lag, lagErr = false, "not measured: "+err.Error()
+	case err == nil && lag && !sm.hasRows:
+		lag, lagErr = false, "not measured: GET /metrics: no "+metricRowsInserted
+	}
+	if err == nil {
+		r.mon = &monitor{client: r.client, server: cfg.Server, lag: lag, before: int64(sm.rows), events: r.events.Load}
+		r.mon.mem.observe(sm, true)
 	}
 
 	r.start = time.Now()
+	if r.mon != nil {
+		r.mon.start = r.start
+	}
 	if cfg.Duration > 0 {
 		r.deadline = r.start.Add(cfg.Duration)
 	}
@@ -155,20 +180,36 @@ func Run(ctx context.Context, cfg Config, src Source) (*Report, error) {
 		r.workers = append(r.workers, w)
 		workers.Go(func() { r.work(ctx, w, ticks) })
 	}
-	progressDone := make(chan struct{})
+	done := make(chan struct{})
+	if r.mon != nil {
+		wg.Go(func() { r.mon.run(ctx, done) })
+	}
 	if cfg.Progress != nil {
-		wg.Go(func() { r.progress(progressDone) })
+		wg.Go(func() { r.progress(done) })
 	}
 	workers.Wait()
 	end := time.Now()
-	close(progressDone)
+	close(done)
 	wg.Wait()
 
 	rep := r.report(end.Sub(r.start))
 	rep.Interrupted = ctx.Err() != nil
 	rep.LagError = lagErr
+	if r.mon != nil {
+		// The end of sending, even when interrupted (then briefly).
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		if sm, err := scrapeMetrics(sctx, r.client, cfg.Server); err == nil {
+			r.mon.mem.observe(sm, false)
+		}
+		cancel()
+		rep.LagSeries = r.mon.series()
+		if r.mon.mem != (Memory{}) {
+			mem := r.mon.mem
+			rep.Memory = &mem
+		}
+	}
 	if lag && !rep.Interrupted {
-		rep.Lag = r.waitInserted(ctx, rowsBefore, rep.Events, end)
+		rep.Lag = r.waitInserted(ctx, r.mon.before, rep.Events, end)
 	}
 	return rep, nil
 }
@@ -233,12 +274,43 @@ func (r *run) hits(buf []Hit, n int) []Hit {
 	return buf
 }
 
-func (r *run) work(ctx context.Context, w *workerStats, ticks <-chan time.Time) {
-	per := 1
-	if r.cfg.Endpoint == EndpointBatch {
-		per = r.cfg.Batch
+// newConn is a worker's connection to the server.
+func (r *run) newConn(ctx context.Context) roundTripper {
+	if r.target.https {
+		return &httpsConn{ctx: ctx, client: r.client, host: r.target.host}
 	}
-	buf := make([]Hit, 0, per)
+	return newRawConn(ctx, r.target.addr, r.cfg.Timeout, r.cfg.AllowRemote)
+}
+
+// request takes the next request's hits from the source into buf and
+// writes it: the request, valid until w is used again, and its hits (none
+// for a count read).
+func (r *run) request(w *requestWriter, buf []Hit) ([]Hit, []byte, error) {
+	switch r.cfg.Endpoint {
+	case EndpointCount:
+		r.srcMu.Lock()
+		site, page := r.src.NextRead()
+		r.srcMu.Unlock()
+		return buf[:0], w.count(site, page), nil
+	case EndpointBatch:
+		buf = r.hits(buf, r.cfg.Batch)
+		req, err := w.batch(buf)
+		return buf, req, err
+	}
+	buf = r.hits(buf, 1)
+	if buf[0].Beacon {
+		req, err := w.beacon(&buf[0])
+		return buf, req, err
+	}
+	req, err := w.pixel(&buf[0])
+	return buf, req, err
+}
+
+func (r *run) work(ctx context.Context, w *workerStats, ticks <-chan time.Time) {
+	conn := r.newConn(ctx)
+	defer conn.close()
+	rw := newRequestWriter(r.target.host, r.target.prefix)
+	buf := make([]Hit, 0, r.cfg.Batch)
 	for {
 		var sched time.Time
 		if ticks != nil {
@@ -250,14 +322,9 @@ func (r *run) work(ctx context.Context, w *workerStats, ticks <-chan time.Time) 
 		} else if !r.next(ctx) {
 			return
 		}
-		buf = r.hits(buf, per)
-		var req *http.Request
+		var req []byte
 		var err error
-		if r.cfg.Endpoint == EndpointBatch {
-			req, err = BatchRequest(r.cfg.Server, buf)
-		} else {
-			req, err = buf[0].Request(r.cfg.Server)
-		}
+		buf, req, err = r.request(rw, buf)
 		if err != nil {
 			w.mu.Lock()
 			w.errs["bad request: "+err.Error()]++
@@ -267,7 +334,7 @@ func (r *run) work(ctx context.Context, w *workerStats, ticks <-chan time.Time) 
 		if sched.IsZero() {
 			sched = time.Now()
 		}
-		resp, err := r.client.Do(req.WithContext(ctx))
+		status, err := conn.roundTrip(req)
 		if err != nil {
 			if ctx.Err() != nil {
 				return // interrupted: not the server's failure
@@ -277,17 +344,16 @@ func (r *run) work(ctx context.Context, w *workerStats, ticks <-chan time.Time) 
 			w.mu.Unlock()
 			continue
 		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
 		lat := time.Since(sched)
 		w.mu.Lock()
 		w.hist.Record(lat)
-		w.status[resp.StatusCode]++
-		if resp.StatusCode/100 == 2 {
+		w.status[status]++
+		if status/100 == 2 && len(buf) > 0 {
 			for i := range buf {
 				w.tally.Add(&buf[i])
 			}
 			w.events += int64(len(buf))
+			r.events.Add(int64(len(buf)))
 		}
 		w.mu.Unlock()
 		r.answered.Add(1)
@@ -336,22 +402,40 @@ func (r *run) progress(done <-chan struct{}) {
 				failed += c
 			}
 			rate := float64(n-last) / now.Sub(lastAt).Seconds()
-			fmt.Fprintf(r.cfg.Progress, "%6.1fs  requests %9d  %8.0f req/s  p99 %8s  errors %d\n",
+			line := fmt.Sprintf("%6.1fs  requests %9d  %8.0f req/s  p99 %8s  errors %d",
 				now.Sub(r.start).Seconds(), n, rate, fmtDur(h.Quantile(0.99)), failed)
+			if r.mon != nil {
+				sm, lag := r.mon.latest()
+				if lag >= 0 {
+					line += "  lag " + fmtDur(lag)
+				}
+				if sm.hasRSS {
+					line += "  rss " + fmtBytes(int64(sm.rss))
+				}
+				if sm.hasHeap {
+					line += "  heap " + fmtBytes(int64(sm.heap))
+				}
+			}
+			fmt.Fprintln(r.cfg.Progress, line)
 			last, lastAt = n, now
 		}
 	}
 }
 
+// fmtBytes prints a size in MiB.
+func fmtBytes(n int64) string {
+	return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
+}
+
 // waitInserted polls /metrics until the server has inserted want more rows
 // than before, and reports how long after the last answer that was.
-func (r *run) waitInserted(ctx context.Context, before float64, want int64, lastSend time.Time) *Lag {
+func (r *run) waitInserted(ctx context.Context, before, want int64, lastSend time.Time) *Lag {
 	l := &Lag{Want: want}
 	deadline := time.Now().Add(r.cfg.LagTimeout)
 	for {
-		v, err := scrapeCounter(ctx, r.client, r.cfg.Server, metricRowsInserted)
-		if err == nil {
-			l.Rows = int64(v - before)
+		sm, err := scrapeMetrics(ctx, r.client, r.cfg.Server)
+		if err == nil && sm.hasRows {
+			l.Rows = int64(sm.rows) - before
 			if l.Rows >= want {
 				l.Reached = true
 				l.Seconds = time.Since(lastSend).Seconds()

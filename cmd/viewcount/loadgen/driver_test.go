@@ -5,44 +5,110 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 )
 
 // countingServer answers every hit with status(n) for the n-th request (from
-// 1) and counts the events it decoded.
+// 1) and counts the events it decoded; it answers count reads with 200.
+// Its /metrics counts an event as inserted insertDelay after its answer,
+// and exports the memory gauges when asked.
 type countingServer struct {
 	*httptest.Server
 	requests, events atomic.Int64
+
+	mu       sync.Mutex
+	answered []answeredAt    // cumulative events by answer time
+	pages    map[string]int  // pages of hits and reads
+	paths    map[string]bool // request paths seen
+}
+
+type answeredAt struct {
+	at     time.Time
+	events int64
+}
+
+type serverOpts struct {
+	status      func(n int64) int
+	delay       time.Duration // before each answer
+	insertDelay time.Duration
+	memory      bool
 }
 
 func newCountingServer(t *testing.T, status func(n int64) int, delay time.Duration) *countingServer {
+	return newTestServer(t, serverOpts{status: status, delay: delay})
+}
+
+func newTestServer(t *testing.T, o serverOpts) *countingServer {
 	t.Helper()
-	s := &countingServer{}
+	s := &countingServer{pages: make(map[string]int), paths: make(map[string]bool)}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/metrics" {
-			fmt.Fprintf(w, "# TYPE viewcount_rows_inserted_total counter\nviewcount_rows_inserted_total %d\n", s.events.Load())
+			fmt.Fprintf(w, "# TYPE viewcount_rows_inserted_total counter\nviewcount_rows_inserted_total %d\n", s.inserted(o.insertDelay))
+			if o.memory {
+				fmt.Fprintf(w, "# TYPE process_resident_memory_bytes gauge\nprocess_resident_memory_bytes 1.048576e+08\n")
+				fmt.Fprintf(w, "go_memstats_heap_inuse_bytes{note=\"labelled: ignored\"} 1\ngo_memstats_heap_inuse_bytes %d\n", 50<<20+s.requests.Load())
+			}
 			return
 		}
 		n := s.requests.Add(1)
+		s.mu.Lock()
+		s.paths[r.URL.Path] = true
+		s.mu.Unlock()
+		if strings.HasPrefix(r.URL.Path, "/v1/sites/") && strings.HasSuffix(r.URL.Path, "/count") {
+			s.mu.Lock()
+			s.pages[r.URL.Query().Get("page")]++
+			s.mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"views":1}`)
+			return
+		}
 		hs, err := decodeHits(r)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		time.Sleep(delay)
-		code := status(n)
+		time.Sleep(o.delay)
+		code := o.status(n)
 		if code/100 == 2 {
-			s.events.Add(int64(len(hs)))
+			total := s.events.Add(int64(len(hs)))
+			s.mu.Lock()
+			s.answered = append(s.answered, answeredAt{time.Now(), total})
+			for _, h := range hs {
+				s.pages[h.Page]++
+			}
+			s.mu.Unlock()
 		}
 		w.WriteHeader(code)
 	}))
 	t.Cleanup(s.Close)
 	return s
+}
+
+// inserted is how many events were answered at least delay ago.
+func (s *countingServer) inserted(delay time.Duration) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cut := time.Now().Add(-delay)
+	i := sort.Search(len(s.answered), func(i int) bool { return s.answered[i].at.After(cut) })
+	if i == 0 {
+		return 0
+	}
+	return s.answered[i-1].events
+}
+
+// seenPages is the pages hit or read so far.
+func (s *countingServer) seenPages() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.pages)
 }
 
 func ok(int64) int { return http.StatusOK }
@@ -260,5 +326,90 @@ func TestConfigValidation(t *testing.T) {
 		if _, err := Run(context.Background(), c, testSource(t)); err == nil || errors.Is(err, ErrRemote) {
 			t.Errorf("Run(%+v) = %v, want a config error", c, err)
 		}
+	}
+}
+
+func TestRunCount(t *testing.T) {
+	srv := newCountingServer(t, ok, 0)
+	mix := HumanMix()
+	mix.Pages = 50
+	rep, err := Run(context.Background(), Config{Server: srv.URL, Connections: 4, Requests: 400, Endpoint: EndpointCount, Lag: true},
+		newTestGenerator(t, mix, 5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.OK != 400 || rep.Failed != 0 || rep.Events != 0 || rep.Sent.Total() != 0 {
+		t.Fatalf("ok %d failed %d events %d sent %d: %v", rep.OK, rep.Failed, rep.Events, rep.Sent.Total(), rep.TransportErrors)
+	}
+	if rep.Lag != nil || rep.LagSeries != nil || rep.LagError != "" {
+		t.Fatalf("lag measured for count reads: %+v %+v %q", rep.Lag, rep.LagSeries, rep.LagError)
+	}
+	srv.mu.Lock()
+	paths := maps.Clone(srv.paths)
+	srv.mu.Unlock()
+	if !paths["/v1/sites/load.example/count"] || len(paths) != 1 {
+		t.Fatalf("paths %v", paths)
+	}
+	checkPages(t, srv.seenPages(), 50, 400)
+	var text strings.Builder
+	rep.WriteText(&text)
+	if strings.Contains(text.String(), "events/s") {
+		t.Errorf("count report speaks of events:\n%s", text.String())
+	}
+}
+
+// checkPages: every page is in the catalogue of n, several are, and the
+// home page (the head of the Zipf curve) is the most viewed.
+func checkPages(t *testing.T, pages map[string]int, n, total int) {
+	t.Helper()
+	catalogue := make(map[string]bool)
+	for i := range n {
+		catalogue[pagePath(i)] = true
+	}
+	sum, top := 0, ""
+	for p, c := range pages {
+		if !catalogue[p] {
+			t.Fatalf("page %q not among the %d pages", p, n)
+		}
+		if top == "" || c > pages[top] {
+			top = p
+		}
+		sum += c
+	}
+	if sum != total || len(pages) < 5 || top != "/" {
+		t.Fatalf("%d views on %d pages, most on %q: %v", sum, len(pages), top, pages)
+	}
+}
+
+func TestRunHotAndPages(t *testing.T) {
+	for _, ep := range []Endpoint{EndpointPixel, EndpointBatch, EndpointCount} {
+		t.Run(string(ep), func(t *testing.T) {
+			mix := HumanMix()
+			mix.Pages = 30
+			srv := newCountingServer(t, ok, 0)
+			rep, err := Run(context.Background(), Config{Server: srv.URL, Connections: 2, Requests: 40, Endpoint: ep, Batch: 10},
+				newTestGenerator(t, mix, 8))
+			if err != nil {
+				t.Fatal(err)
+			}
+			views := 40
+			if ep == EndpointBatch {
+				views = 400
+			}
+			if rep.OK != 40 {
+				t.Fatalf("ok %d: %v %v", rep.OK, rep.Status, rep.TransportErrors)
+			}
+			checkPages(t, srv.seenPages(), 30, views)
+
+			mix.HotPage = true
+			srv = newCountingServer(t, ok, 0)
+			if _, err := Run(context.Background(), Config{Server: srv.URL, Connections: 2, Requests: 40, Endpoint: ep, Batch: 10},
+				newTestGenerator(t, mix, 8)); err != nil {
+				t.Fatal(err)
+			}
+			if got := srv.seenPages(); len(got) != 1 || got["/"] != views {
+				t.Fatalf("hot page: %v, want %d on /", got, views)
+			}
+		})
 	}
 }

@@ -30,10 +30,12 @@ type Report struct {
 	// TransportErrors counts requests that got no answer, by kind.
 	TransportErrors map[string]int64 `json:"transport_errors,omitempty"`
 	// Sent counts the acknowledged hits by class, for scoring verdicts.
-	Sent        Tally  `json:"sent"`
-	Lag         *Lag   `json:"lag,omitempty"`
-	LagError    string `json:"lag_error,omitempty"` // why Lag is missing though asked for
-	Interrupted bool   `json:"interrupted,omitempty"`
+	Sent        Tally      `json:"sent"`
+	Lag         *Lag       `json:"lag,omitempty"`
+	LagSeries   *LagSeries `json:"lag_series,omitempty"`
+	LagError    string     `json:"lag_error,omitempty"` // why Lag and LagSeries are missing though asked for
+	Memory      *Memory    `json:"server_memory,omitempty"`
+	Interrupted bool       `json:"interrupted,omitempty"`
 }
 
 // Latency percentiles in milliseconds, from the scheduled send time in open
@@ -54,6 +56,35 @@ type Lag struct {
 	Reached bool    `json:"reached"` // false: timed out with Rows < Want
 	Rows    int64   `json:"rows"`    // rows inserted since the run started
 	Want    int64   `json:"want"`
+}
+
+// LagSeries is the pipeline lag sampled while sending: every
+// IntervalSeconds, the age of the newest inserted event (how long ago the
+// acknowledged count reached the server's inserted count), samples of the
+// first WarmupSeconds left out. It is what "sustained for 60 s with
+// pipeline lag p99 < 2 s" is measured with.
+type LagSeries struct {
+	IntervalSeconds float64 `json:"interval_seconds"`
+	WarmupSeconds   float64 `json:"warmup_seconds"`
+	Samples         int     `json:"samples"` // 0: the run was shorter than the warm-up
+	P50             float64 `json:"p50_seconds"`
+	P99             float64 `json:"p99_seconds"`
+	Max             float64 `json:"max_seconds"`
+	ScrapeErrors    int     `json:"scrape_errors,omitempty"` // samples lost to failed /metrics reads
+}
+
+// Memory is the server's memory as its /metrics reports it
+// (process_resident_memory_bytes, go_memstats_heap_inuse_bytes): at the
+// start and the end of sending, and the highest value sampled meanwhile
+// (once a second, or with the lag series). A gauge the server does not
+// export stays zero and is left out.
+type Memory struct {
+	RSSStart  int64 `json:"rss_start_bytes,omitempty"`
+	RSSEnd    int64 `json:"rss_end_bytes,omitempty"`
+	RSSPeak   int64 `json:"rss_peak_bytes,omitempty"`
+	HeapStart int64 `json:"heap_inuse_start_bytes,omitempty"`
+	HeapEnd   int64 `json:"heap_inuse_end_bytes,omitempty"`
+	HeapPeak  int64 `json:"heap_inuse_peak_bytes,omitempty"`
 }
 
 func (r *run) report(elapsed time.Duration) *Report {
@@ -123,8 +154,13 @@ func (r *Report) WriteText(w io.Writer) {
 		ep += fmt.Sprintf(" (%d events/request)", r.Batch)
 	}
 	fmt.Fprintf(w, "target     %s  %s  %d connections  %s\n", r.Target, ep, r.Connections, mode)
-	fmt.Fprintf(w, "requests   %d in %.2fs = %.0f req/s, %.0f events/s  (ok %d, failed %d)\n",
-		r.Requests, r.Elapsed, r.RPS, r.EPS, r.OK, r.Failed)
+	if r.Endpoint == EndpointCount {
+		fmt.Fprintf(w, "requests   %d in %.2fs = %.0f req/s  (ok %d, failed %d)\n",
+			r.Requests, r.Elapsed, r.RPS, r.OK, r.Failed)
+	} else {
+		fmt.Fprintf(w, "requests   %d in %.2fs = %.0f req/s, %.0f events/s  (ok %d, failed %d)\n",
+			r.Requests, r.Elapsed, r.RPS, r.EPS, r.OK, r.Failed)
+	}
 	l := r.Latency
 	fmt.Fprintf(w, "latency    p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  mean %s\n",
 		fmtMS(l.P50), fmtMS(l.P90), fmtMS(l.P99), fmtMS(l.P999), fmtMS(l.Max), fmtMS(l.Mean))
@@ -152,8 +188,30 @@ func (r *Report) WriteText(w io.Writer) {
 			fmt.Fprintf(w, "lag        timed out after %.2fs: %d of %d events inserted\n", r.Lag.Seconds, r.Lag.Rows, r.Lag.Want)
 		}
 	}
+	if s := r.LagSeries; s != nil {
+		if s.Samples > 0 {
+			fmt.Fprintf(w, "lag series p50 %.2fs  p99 %.2fs  max %.2fs  (%d samples every %s, first %s left out)\n",
+				s.P50, s.P99, s.Max, s.Samples, time.Duration(s.IntervalSeconds*float64(time.Second)),
+				time.Duration(s.WarmupSeconds*float64(time.Second)))
+		} else {
+			fmt.Fprintf(w, "lag series no samples after the first %.0fs\n", s.WarmupSeconds)
+		}
+		if s.ScrapeErrors > 0 {
+			fmt.Fprintf(w, "           %d samples lost: /metrics failed\n", s.ScrapeErrors)
+		}
+	}
 	if r.LagError != "" {
 		fmt.Fprintf(w, "lag        %s\n", r.LagError)
+	}
+	if m := r.Memory; m != nil {
+		var parts []string
+		if m.RSSEnd > 0 {
+			parts = append(parts, fmt.Sprintf("rss %s → %s (peak %s)", fmtBytes(m.RSSStart), fmtBytes(m.RSSEnd), fmtBytes(m.RSSPeak)))
+		}
+		if m.HeapEnd > 0 {
+			parts = append(parts, fmt.Sprintf("heap in use %s → %s (peak %s)", fmtBytes(m.HeapStart), fmtBytes(m.HeapEnd), fmtBytes(m.HeapPeak)))
+		}
+		fmt.Fprintf(w, "server mem %s\n", strings.Join(parts, ", "))
 	}
 	if r.Interrupted {
 		fmt.Fprintln(w, "(interrupted)")
@@ -207,7 +265,7 @@ func ratio(a, b float64) float64 {
 // WriteText writes both reports and the ratio.
 func (c Comparison) WriteText(w io.Writer) {
 	if c.Baseline != nil {
-		fmt.Fprintln(w, "== baseline (bare Gin, 43-byte GIF, in-process)")
+		fmt.Fprintln(w, "== baseline (bare Gin handlers, in-process)")
 		c.Baseline.WriteText(w)
 		fmt.Fprintln(w, "== server")
 	}

@@ -1,12 +1,15 @@
 package loadgen
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"reflect"
 	"strings"
 	"sync"
@@ -143,5 +146,216 @@ func TestRequestsWellFormed(t *testing.T) {
 func TestBatchRequestEmpty(t *testing.T) {
 	if _, err := BatchRequest("http://127.0.0.1:1", nil); err == nil {
 		t.Fatal("empty batch accepted")
+	}
+}
+
+// readWire parses a request the requestWriter wrote, as a server would.
+func readWire(t testing.TB, raw []byte) *http.Request {
+	t.Helper()
+	br := bufio.NewReader(bytes.NewReader(raw))
+	req, err := http.ReadRequest(br)
+	if err != nil {
+		t.Fatalf("%v in %q", err, raw)
+	}
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if br.Buffered() != 0 || req.ContentLength >= 0 && int64(len(body)) != req.ContentLength {
+		t.Fatalf("request framing: %d bytes after it, body %d of %d", br.Buffered(), len(body), req.ContentLength)
+	}
+	if req.Host != "127.0.0.1:8080" {
+		t.Fatalf("Host %q", req.Host)
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	return req
+}
+
+// TestWireRequests: what the hot loop writes is what Hit.Request sends.
+func TestWireRequests(t *testing.T) {
+	w := newRequestWriter("127.0.0.1:8080", "")
+	sent := newTestGenerator(t, DefaultMix(), 31).All(600)
+	for _, h := range sent {
+		var raw []byte
+		var err error
+		if h.Beacon {
+			raw, err = w.beacon(&h)
+		} else {
+			raw, err = w.pixel(&h)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := decodeHits(readWire(t, raw))
+		if err != nil {
+			t.Fatalf("%s: %v", h.ID, err)
+		}
+		want := h
+		want.Class, want.Retry, want.At = "", false, 0
+		if !h.Beacon {
+			want.Hints = nil
+		}
+		if len(got) != 1 || !reflect.DeepEqual(got[0], want) {
+			t.Fatalf("%s decoded as\n%+v\nsent\n%+v", h.ID, got, want)
+		}
+	}
+}
+
+// TestBatchBodyIsJSON decodes the appended batch body with encoding/json
+// and compares it with the hits.
+func TestBatchBodyIsJSON(t *testing.T) {
+	hits := newTestGenerator(t, DefaultMix(), 7).All(100)
+	hits[3].Page, hits[4].Referrer = "/ünïcode/\"quoted\"\\back\tslash\n<&>\u2028", "\x00\x1f\x7f\xff\xfe"
+	req := readWire(t, must(newRequestWriter("127.0.0.1:8080", "").batch(hits)))
+	if req.Method != http.MethodPost || req.URL.Path != "/v1/events" || req.Header.Get("Content-Type") != "application/json" ||
+		req.UserAgent() != hits[0].UA || req.Header.Get("X-Forwarded-For") != hits[0].IP {
+		t.Fatalf("%s %s %v", req.Method, req.URL, req.Header)
+	}
+	var got []ingest.BeaconEvent
+	dec := json.NewDecoder(req.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	// As json.Marshal of the hits' events decodes (invalid UTF-8 → U+FFFD).
+	marshalled, err := json.Marshal(func() []ingest.BeaconEvent {
+		evs := make([]ingest.BeaconEvent, len(hits))
+		for i := range hits {
+			evs[i] = hits[i].beaconEvent()
+		}
+		return evs
+	}())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []ingest.BeaconEvent
+	if err := json.Unmarshal(marshalled, &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("batch decoded as\n%+v\nwant\n%+v", got, want)
+	}
+	if got[3].Page != hits[3].Page || got[4].Referrer != "\x00\x1f\x7f\ufffd\ufffd" {
+		t.Fatalf("escapes: %q %q", got[3].Page, got[4].Referrer)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func TestEscaping(t *testing.T) {
+	f := func(s string) {
+		t.Helper()
+		h := Hit{Site: "a.example", Page: s, Referrer: s, ID: s, UA: "ua", IP: "192.0.2.1"}
+		raw := string(appendPixelTarget(nil, &h))
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatalf("%q: %v", raw, err)
+		}
+		q, err := url.ParseQuery(u.RawQuery)
+		if err != nil || q.Get("page") != s || q.Get("ref") != s || q.Get("id") != s || len(q) != 4 {
+			t.Fatalf("%q encoded as %q, decoded as %v (%v)", s, raw, q, err)
+		}
+		var back string
+		if err := json.Unmarshal(appendJSONString(nil, s), &back); err != nil {
+			t.Fatalf("JSON of %q: %v", s, err)
+		}
+		var want string
+		_ = json.Unmarshal(must(json.Marshal(s)), &want)
+		if back != want {
+			t.Fatalf("JSON of %q decoded as %q, want %q", s, back, want)
+		}
+	}
+	f("")
+	f("/blog/item-12")
+	f("https://www.google.com/search?q=a+b&x=1#frag")
+	f("a b;c=d&e%f+g")
+	f("/ünïcode/日本語")
+	f("\x00\t\r\n\"\\<>&\u2028\u2029")
+	f("\xff\xfe broken utf-8")
+	f("~-._:@!$'()*,")
+
+	count := string(newRequestWriter("h", "/base/").count("a.example", "/a b/ü?x=1"))
+	if !strings.HasPrefix(count, "GET /base/v1/sites/a.example/count?page=/a%20b/%C3%BC%3Fx%3D1 HTTP/1.1\r\nHost: h\r\n") {
+		t.Fatalf("count request %q", count)
+	}
+	if p := string(appendEscaped(nil, "a/b:c", false)); p != "a%2Fb%3Ac" {
+		t.Fatalf("path segment %q", p)
+	}
+}
+
+func TestWireRefusesHeaderInjection(t *testing.T) {
+	w := newRequestWriter("h", "")
+	for _, h := range []Hit{{UA: "ua\r\nX-Evil: 1", IP: "192.0.2.1"}, {UA: "ua", IP: "192.0.2.1\n"}} {
+		if _, err := w.pixel(&h); err == nil {
+			t.Errorf("pixel with %q / %q accepted", h.UA, h.IP)
+		}
+		if _, err := w.batch([]Hit{h}); err == nil {
+			t.Errorf("batch with %q / %q accepted", h.UA, h.IP)
+		}
+		if _, err := h.Request("http://h"); err == nil {
+			t.Errorf("Request with %q / %q accepted", h.UA, h.IP)
+		}
+	}
+	if _, err := w.batch(nil); err == nil {
+		t.Error("empty batch accepted")
+	}
+}
+
+func BenchmarkPixelRequestBuild(b *testing.B) {
+	hits := newTestGenerator(b, DefaultMix(), 1).All(1000)
+	w := newRequestWriter("127.0.0.1:8080", "")
+	b.ReportAllocs()
+	n := 0
+	for i := 0; b.Loop(); i++ {
+		raw, err := w.pixel(&hits[i%len(hits)])
+		if err != nil {
+			b.Fatal(err)
+		}
+		n += len(raw)
+	}
+	b.ReportMetric(float64(n)/float64(b.N), "bytes/req")
+}
+
+func BenchmarkBatchRequestBuild(b *testing.B) {
+	hits := newTestGenerator(b, DefaultMix(), 1).All(1000)
+	w := newRequestWriter("127.0.0.1:8080", "")
+	b.ReportAllocs()
+	n := 0
+	for i := 0; b.Loop(); i++ {
+		j := i % 10 * 100
+		raw, err := w.batch(hits[j : j+100])
+		if err != nil {
+			b.Fatal(err)
+		}
+		n += len(raw)
+	}
+	b.ReportMetric(float64(n)/float64(b.N), "bytes/req")
+}
+
+// BenchmarkPixelRequestNetHTTP is the *http.Request path (Hit.Request),
+// which the hot loop used before, for comparison.
+func BenchmarkPixelRequestNetHTTP(b *testing.B) {
+	hits := newTestGenerator(b, DefaultMix(), 1).All(1000)
+	for i := range hits {
+		hits[i].Beacon = false
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if _, err := hits[i%len(hits)].Request("http://127.0.0.1:8080"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkGeneratorNext(b *testing.B) {
+	g := newTestGenerator(b, DefaultMix(), 1)
+	b.ReportAllocs()
+	for b.Loop() {
+		g.Next()
 	}
 }

@@ -88,8 +88,11 @@ type Generator struct {
 	round int
 	buf   []Hit // the current round, sorted by At
 	pos   int
+	spare []Hit    // the buffer the next round is sorted into
+	keys  []hitKey // sort keys of the round
 
 	seq      map[Class]int // ids issued per class
+	pages    []string      // paths of the most popular pages, made once each
 	net      uint32        // next index into the /24 permutation
 	mul, add uint32        // the permutation: n → (n·mul + add) mod 2^24
 }
@@ -117,6 +120,21 @@ func (g *Generator) Next() Hit {
 	h := g.buf[g.pos]
 	g.pos++
 	return h
+}
+
+// NextRead returns the site and page of the next public-count read: a
+// registered site, and a page as popular as the traffic model views it
+// (Zipf over the catalogue, or the hot page). It draws from the same
+// random stream as Next.
+func (g *Generator) NextRead() (site, page string) {
+	site = g.mix.Sites[0]
+	if len(g.mix.Sites) > 1 {
+		site = g.mix.Sites[g.rng.IntN(len(g.mix.Sites))]
+	}
+	if g.mix.HotPage {
+		return site, pagePath(0)
+	}
+	return site, g.page(int(g.zipf.Uint64()))
 }
 
 // All returns the next n hits.
@@ -162,8 +180,34 @@ func (g *Generator) fill() {
 	})
 	g.flood()
 	g.farm()
-	slices.SortStableFunc(g.buf, func(a, b Hit) int { return cmp.Compare(a.At, b.At) })
+	g.sortByTime()
 	g.round++
+}
+
+// hitKey is a hit's place in the round: its event time, then the order it
+// was made in.
+type hitKey struct {
+	at time.Duration
+	i  int
+}
+
+// sortByTime orders the round by event time, ties in the order the hits
+// were made (what a stable sort gives), moving each hit once: sorting the
+// large Hit values in place took half of the generator's time.
+func (g *Generator) sortByTime() {
+	keys := g.keys[:0]
+	for i := range g.buf {
+		keys = append(keys, hitKey{g.buf[i].At, i})
+	}
+	slices.SortFunc(keys, func(a, b hitKey) int {
+		return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.i, b.i))
+	})
+	sorted := g.spare[:0]
+	for _, k := range keys {
+		sorted = append(sorted, g.buf[k.i])
+	}
+	clear(g.buf) // drop the old round's strings
+	g.buf, g.spare, g.keys = sorted, g.buf[:0], keys
 }
 
 // visitor is one client: what stays the same across its hits.
@@ -377,7 +421,7 @@ func (g *Generator) distinctPages(k int) []string {
 	}
 	if k > g.mix.Pages/4 {
 		for _, i := range g.rng.Perm(max(g.mix.Pages, k))[:k] {
-			ps = append(ps, pagePath(i))
+			ps = append(ps, g.page(i))
 		}
 		return ps
 	}
@@ -391,12 +435,30 @@ func (g *Generator) distinctPages(k int) []string {
 			i = g.rng.Uint64N(uint64(g.mix.Pages))
 		}
 		seen[i] = true
-		ps = append(ps, pagePath(int(i)))
+		ps = append(ps, g.page(int(i)))
 	}
 	return ps
 }
 
 var sections = []string{"blog", "docs", "news", "guides", "products"}
+
+// pageCache is how many of the most popular pages' paths a Generator keeps
+// rather than building them for every hit: the head of the Zipf curve.
+const pageCache = 4096
+
+// page is pagePath(i), from the cache when popular.
+func (g *Generator) page(i int) string {
+	if i >= pageCache {
+		return pagePath(i)
+	}
+	if g.pages == nil {
+		g.pages = make([]string, pageCache)
+	}
+	if g.pages[i] == "" {
+		g.pages[i] = pagePath(i)
+	}
+	return g.pages[i]
+}
 
 // pagePath is the i-th page of the catalogue; page 0 is the home page.
 func pagePath(i int) string {
