@@ -112,7 +112,7 @@ func parseConfig(name string, args []string) (Config, error) {
 	e.dur(&c.PublicLag, "public-lag", "VIEWCOUNT_PUBLIC_LAG", 10*time.Second, "how often public counts are refreshed")
 	e.str(&proxies, "trusted-proxies", "VIEWCOUNT_TRUSTED_PROXIES", "", "comma-separated CIDRs whose X-Forwarded-For is believed")
 	e.str(&c.AdminToken, "admin-token", "VIEWCOUNT_ADMIN_TOKEN", "", "admin bearer token; empty generates one into the data dir")
-	e.int(&c.Partitions, "partitions", "VIEWCOUNT_PARTITIONS", 8, "stream partitions (fixed once the stream exists)")
+	e.int(&c.Partitions, "partitions", "VIEWCOUNT_PARTITIONS", 0, "stream partitions, fixed once the stream exists (0 = the existing stream's, 4 for a new one)")
 	e.dur(&c.Retention, "retention", "VIEWCOUNT_RETENTION", 72*time.Hour, "how long raw events stay in the stream")
 	e.dur(&c.DuplicateWindow, "duplicate-window", "VIEWCOUNT_DUPLICATE_WINDOW", 30*time.Minute, "repeat views of a page by a visitor within this count once")
 	e.str(&c.BotList, "bot-list", "VIEWCOUNT_BOT_LIST", "", "file of extra bot user-agent patterns, one per line")
@@ -145,7 +145,13 @@ func parseConfig(name string, args []string) (Config, error) {
 	c.DatacenterLists = splitList(dcLists)
 	if owned != "" {
 		var err error
-		if c.OwnPartitions, err = parsePartitions(owned, c.Partitions); err != nil {
+		// Unconfigured, the count is the stream's, known only once it is
+		// open: validate.New checks the list against it then.
+		n := c.Partitions
+		if n == 0 {
+			n = 1024
+		}
+		if c.OwnPartitions, err = parsePartitions(owned, n); err != nil {
 			return c, fmt.Errorf("--validate-partitions: %w", err)
 		}
 	}

@@ -75,4 +75,36 @@ func TestPartitionsFixed(t *testing.T) {
 		t.Fatal(err)
 	}
 	c2.Close()
+	// Unconfigured, the existing stream's count is kept.
+	c3, err := stream.Open(ctx, stream.Config{DataDir: dir}, discard())
+	if err != nil {
+		t.Fatalf("reopen unconfigured: %v", err)
+	}
+	if c3.Partitions != 4 {
+		t.Errorf("unconfigured reopen has %d partitions, want the stream's 4", c3.Partitions)
+	}
+	c3.Close()
+}
+
+// A stream created with an older default (8) keeps its count when the
+// partitions are not configured.
+func TestPartitionsAdoptedFromStream(t *testing.T) {
+	dir := t.TempDir()
+	streamtest.OpenDir(t, dir, 8).Close()
+	c, err := stream.Open(context.Background(), stream.Config{DataDir: dir}, discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Partitions != 8 {
+		t.Errorf("%d partitions, want 8", c.Partitions)
+	}
+	fresh, err := stream.Open(context.Background(), stream.Config{DataDir: t.TempDir()}, discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	if fresh.Partitions != viewcount.DefaultPartitions {
+		t.Errorf("new stream: %d partitions, want %d", fresh.Partitions, viewcount.DefaultPartitions)
+	}
 }

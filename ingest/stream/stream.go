@@ -27,7 +27,7 @@ import (
 type Config struct {
 	URL        string        // NATS cluster; empty starts an embedded server
 	DataDir    string        // embedded: JetStream files go under DataDir/nats
-	Partitions int           // validator partitions; default viewcount.DefaultPartitions
+	Partitions int           // validator partitions; 0 = the existing stream's, or viewcount.DefaultPartitions for a new one
 	Retention  time.Duration // how long raw events are kept; default 72h
 	// SyncAlways makes the embedded server fsync every write. Without it an
 	// acknowledged event survives the death of this process (the data is in
@@ -61,10 +61,7 @@ type Conn struct {
 }
 
 func (c *Config) defaults() error {
-	if c.Partitions == 0 {
-		c.Partitions = viewcount.DefaultPartitions
-	}
-	if c.Partitions < 1 || c.Partitions > 1024 {
+	if c.Partitions < 0 || c.Partitions > 1024 {
 		return fmt.Errorf("stream: partitions %d out of range 1-1024", c.Partitions)
 	}
 	if c.Retention == 0 {
@@ -146,14 +143,27 @@ func startEmbedded(dir string, syncAlways bool) (*server.Server, error) {
 }
 
 func (c *Conn) ensure(ctx context.Context, cfg Config) error {
-	want := strconv.Itoa(cfg.Partitions)
 	if s, err := c.JS.Stream(ctx, viewcount.StreamName); err == nil {
-		if got := s.CachedInfo().Config.Metadata[metaPartitions]; got != "" && got != want {
-			return fmt.Errorf("%w: stream has %s, configured %s", ErrPartitions, got, want)
+		got := s.CachedInfo().Config.Metadata[metaPartitions]
+		switch n, perr := strconv.Atoi(got); {
+		case got == "":
+		case perr != nil || n < 1 || n > 1024:
+			return fmt.Errorf("stream: %s records partition count %q", viewcount.StreamName, got)
+		case cfg.Partitions == 0:
+			// Unconfigured: keep what the stream was created with, so a
+			// deployment made under an older default keeps working.
+			cfg.Partitions = n
+		case cfg.Partitions != n:
+			return fmt.Errorf("%w: stream has %d, configured %d", ErrPartitions, n, cfg.Partitions)
 		}
 	} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return fmt.Errorf("stream: look up %s: %w", viewcount.StreamName, err)
 	}
+	if cfg.Partitions == 0 {
+		cfg.Partitions = viewcount.DefaultPartitions
+	}
+	c.Partitions = cfg.Partitions
+	want := strconv.Itoa(cfg.Partitions)
 	_, err := c.JS.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name:        viewcount.StreamName,
 		Description: "raw page views, partitioned by visitor",
