@@ -96,7 +96,7 @@ type Config struct {
 // MaxKeys is 1<<20 because a remembered key costs ~36 bytes (measured: Go
 // map slot, control bytes, load factor), so a full window is ~36 MiB and the
 // two ~72 MiB whatever the traffic: a hard ceiling an operator can plan for
-// (×8 partitions in one process). 1M keys hold every view of a partition
+// (× the partitions in one process, 4 by default). 1M keys hold every view of a partition
 // taking ~500 views/s for the 30-minute window. For ids they hold a full 24
 // hours only up to ~12 events/s per partition; beyond that the oldest ids
 // are forgotten early, which matters only for retries arriving hours late,
