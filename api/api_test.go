@@ -40,6 +40,7 @@ type fixture struct {
 	store store.Store
 	sites *stream.Sites
 	snap  *Snapshot
+	reads *countingQuerier // the store as the snapshot reads it
 	clock *clock
 	srv   http.Handler
 	seq   uint64
@@ -47,7 +48,7 @@ type fixture struct {
 
 const testAdmin = "admin-secret"
 
-func newFixture(t *testing.T, checks map[string]Checker) *fixture {
+func newFixture(t testing.TB, checks map[string]Checker) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	f := &fixture{store: storetest.Open(t), clock: &clock{time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}}
@@ -59,7 +60,8 @@ func newFixture(t *testing.T, checks map[string]Checker) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(f.sites.Close)
-	f.snap = NewSnapshot(f.store, 10*time.Second, 0, f.clock.now, discard())
+	f.reads = &countingQuerier{Querier: f.store}
+	f.snap = NewSnapshot(f.reads, 10*time.Second, 0, f.clock.now, discard())
 	norm := func(s string) (string, error) { return ingest.NormalisePage(s, false, 0) }
 	srv, err := New(Config{PublicLag: 10 * time.Second, AdminToken: testAdmin}, f.snap, f.store, f.sites, checks, norm, viewcount.NewMetrics(), discard(), f.clock.now)
 	if err != nil {
@@ -75,7 +77,7 @@ func newFixture(t *testing.T, checks map[string]Checker) *fixture {
 }
 
 // views inserts n valid views of site+page by distinct visitors.
-func (f *fixture) views(t *testing.T, site, page string, n int) {
+func (f *fixture) views(t testing.TB, site, page string, n int) {
 	t.Helper()
 	rows := make([]viewcount.Verdict, n)
 	f.seq++

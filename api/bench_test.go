@@ -7,15 +7,8 @@ import (
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/ingest"
-	"github.com/viewcount/viewcount/ingest/stream"
-	"github.com/viewcount/viewcount/ingest/stream/streamtest"
-	"github.com/viewcount/viewcount/rollup"
 	"github.com/viewcount/viewcount/sql/store"
-	"github.com/viewcount/viewcount/sql/store/storetest"
 )
 
 // countingQuerier is the real store, counting the queries that reach it, so
@@ -53,58 +46,22 @@ const benchCountPath = "/v1/sites/example.com/count?page=/blog/some-post"
 // newCountBench returns the api engine on a real chDB store and registry,
 // with 100 views of example.com/blog/some-post already read once, so the
 // snapshot holds the page; and the querier, to check nothing else is read.
-// It builds what newFixture builds, which takes a *testing.T.
 func newCountBench(b *testing.B) (http.Handler, *countingQuerier) {
 	b.Helper()
-	ctx := context.Background()
-	st := storetest.Open(b)
-	if err := rollup.Migrate(ctx, st, discard()); err != nil {
+	f := newFixture(b, nil)
+	if _, _, err := f.sites.Add(context.Background(), "example.com"); err != nil {
 		b.Fatal(err)
 	}
-	sites, err := stream.OpenSites(ctx, streamtest.Open(b, 1))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(sites.Close)
-	if _, _, err := sites.Add(ctx, "example.com"); err != nil {
-		b.Fatal(err)
-	}
-	clk := &clock{time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
-	rows := make([]viewcount.Verdict, 100)
-	for i := range rows {
-		rows[i] = viewcount.Verdict{
-			Event: viewcount.Event{Time: clk.t, Site: "example.com", Page: "/blog/some-post", UA: "Mozilla/5.0",
-				Visitor: uint64(i), Source: viewcount.SourcePixel},
-			Reason: viewcount.Valid, Seq: 1, Index: uint32(i),
-		}
-	}
-	if err := st.InsertViews(ctx, "", rows); err != nil {
-		b.Fatal(err)
-	}
-
-	q := &countingQuerier{Querier: st}
-	snap := NewSnapshot(q, 10*time.Second, 0, clk.now, discard())
-	norm := func(s string) (string, error) { return ingest.NormalisePage(s, false, 0) }
-	srv, err := New(Config{PublicLag: 10 * time.Second, AdminToken: testAdmin}, snap, st, sites, nil, norm,
-		viewcount.NewMetrics(), discard(), clk.now)
-	if err != nil {
-		b.Fatal(err)
-	}
-	e, err := NewEngine(nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv.Routes(e)
-
+	f.views(b, "example.com", "/blog/some-post", 100)
 	// The first read is the miss that puts the page in the snapshot.
 	w := httptest.NewRecorder()
-	e.ServeHTTP(w, httptest.NewRequest(http.MethodGet, benchCountPath, nil))
+	f.srv.ServeHTTP(w, httptest.NewRequest(http.MethodGet, benchCountPath, nil))
 	var c countResponse
 	if err := json.Unmarshal(w.Body.Bytes(), &c); w.Code != http.StatusOK || err != nil || c.Views != 100 {
 		b.Fatalf("warm-up read: %d %s (%v), want 100 views", w.Code, w.Body, err)
 	}
-	q.n.Store(0)
-	return e, q
+	f.reads.n.Store(0)
+	return f.srv, f.reads
 }
 
 // BenchmarkCountCacheHit is a public count read of a page the snapshot

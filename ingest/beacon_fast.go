@@ -95,24 +95,9 @@ func (p *beaconParser) space() {
 
 // object reads one event object at p.i ('{').
 func (p *beaconParser) object(h *Hit) bool {
-	p.i++ // '{'
-	p.space()
-	if p.peek() == '}' {
-		p.i++
-		return true
-	}
 	sawHints := false
-	for {
-		key, ok := p.str()
-		if !ok {
-			return false
-		}
-		p.space()
-		if p.peek() != ':' {
-			return false
-		}
-		p.i++
-		p.space()
+	return p.members(func(key string) bool {
+		var ok bool
 		switch key {
 		case "site":
 			h.Site, ok = p.str()
@@ -132,48 +117,17 @@ func (p *beaconParser) object(h *Hit) bool {
 			}
 			sawHints = true
 			ok = p.hints(h)
-		default:
-			return false
 		}
-		if !ok {
-			return false
-		}
-		p.space()
-		switch p.peek() {
-		case ',':
-			p.i++
-			p.space()
-		case '}':
-			p.i++
-			return true
-		default:
-			return false
-		}
-	}
+		return ok
+	})
 }
 
 // hints reads the hints object at p.i ('{') into h.Hints, clamped as
 // BeaconHints.hints does.
 func (p *beaconParser) hints(h *Hit) bool {
 	var b BeaconHints
-	p.i++
-	p.space()
-	if p.peek() == '}' {
-		p.i++
-		h.Hints = b.hints()
-		return true
-	}
-	for {
-		key, ok := p.str()
-		if !ok {
-			return false
-		}
-		p.space()
-		if p.peek() != ':' {
-			return false
-		}
-		p.i++
-		p.space()
+	ok := p.members(func(key string) bool {
+		var ok bool
 		switch key {
 		case "sw":
 			b.ScreenW, ok = p.integer()
@@ -187,10 +141,35 @@ func (p *beaconParser) hints(h *Hit) bool {
 			b.UAData, ok = p.boolean()
 		case "sec":
 			b.Secure, ok = p.boolean()
-		default:
+		}
+		return ok
+	})
+	h.Hints = b.hints()
+	return ok
+}
+
+// members reads the object at p.i ('{'), calling value for each member
+// with p.i at the member's value, which value must consume. An unknown key
+// is value's to refuse (false), like any syntax error.
+func (p *beaconParser) members(value func(key string) bool) bool {
+	p.i++ // '{'
+	p.space()
+	if p.peek() == '}' {
+		p.i++
+		return true
+	}
+	for {
+		key, ok := p.str()
+		if !ok {
 			return false
 		}
-		if !ok {
+		p.space()
+		if p.peek() != ':' {
+			return false
+		}
+		p.i++
+		p.space()
+		if !value(key) {
 			return false
 		}
 		p.space()
@@ -200,7 +179,6 @@ func (p *beaconParser) hints(h *Hit) bool {
 			p.space()
 		case '}':
 			p.i++
-			h.Hints = b.hints()
 			return true
 		default:
 			return false
