@@ -26,7 +26,7 @@ func BenchmarkInsertBatch(b *testing.B) {
 		name string
 		n    uint64
 	}{{"spread", 100_000}, {"hot", 1}} {
-		for _, batch := range []int{5_000, 20_000, 50_000} {
+		for _, batch := range []int{5_000, 20_000, 50_000, 100_000} {
 			b.Run(fmt.Sprintf("%s/batch=%d", pages.name, batch), func(b *testing.B) {
 				s := migrated(b, openTestStore)
 				rows := loadRows(batch, pages.n, time.Now().UTC().Add(-time.Hour))
