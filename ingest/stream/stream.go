@@ -114,9 +114,9 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Conn, error) {
 		return nil, err
 	}
 	if c.srv != nil {
-		c.logger.Info("embedded NATS server started", "dir", filepath.Join(cfg.DataDir, "nats"))
+		c.logger.Info("embedded NATS server started", "dir", filepath.Join(cfg.DataDir, "nats"), "partitions", c.Partitions)
 	} else {
-		c.logger.Info("connected to NATS", "url", redact(url))
+		c.logger.Info("connected to NATS", "url", redact(url), "partitions", c.Partitions)
 	}
 	return c, nil
 }
