@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"strconv"
+	"sync"
 	"sync/atomic"
 )
 
@@ -28,6 +29,49 @@ type Metrics struct {
 	Inserted     atomic.Uint64 // rows inserted into views_raw
 	InsertErrors atomic.Uint64 // failed insert attempts (retried)
 	lagMillis    atomic.Int64  // receive → insert of the newest batch's oldest event
+
+	partMu sync.Mutex
+	parts  map[int]PartitionState // the validators' state, by partition this process owns
+}
+
+// PartitionState is how full one partition's validator is: its bounded
+// structures, for capacity planning (memory grows until the windows reach
+// their cap, then stays flat).
+type PartitionState struct {
+	RetryKeys, ViewKeys int    // keys in the duplicate-id and duplicate-view windows
+	RotationNetworks    int    // networks tracked by the rotation rule
+	RotationUntracked   uint64 // views of busy networks that found the rotation rule full
+	Held                int    // valid views held by settling
+}
+
+// SetPartitionState records the state of partition p's validator.
+func (m *Metrics) SetPartitionState(p int, s PartitionState) {
+	m.partMu.Lock()
+	defer m.partMu.Unlock()
+	if m.parts == nil {
+		m.parts = make(map[int]PartitionState)
+	}
+	m.parts[p] = s
+}
+
+// DropPartition forgets partition p's state when its validator stops here.
+func (m *Metrics) DropPartition(p int) {
+	m.partMu.Lock()
+	defer m.partMu.Unlock()
+	delete(m.parts, p)
+}
+
+func (m *Metrics) partitionTotals() (sum PartitionState, owned int) {
+	m.partMu.Lock()
+	defer m.partMu.Unlock()
+	for _, s := range m.parts {
+		sum.RetryKeys += s.RetryKeys
+		sum.ViewKeys += s.ViewKeys
+		sum.RotationNetworks += s.RotationNetworks
+		sum.RotationUntracked += s.RotationUntracked
+		sum.Held += s.Held
+	}
+	return sum, len(m.parts)
 }
 
 // NewMetrics returns zeroed metrics.
@@ -77,6 +121,13 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 	gauge := func(name, help string, v uint64) {
 		p("# HELP %s %s\n# TYPE %s gauge\n%s %d\n", name, help, name, name, v)
 	}
+	ps, owned := m.partitionTotals()
+	gauge("viewcount_validator_partitions", "Partitions this process validates.", uint64(owned))
+	p("# HELP viewcount_validator_window_keys Keys remembered by the duplicate windows, over this process's partitions (each window is capped per partition).\n# TYPE viewcount_validator_window_keys gauge\n")
+	p("viewcount_validator_window_keys{window=\"retry\"} %d\nviewcount_validator_window_keys{window=\"views\"} %d\n", ps.RetryKeys, ps.ViewKeys)
+	gauge("viewcount_validator_rotation_networks", "Networks the rotation rule tracks.", uint64(ps.RotationNetworks))
+	gauge("viewcount_validator_held_views", "Valid views held by settling, not yet written.", uint64(ps.Held))
+	counter("viewcount_validator_rotation_untracked_total", "Views of busy networks that found the rotation rule full (since each validator started).", ps.RotationUntracked)
 	// runtime/metrics rather than runtime.ReadMemStats: reading it does
 	// not stop the world, so scraping under load costs the load nothing.
 	rt := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/total:bytes"}}

@@ -38,3 +38,33 @@ func TestMetricsProcessGauges(t *testing.T) {
 		}
 	}
 }
+
+func TestMetricsPartitionState(t *testing.T) {
+	m := NewMetrics()
+	m.SetPartitionState(0, PartitionState{RetryKeys: 3, ViewKeys: 5, Held: 1})
+	m.SetPartitionState(2, PartitionState{RetryKeys: 4, ViewKeys: 6, RotationNetworks: 2, RotationUntracked: 7})
+	m.SetPartitionState(0, PartitionState{RetryKeys: 10, ViewKeys: 20, Held: 2}) // replaces, not adds
+	text := func() string {
+		var b strings.Builder
+		if _, err := m.WriteTo(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	for _, want := range []string{
+		"viewcount_validator_partitions 2\n",
+		`viewcount_validator_window_keys{window="retry"} 14` + "\n",
+		`viewcount_validator_window_keys{window="views"} 26` + "\n",
+		"viewcount_validator_rotation_networks 2\n",
+		"viewcount_validator_held_views 2\n",
+		"viewcount_validator_rotation_untracked_total 7\n",
+	} {
+		if got := text(); !strings.Contains(got, want) {
+			t.Errorf("missing %q", want)
+		}
+	}
+	m.DropPartition(2)
+	if got := text(); !strings.Contains(got, "viewcount_validator_partitions 1\n") || !strings.Contains(got, `window="retry"} 10`+"\n") {
+		t.Errorf("after DropPartition:\n%s", got)
+	}
+}

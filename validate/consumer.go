@@ -202,7 +202,9 @@ func (v *Validator) validate(ctx context.Context, p int) error {
 	pl := partitionLoop{v: v, p: p, rules: rules, w: w, resume: resume,
 		q:  holdQueue{window: rules.SettleWindow().Milliseconds()},
 		rp: replayProgress{p: p, resume: resume, began: time.Now(), lastLog: time.Now()}}
+	defer v.metrics.DropPartition(p)
 	for ctx.Err() == nil {
+		pl.report()
 		nctx, cancel := context.WithTimeout(ctx, v.opts.FlushEvery)
 		msg, err := it.Next(jetstream.NextContext(nctx))
 		cancel()
@@ -244,6 +246,7 @@ type partitionLoop struct {
 	out          []viewcount.Verdict
 	firstPending time.Time
 	lastTick     time.Time
+	lastReport   time.Time
 }
 
 // message judges one stream message and writes what is due: its verdicts
@@ -288,6 +291,18 @@ func (l *partitionLoop) message(ctx context.Context, msg jetstream.Msg) error {
 		l.firstPending = time.Now()
 	}
 	return l.w.Add(ctx, seq, l.out)
+}
+
+// report publishes the partition's state to the metrics, once a second at
+// most: Stats is cheap, but not free enough for every message.
+func (l *partitionLoop) report() {
+	if time.Since(l.lastReport) < time.Second {
+		return
+	}
+	l.lastReport = time.Now()
+	st := l.rules.Stats()
+	l.v.metrics.SetPartitionState(l.p, viewcount.PartitionState{RetryKeys: st.IDs, ViewKeys: st.Views,
+		RotationNetworks: st.RotationNetworks, RotationUntracked: st.RotationUntracked, Held: l.q.held()})
 }
 
 // idle runs when the partition is quiet: flush what waits, and tick if

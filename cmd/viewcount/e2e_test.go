@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,6 +130,21 @@ func TestEndToEnd(t *testing.T) {
 	if m.Metrics.Published.Load() == 0 || m.Metrics.Inserted.Load() == 0 {
 		t.Errorf("metrics not counting: published %d inserted %d", m.Metrics.Published.Load(), m.Metrics.Inserted.Load())
 	}
+	// The validators report how full their windows are.
+	eventually(t, 10*time.Second, func() string {
+		var b strings.Builder
+		_, _ = m.Metrics.WriteTo(&b)
+		text := b.String()
+		for _, want := range []string{"viewcount_validator_partitions " + strconv.Itoa(viewcount.DefaultPartitions) + "\n"} {
+			if !strings.Contains(text, want) {
+				return "metrics lack " + strings.TrimSpace(want)
+			}
+		}
+		if strings.Contains(text, `viewcount_validator_window_keys{window="views"} 0`+"\n") {
+			return "no view keys reported"
+		}
+		return ""
+	})
 }
 
 // TestRestartKeepsCounts stops the whole process mid-stream and starts it
