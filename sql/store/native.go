@@ -15,8 +15,8 @@ const viewsColumns = "time, site, page, referrer, ua, event_id, visitor, network
 // appendNative appends rows as one block of ClickHouse's Native format:
 // the number of columns and rows, then each column whole (name, type,
 // values). The engine reads a column as one array instead of parsing row
-// by row, which makes the embedded insert about a third cheaper than
-// RowBinary for views_raw (BENCHMARKS.md); the Go side costs the same.
+// by row, which takes about a fifth less time than RowBinary for views_raw
+// (BENCHMARKS.md); the Go side costs the same.
 //
 // Values: fixed-width integers little-endian, strings as uvarint length and
 // bytes, DateTime64(3) as Int64 milliseconds, Bool as one byte. The
