@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // slowBeacon is decodeBeacon without the fast path: encoding/json only.
@@ -86,5 +87,40 @@ func TestFastBeaconTakesTrackerBodies(t *testing.T) {
 	big := "[" + strings.TrimSuffix(strings.Repeat(`{"site":"a"},`, MaxBeaconEvents+1), ",") + "]"
 	if _, _, ok := fastBeacon([]byte(big)); ok {
 		t.Errorf("%d events decoded", MaxBeaconEvents+1)
+	}
+}
+
+// A batch's events share one client, so accept hashes the visitor once per
+// run of one site and parses a repeated referrer once; interleaved sites and
+// referrers must still get each event its own values.
+func TestBatchPerEventSiteAndReferrer(t *testing.T) {
+	pub := newRecorder(t)
+	srv := newTestServer(t, pub, fixedSalt(t, testSalt), func() time.Time { return testNow }, nil)
+	body := `[{"site":"a.example","page":"/1","referrer":"https://r.example/x?q=1"},` +
+		`{"site":"b.example","page":"/2","referrer":"https://r.example/x?q=1"},` +
+		`{"site":"a.example","page":"/3","referrer":"https://s.example/y"},` +
+		`{"site":"a.example","page":"/4","referrer":"https://s.example/y"}]`
+	if w := srv.beacon("application/json", body); w.Code != 202 {
+		t.Fatalf("%d %s", w.Code, w.Body)
+	}
+	evs := pub.events()
+	if len(evs) != 4 {
+		t.Fatalf("%d events", len(evs))
+	}
+	bySite := map[string]uint64{}
+	for _, e := range evs {
+		if v, ok := bySite[e.Site]; ok && v != e.Visitor {
+			t.Errorf("%s: visitor %x and %x in one request", e.Site, v, e.Visitor)
+		}
+		bySite[e.Site] = e.Visitor
+	}
+	if bySite["a.example"] == bySite["b.example"] {
+		t.Errorf("both sites got visitor %x: the id must depend on the site", bySite["a.example"])
+	}
+	for _, e := range evs {
+		want := map[string]string{"/1": "https://r.example/x", "/2": "https://r.example/x", "/3": "https://s.example/y", "/4": "https://s.example/y"}[e.Page]
+		if e.Referrer != want {
+			t.Errorf("%s: referrer %q, want %q", e.Page, e.Referrer, want)
+		}
 	}
 }
