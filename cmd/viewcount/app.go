@@ -200,6 +200,7 @@ func (m *Main) startValidate(ctx context.Context) error {
 	cfg.ReplaceBotList, cfg.ReplaceSpamReferrers = m.cfg.BotListReplace, m.cfg.SpamReplace
 	cfg.AllowMissingHints = m.cfg.AllowNoHints
 	cfg.SettleWindow = m.cfg.SettleWindow
+	cfg.MaxKeys = m.cfg.WindowKeys
 	if m.cfg.BotList != "" {
 		patterns, err := validate.LoadPatterns(m.cfg.BotList)
 		if err != nil {

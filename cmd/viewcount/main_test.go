@@ -213,3 +213,22 @@ func TestParsePartitions(t *testing.T) {
 	f("a", 8, "error")
 	f("-1", 8, "error")
 }
+
+func TestFlagsForThroughput(t *testing.T) {
+	c, err := parseConfig("serve", []string{"--window-keys", "9000000", "--flush-every", "2s", "--pprof-listen", "127.0.0.1:6060"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.WindowKeys != 9_000_000 || c.FlushEvery != 2*time.Second || c.PprofListen != "127.0.0.1:6060" {
+		t.Errorf("parsed %d, %s, %q", c.WindowKeys, c.FlushEvery, c.PprofListen)
+	}
+	// Unset, the partition count is the stream's; an owned list is checked
+	// against it once the stream is open, not here.
+	c, err = parseConfig("validate", []string{"--validate-partitions", "0-7"})
+	if err != nil || c.Partitions != 0 || len(c.OwnPartitions) != 8 {
+		t.Errorf("unset partitions: %v, %d, %v", err, c.Partitions, c.OwnPartitions)
+	}
+	if _, err := parseConfig("validate", []string{"--partitions", "4", "--validate-partitions", "0-7"}); err == nil {
+		t.Error("partitions 4 accepted an owned partition 7")
+	}
+}
