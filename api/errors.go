@@ -24,8 +24,9 @@ func errNotFound(msg string) error   { return &httpError{http.StatusNotFound, ms
 var errUnauthorized = &httpError{http.StatusUnauthorized, "missing or wrong bearer token"}
 
 // fail is the one place errors become HTTP answers: known conditions get
-// their status and message, anything else is logged and answered 500 (or 503
-// for an unreachable store) without internal detail.
+// their status and message; anything else (in practice the store or the
+// stream not answering) is logged and answered 503 without internal detail,
+// so clients retry.
 func (s *Server) fail(c *gin.Context, err error) {
 	var he *httpError
 	switch {

@@ -82,9 +82,12 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	m.sites, err = stream.OpenSites(ctx, m.stream)
-	if err != nil {
-		return err
+	if m.roles.Validate || m.roles.API {
+		// Only they read the registry; ingest publishes every hit and
+		// leaves unknown sites to the validators.
+		if m.sites, err = stream.OpenSites(ctx, m.stream); err != nil {
+			return err
+		}
 	}
 	checks := map[string]api.Checker{"stream": m.stream.Ready}
 	if m.roles.Validate || m.roles.API {

@@ -107,7 +107,7 @@ func parseConfig(name string, args []string) (Config, error) {
 	e.str(&c.Listen, "listen", "VIEWCOUNT_LISTEN", ":8080", "HTTP listen address")
 	e.str(&c.Data, "data", "VIEWCOUNT_DATA", "./data", "data directory (embedded NATS and chDB files, admin token)")
 	e.str(&c.StoreDir, "store-dir", "VIEWCOUNT_STORE_DIR", "", "directory for the embedded store's files (default: the data dir)")
-	e.str(&c.Database, "database", "VIEWCOUNT_DATABASE", "viewcount", "ClickHouse database to create and use")
+	e.str(&c.Database, "database", "VIEWCOUNT_DATABASE", "", "ClickHouse database to create and use (default: the DSN's, else viewcount)")
 	e.str(&c.NATSURL, "nats-url", "NATS_URL", "", "NATS cluster URL; empty runs an embedded server")
 	e.str(&c.ClickHouseDSN, "clickhouse-dsn", "CLICKHOUSE_DSN", "", "ClickHouse server DSN (clickhouse://user:pass@host:9000/db); empty uses embedded chDB")
 	e.dur(&c.PublicLag, "public-lag", "VIEWCOUNT_PUBLIC_LAG", 10*time.Second, "how often public counts are refreshed")

@@ -135,7 +135,7 @@ func TestEndToEnd(t *testing.T) {
 		var b strings.Builder
 		_, _ = m.Metrics.WriteTo(&b)
 		text := b.String()
-		for _, want := range []string{"viewcount_validator_partitions " + strconv.Itoa(viewcount.DefaultPartitions) + "\n"} {
+		for _, want := range []string{"viewcount_validator_partitions " + strconv.Itoa(m.stream.Partitions) + "\n"} {
 			if !strings.Contains(text, want) {
 				return "metrics lack " + strings.TrimSpace(want)
 			}

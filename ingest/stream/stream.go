@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -257,21 +258,19 @@ func (c *Conn) shutdownServer() {
 	}
 }
 
-// redact drops credentials from a NATS URL before it is logged.
+// redact drops credentials from a NATS URL before it is logged. The URL
+// may be a comma-separated list of servers, each with its own user:pass@.
 func redact(url string) string {
-	for i := 0; i+3 <= len(url); i++ {
-		if url[i:i+3] == "://" {
-			rest := url[i+3:]
-			for j := 0; j < len(rest); j++ {
-				if rest[j] == '@' {
-					return url[:i+3] + "***@" + rest[j+1:]
-				}
-				if rest[j] == '/' {
-					break
-				}
-			}
-			break
+	servers := strings.Split(url, ",")
+	for i, u := range servers {
+		scheme, rest, ok := strings.Cut(u, "://")
+		if !ok {
+			continue
+		}
+		host, _, _ := strings.Cut(rest, "/")
+		if at := strings.LastIndex(host, "@"); at >= 0 {
+			servers[i] = scheme + "://***@" + rest[at+1:]
 		}
 	}
-	return url
+	return strings.Join(servers, ",")
 }

@@ -58,7 +58,6 @@ type chdbStore struct {
 	done      chan struct{} // closed by Close
 	closed    atomic.Bool
 	closeOnce sync.Once
-	closeErr  error
 }
 
 func openChDB(ctx context.Context, cfg Config, logger *slog.Logger) (*chdbStore, error) {
@@ -323,7 +322,7 @@ func (s *chdbStore) Close() error {
 			s.logger.Info("chdb engine stopped", "path", s.path)
 		}
 	})
-	return s.closeErr
+	return nil
 }
 
 // trimEngineError shortens chDB's error text to its first paragraph: the

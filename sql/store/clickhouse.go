@@ -20,7 +20,6 @@ import (
 // clickhouse-go pools connections itself and is safe for concurrent use.
 type chStore struct {
 	conn   driver.Conn
-	db     string
 	logger *slog.Logger
 }
 
@@ -57,7 +56,7 @@ func openClickHouse(ctx context.Context, cfg Config, logger *slog.Logger) (*chSt
 		_ = conn.Close()
 		return nil, fmt.Errorf("store: ping ClickHouse: %w", err)
 	}
-	s := &chStore{conn: conn, db: cfg.Database, logger: logger.With("engine", "clickhouse", "database", cfg.Database)}
+	s := &chStore{conn: conn, logger: logger.With("engine", "clickhouse", "database", cfg.Database)}
 	s.logger.Info("connected to ClickHouse", "addr", opts.Addr)
 	return s, nil
 }
@@ -251,7 +250,7 @@ func quoteNested(v reflect.Value, dbType string) string {
 		v = v.Elem()
 	}
 	if _, isTime := v.Interface().(time.Time); isTime || v.Kind() == reflect.String {
-		return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+		return "'" + literalEscaper.Replace(s) + "'"
 	}
 	return s
 }

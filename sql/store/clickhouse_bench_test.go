@@ -162,7 +162,7 @@ func TestAppendColumnsNative(t *testing.T) {
 
 // BenchmarkClickHouseNativeEncode is the client-side cost of a 10k-row
 // InsertViews on a ClickHouse server (the batch size of
-// BenchmarkAppendRowBinary): a fresh block from the header, the rows
+// BenchmarkAppendNative): a fresh block from the header, the rows
 // appended, the block encoded at the client's protocol revision into a
 // reused buffer, as the driver's sendData does (uncompressed; the DSN's
 // compress option would add LZ4 on top). "columns" is appendColumns, what

@@ -61,14 +61,7 @@ func TestAppendNative(t *testing.T) {
 }
 
 func BenchmarkAppendNative(b *testing.B) {
-	rows := make([]viewcount.Verdict, 10_000)
-	for i := range rows {
-		rows[i] = viewcount.Verdict{Event: viewcount.Event{
-			Time: time.Now(), Site: "example.com", Page: "/blog/some-post", Referrer: "https://news.example/",
-			UA: "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36",
-			ID: "0123456789abcdef", Visitor: uint64(i), Network: uint64(i / 4), Source: viewcount.SourcePixel,
-		}, Reason: viewcount.Valid, Seq: uint64(i)}
-	}
+	rows := nativeBenchRows(10_000)
 	var buf []byte
 	for b.Loop() {
 		buf = appendNative(buf[:0], rows)
