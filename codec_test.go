@@ -68,6 +68,14 @@ func FuzzDecodeEvents(f *testing.F) {
 		if err != nil || len(again) != len(evs) {
 			t.Fatalf("re-decode: %v (%d vs %d)", err, len(again), len(evs))
 		}
+		if !reflect.DeepEqual(again, evs) {
+			t.Fatalf("re-decode:\n%+v\nwant\n%+v", again, evs)
+		}
+		for i := range evs {
+			if n := len(appendEvent(nil, &evs[i])); n > EncodedSize(&evs[i]) {
+				t.Fatalf("event %d encodes to %d bytes, EncodedSize says at most %d", i, n, EncodedSize(&evs[i]))
+			}
+		}
 	})
 }
 

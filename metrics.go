@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"runtime"
 	"runtime/metrics"
@@ -19,7 +18,7 @@ import (
 // the hot path is one atomic add.
 type Metrics struct {
 	Received      atomic.Uint64 // events decoded from HTTP requests
-	BadRequests   atomic.Uint64 // requests answered 400/413
+	BadRequests   atomic.Uint64 // requests answered 400/413/415
 	Published     atomic.Uint64 // events acknowledged by JetStream
 	PublishErrors atomic.Uint64 // events answered 503
 	Messages      atomic.Uint64 // JetStream messages published (group commits)
@@ -102,7 +101,7 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 		p("# HELP %s %s\n# TYPE %s counter\n%s %d\n", name, help, name, name, v)
 	}
 	counter("viewcount_events_received_total", "Events decoded from HTTP requests.", m.Received.Load())
-	counter("viewcount_bad_requests_total", "Requests rejected as unparseable (400/413).", m.BadRequests.Load())
+	counter("viewcount_bad_requests_total", "Requests rejected as unparseable (400/413/415).", m.BadRequests.Load())
 	counter("viewcount_events_published_total", "Events made durable in JetStream.", m.Published.Load())
 	counter("viewcount_publish_errors_total", "Events that could not be made durable (503).", m.PublishErrors.Load())
 	counter("viewcount_stream_messages_total", "JetStream messages published (each a group commit).", m.Messages.Load())
@@ -113,9 +112,6 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 	counter("viewcount_rows_inserted_total", "Rows inserted into views_raw.", m.Inserted.Load())
 	counter("viewcount_insert_errors_total", "Failed insert attempts (each retried).", m.InsertErrors.Load())
 	lag := float64(m.lagMillis.Load()) / 1000
-	if math.IsNaN(lag) {
-		lag = 0
-	}
 	p("# HELP viewcount_pipeline_lag_seconds Receive-to-insert time of the last batch's oldest event.\n# TYPE viewcount_pipeline_lag_seconds gauge\nviewcount_pipeline_lag_seconds %g\n", lag)
 
 	gauge := func(name, help string, v uint64) {

@@ -72,6 +72,8 @@ func (h *Handler) accept(ctx context.Context, hits []Hit, field func(i int) stri
 	h.metrics.Received.Add(uint64(len(evs)))
 	salt, err := h.salts.For(ctx, now)
 	if err != nil {
+		// Answered 503 like a failed publish, and counted as one.
+		h.metrics.PublishErrors.Add(uint64(len(evs)))
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	var network uint64

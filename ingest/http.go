@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -200,15 +201,17 @@ func (h *Handler) beacon(c *gin.Context) {
 	c.JSON(http.StatusAccepted, gin.H{"accepted": len(hits)})
 }
 
+// errBodyTooLarge is one value, not one per request: the beacon path is hot.
+var errBodyTooLarge = &requestError{kind: ErrTooLarge, msg: "body larger than " + strconv.Itoa(MaxBodyBytes>>10) + " KiB"}
+
 func (h *Handler) readBeacon(c *gin.Context) ([]Hit, bool, error) {
 	switch strings.ToLower(c.ContentType()) {
 	case "application/json", "text/plain":
 	default:
 		return nil, false, &requestError{kind: ErrUnsupportedType, msg: "content type must be application/json or text/plain"}
 	}
-	tooLarge := &requestError{kind: ErrTooLarge, msg: "body larger than 64 KiB"}
 	if c.Request.ContentLength > MaxBodyBytes {
-		return nil, false, tooLarge
+		return nil, false, errBodyTooLarge
 	}
 	buf := h.bufs.Get().(*bytes.Buffer)
 	defer func() {
@@ -220,7 +223,7 @@ func (h *Handler) readBeacon(c *gin.Context) ([]Hit, bool, error) {
 	if _, err := buf.ReadFrom(http.MaxBytesReader(c.Writer, c.Request.Body, MaxBodyBytes)); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return nil, false, tooLarge
+			return nil, false, errBodyTooLarge
 		}
 		return nil, false, badInput("reading body: %v", err)
 	}

@@ -70,6 +70,11 @@ func parseRanges(r io.Reader, name string) ([]netip.Prefix, error) {
 			}
 			p = netip.PrefixFrom(a, a.BitLen())
 		}
+		if p.Addr().Is4In6() && p.Bits() < 96 {
+			// It would reach beyond the IPv4-mapped block; unmapped for the
+			// IPv4 table it has no meaning.
+			return nil, fmt.Errorf("ingest: ranges %s:%d: %q: an IPv4-mapped prefix must be /96 or longer", name, line, text)
+		}
 		out = append(out, p)
 	}
 	if err := sc.Err(); err != nil {
@@ -82,6 +87,14 @@ func parseRanges(r io.Reader, name string) ([]netip.Prefix, error) {
 func NewRanges(prefixes []netip.Prefix) *Ranges {
 	r := &Ranges{n: len(prefixes)}
 	for _, p := range prefixes {
+		if p.Addr().Is4In6() && p.Bits() < 96 {
+			// Wider than the IPv4-mapped block: all of IPv4 (addresses are
+			// unmapped before lookup) and the IPv6 addresses around it.
+			r.v4 = append(r.v4, span{lo: netip.IPv4Unspecified().As16(), hi: netip.AddrFrom4([4]byte{255, 255, 255, 255}).As16()})
+			p = p.Masked()
+			r.v6 = append(r.v6, span{lo: p.Addr().As16(), hi: last(p).As16()})
+			continue
+		}
 		p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-unmapBits(p)).Masked()
 		s := span{lo: p.Addr().As16(), hi: last(p).As16()}
 		if p.Addr().Is4() {

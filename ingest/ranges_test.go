@@ -57,6 +57,24 @@ func TestRangesErrors(t *testing.T) {
 	}
 }
 
+// An IPv4-mapped prefix shorter than /96 reaches outside the mapped block:
+// the file is refused, and NewRanges takes it for what it covers (all of
+// IPv4 and the IPv6 around the mapped block) instead of a span covering "::".
+func TestRangesShortMappedPrefix(t *testing.T) {
+	if _, err := ParseRanges(strings.NewReader("::ffff:10.0.0.0/90\n"), "dc.txt"); err == nil || !strings.Contains(err.Error(), "dc.txt:1") {
+		t.Fatalf("err = %v, want one naming dc.txt:1", err)
+	}
+	r := NewRanges([]netip.Prefix{netip.MustParsePrefix("::ffff:10.0.0.0/90")})
+	if r.Contains(netip.MustParseAddr("::")) || r.Contains(netip.MustParseAddr("2001:db8::1")) {
+		t.Error("a /90 mapped prefix matched outside itself")
+	}
+	for _, in := range []string{"::ffff:10.1.2.3", "192.0.2.1", "::fffe:1:2"} {
+		if !r.Contains(netip.MustParseAddr(in)) {
+			t.Errorf("a /90 mapped prefix lost %s", in)
+		}
+	}
+}
+
 func TestExampleDatacenterList(t *testing.T) {
 	_, file, _, _ := runtime.Caller(0)
 	r, err := LoadRanges(filepath.Join(filepath.Dir(file), "lists", "datacenter-example.txt"))

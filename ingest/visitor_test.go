@@ -40,9 +40,15 @@ func TestVisitorID(t *testing.T) {
 	differs("ip", VisitorID(testSalt, "example.com", "203.0.113.8", chromeUA))
 	differs("ua", VisitorID(testSalt, "example.com", "203.0.113.7", chromeUA+" "))
 	differs("unparseable ip", VisitorID(testSalt, "example.com", "", chromeUA))
-	// Length prefixes: moving bytes between fields changes the id.
+	// Length prefixes: moving bytes between adjacent fields changes the id.
 	if VisitorID(testSalt, "ab", "1.2.3.4", "c") == VisitorID(testSalt, "a", "1.2.3.4", "bc") {
 		t.Fatal("field boundary ambiguity")
+	}
+	if visitorHash(testSalt, "ab", []byte("c"), chromeUA) == visitorHash(testSalt, "a", []byte("bc"), chromeUA) {
+		t.Fatal("site/ip boundary ambiguity")
+	}
+	if visitorHash(testSalt, "a", []byte("bc"), "d") == visitorHash(testSalt, "a", []byte("b"), "cd") {
+		t.Fatal("ip/ua boundary ambiguity")
 	}
 }
 
