@@ -205,6 +205,9 @@ func (w *Writer) insert(ctx context.Context, token string, in intent) error {
 		select {
 		case <-time.After(backoff):
 		case <-ctx.Done():
+			// Another attempt on a dead context would only fail (and count).
+			return fmt.Errorf("rollup: partition %d: insert batch %d-%d (%d rows, %d attempts): %w",
+				w.partition, in.First, in.Last, len(w.rows), attempt, ctx.Err())
 		}
 		backoff *= 2
 	}

@@ -32,7 +32,8 @@ type Options struct {
 	// ReplayMargin is added to the longest rule window when rebuilding state,
 	// covering the gap between an event's receive time and its stream time.
 	ReplayMargin time.Duration // default 1m
-	// Owner names this process in partition leases; default host:pid.
+	// Owner names this process in partition leases; default host:pid:start
+	// (the start time tells a restarted process from its predecessor).
 	Owner string
 	// Now is the clock that dates ticks; default time.Now.
 	Now func() time.Time
@@ -167,10 +168,11 @@ func (v *Validator) validate(ctx context.Context, p int) error {
 	if resume > 0 {
 		// Replay from one rule window before the resume point; the stream's
 		// own timestamps are receive times to within milliseconds.
-		start := time.Now().Add(-rules.ReplayWindow() - v.opts.ReplayMargin)
+		base := time.Now() // the resume message is gone (retention): replay what is left
 		if m, err := s.GetMsg(ctx, resume); err == nil {
-			start = m.Time.Add(-rules.ReplayWindow() - v.opts.ReplayMargin)
+			base = m.Time
 		}
+		start := base.Add(-rules.ReplayWindow() - v.opts.ReplayMargin)
 		cfg.DeliverPolicy = jetstream.DeliverByStartTimePolicy
 		cfg.OptStartTime = &start
 	}

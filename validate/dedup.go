@@ -87,7 +87,7 @@ func (w *window) add(key uint64, t, now int64) {
 	// Make room first, so the cap holds after the insert. Beyond the cap the
 	// oldest keys are forgotten before their window ends: a duplicate of one
 	// of them is then counted. That is the price of bounded memory under any
-	// key cardinality (DESIGN.md, invariant 5).
+	// key cardinality (the design's invariant 5).
 	for w.n >= w.maxKeys && len(w.gens) > 0 {
 		w.dropOldest()
 	}

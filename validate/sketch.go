@@ -13,7 +13,7 @@ import "math"
 // keys (cheap: every new IPv6 /48 or user agent is a new key) pushes its own
 // busy key out and resets its count. In a sketch a flood of new keys can only
 // raise the counters, so the flood's own keys stay counted; the price is a
-// small overestimate for everyone, bounded by the sizing (see rateLogWidth).
+// small overestimate for everyone, bounded by the sizing (see visitorLogWidth and networkLogWidth).
 //
 // Conservative update raises only the counters that hold the current
 // minimum, which keeps light keys' estimates close to exact far longer than
@@ -56,7 +56,7 @@ const (
 const maxTouched = 1 << 16
 
 // newCountMin returns a sketch of 2^logWidth counters per row (cmDepth
-// rows), 2^logWidth × cmDepth × 2 bytes in all. logWidth is at most 24, so
+// rows), 2^logWidth × cmDepth × 2 bytes in all. logWidth is at most 23, so
 // the hash bits that pick the two blocks and the counters never overlap.
 func newCountMin(logWidth uint) *countMin {
 	blocks := uint32(1) << (logWidth + 1 - 4) // cmDepth×2^logWidth counters, blockSize = 2^5 each

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -186,20 +187,11 @@ func TestLoadPatterns(t *testing.T) {
 func TestUACacheBounded(t *testing.T) {
 	m, _ := newUAMatcher(nil, false)
 	for i := range 3 * uaCacheSize {
-		m.isBot("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0." + itoa(i) + " Safari/537.36")
+		m.isBot("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0." + strconv.Itoa(i) + " Safari/537.36")
 		if n := len(m.cur) + len(m.prev); n > uaCacheSize {
 			t.Fatalf("after %d UAs the cache holds %d, cap %d", i+1, n, uaCacheSize)
 		}
 	}
-}
-
-func itoa(i int) string { return string(appendInt(nil, i)) }
-
-func appendInt(b []byte, i int) []byte {
-	if i >= 10 {
-		b = appendInt(b, i/10)
-	}
-	return append(b, byte('0'+i%10))
 }
 
 // crawlerdetectCorpus returns the path of a file in crawlerdetect's testdata,
