@@ -59,15 +59,22 @@ func loopbackOnly(_, address string, _ syscall.RawConn) error {
 	return nil
 }
 
+// newDialer dials with keep-alive and, unless allowRemote, to loopback
+// peers only.
+func newDialer(timeout time.Duration, allowRemote bool) *net.Dialer {
+	d := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
+	if !allowRemote {
+		d.Control = loopbackOnly
+	}
+	return d
+}
+
 // newClient is a net/http keep-alive client with at most conns connections
 // to a host, for what is not the hot loop (registering the site, /metrics)
 // and for https targets. It never uses a proxy from the environment and never follows
 // redirects: every request goes to the server it names.
 func newClient(conns int, timeout time.Duration, allowRemote bool) *http.Client {
-	d := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
-	if !allowRemote {
-		d.Control = loopbackOnly
-	}
+	d := newDialer(5*time.Second, allowRemote)
 	tr := &http.Transport{
 		DialContext:         d.DialContext,
 		MaxIdleConns:        conns,

@@ -69,11 +69,7 @@ type rawConn struct {
 // newRawConn returns a connection to addr; each request must be answered
 // within timeout. When ctx ends, a request in flight fails at once.
 func newRawConn(ctx context.Context, addr string, timeout time.Duration, allowRemote bool) *rawConn {
-	d := &net.Dialer{Timeout: min(timeout, 5*time.Second), KeepAlive: 30 * time.Second}
-	if !allowRemote {
-		d.Control = loopbackOnly
-	}
-	return &rawConn{ctx: ctx, addr: addr, dialer: d, timeout: timeout, br: bufio.NewReaderSize(nil, 4096)}
+	return &rawConn{ctx: ctx, addr: addr, dialer: newDialer(min(timeout, 5*time.Second), allowRemote), timeout: timeout, br: bufio.NewReaderSize(nil, 4096)}
 }
 
 // longAgo is a deadline that has passed: setting it fails pending I/O.
@@ -162,9 +158,10 @@ func readResponse(br *bufio.Reader) (status int, keep, started bool, err error) 
 			return 0, false, true, lineError(err, "status line")
 		}
 		line = trimEOL(line)
-		// "HTTP/1.1 200 OK": the reason phrase may be empty or missing.
+		// "HTTP/1.1 200 OK": the reason phrase may be empty or missing; a
+		// status starts with 1-5, never 0.
 		if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' ||
-			(line[7] != '0' && line[7] != '1') || len(line) > 12 && line[12] != ' ' {
+			(line[7] != '0' && line[7] != '1') || len(line) > 12 && line[12] != ' ' || line[9] == '0' {
 			return 0, false, true, fmt.Errorf("%w: status line %.40q", errBadResponse, line)
 		}
 		status = 0

@@ -58,27 +58,6 @@ func (h Hit) Request(base string) (*http.Request, error) {
 	return req, nil
 }
 
-// BatchRequest builds one POST /v1/events (application/json) carrying every
-// hit as an array element. One request has one client: User-Agent and
-// X-Forwarded-For are the first hit's, so a batch of hits from different
-// visitors measures the batch path's throughput, not filtering.
-func BatchRequest(base string, hits []Hit) (*http.Request, error) {
-	if len(hits) == 0 {
-		return nil, errEmptyBatch
-	}
-	if err := hits[0].checkHeaders(); err != nil {
-		return nil, err
-	}
-	body := appendBatchBody(nil, hits)
-	req, err := http.NewRequest(http.MethodPost, strings.TrimRight(base, "/")+"/v1/events", bytes.NewReader(body))
-	if err != nil {
-		return nil, fmt.Errorf("loadgen: batch request: %w", err)
-	}
-	req.Header.Set("Content-Type", batchContentType)
-	hits[0].setHeaders(req)
-	return req, nil
-}
-
 func (h *Hit) setHeaders(req *http.Request) {
 	// An empty User-Agent header makes net/http send none at all, rather
 	// than its own "Go-http-client/1.1".

@@ -74,9 +74,6 @@ type Hit struct {
 	Hints     *Hints // beacon hints; nil = not sent
 }
 
-// WantValid reports whether the hit should be counted as a view.
-func (h Hit) WantValid() bool { return h.Class.Valid() && !h.Retry }
-
 // Generator makes the labelled hit stream of a Mix, in event-time order,
 // round after round. It is deterministic for a given rng and not safe for
 // concurrent use.
