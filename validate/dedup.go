@@ -1,140 +1,200 @@
 package validate
 
+import "math/bits"
+
 // window remembers 64-bit keys with the event time (Unix milliseconds) they
-// were last seen at, for one rule's window. It is a short list of generation
-// maps, oldest first, rather than one map, for two reasons:
+// were last seen at, for one rule's window. It is a set-associative hash
+// table: a key can live only in the bucket its hash picks, a bucket is
+// bucketWays 16-byte slots (two adjacent cache lines, which the hardware
+// fetches together), and a key is in the table at most once. Why not Go maps
+// (what this was before):
 //
-//   - Go maps never shrink. Dropping a whole generation gives its memory back;
-//     deleting entries from one long-lived map would not.
-//   - Under a flood of distinct keys the hard cap is enforced by dropping the
-//     oldest generation early, which loses the least useful keys first and
-//     costs nothing per key.
+//   - One probe. A lookup reads one bucket; the maps needed one lookup per
+//     generation (five for a miss, the common case: a new visitor or event
+//     id), each a cache miss once the window outgrows the caches. Measured
+//     in BenchmarkWindow: BENCHMARKS.md has the figures.
+//   - 16 bytes per key, fixed, instead of ~32 (map slot, control bytes, load
+//     factor): the same memory remembers twice the keys.
+//   - Expiry costs nothing: a slot older than the window is free for the next
+//     key of its bucket, so nothing has to walk the table or drop
+//     generations.
 //
-// Generations are aligned to absolute time (bucket = now / span) and a new
-// one is also started when the newest holds maxKeys/gensPerWindow keys, so a
-// burst inside one span cannot put every key into the generation that would
-// have to be dropped. Everything here is a function of the calls made, never
-// of the wall clock or of map iteration order, so replays rebuild it exactly.
+// The table starts small and doubles, up to maxKeys slots, whenever a key
+// finds its bucket full of live keys, so it never forgets a live key before
+// it reaches the cap. At the cap a new key takes the slot of the oldest key
+// in its bucket: the per-bucket stand-in for "forget the oldest first". A
+// bucket holds the last bucketWays keys that hashed to it, so how far back
+// the window sees varies a little from bucket to bucket around maxKeys ÷
+// the key rate, which is what the cap promises on average.
+//
+// Everything here is a function of the calls made, never of the wall clock
+// or of iteration order, so replays rebuild it exactly; and expired slots
+// answer like empty ones, so a replay that starts later (with fewer expired
+// slots) still gives the same answers.
 //
 // A window is not safe for concurrent use.
 type window struct {
-	width   int64 // the rule's window, ms
-	span    int64 // time covered by one generation, ms
-	maxKeys int   // hard cap on entries over all generations
-	perGen  int   // size at which the newest generation is closed early
-	gens    []generation
-	n       int // entries over all generations (a refreshed key may sit in two)
+	width    int64 // the rule's window, ms
+	ways     int   // slots per bucket: bucketWays, or fewer for a cap below it
+	maxSlots int   // the cap, a whole number of buckets
+	slots    []slot
+	n        int // occupied slots, live or expired
 }
 
-type generation struct {
-	bucket int64            // now / span when the generation was opened
-	end    int64            // the latest time stored in it
-	keys   map[uint64]int64 // key → time last seen, ms
+// slot is one remembered key. stamp is the time it was last seen, offset so
+// that the zero value means empty: a zeroed table is an empty one, and no
+// key value has to be reserved.
+type slot struct {
+	key   uint64
+	stamp uint64
 }
 
-// gensPerWindow trades lookup cost against eviction granularity: a miss (the
-// common case: a new visitor or event id) probes every live generation, about
-// gensPerWindow+1 map lookups, and hitting the cap drops about
-// 1/gensPerWindow of the remembered keys at once.
-const gensPerWindow = 4
+const (
+	// bucketWays: eight 16-byte slots are 128 bytes, two cache lines that
+	// x86 and arm64 prefetch as a pair. Fewer ways would make buckets
+	// overflow (and the table grow, or at the cap evict) sooner for the same
+	// load; more would make a probe touch more lines.
+	bucketWays = 8
+	// minBuckets is the first table: 8 KiB, so a quiet partition costs
+	// next to nothing.
+	minBuckets = 64
+	// stampOffset maps math.MinInt64, which no event time can be (UnixMilli
+	// of any time.Time is far above it), to the empty stamp 0.
+	stampOffset = 1 << 63
+)
+
+func toStamp(t int64) uint64   { return uint64(t) + stampOffset }
+func fromStamp(s uint64) int64 { return int64(s - stampOffset) }
 
 func newWindow(width int64, maxKeys int) window {
-	return window{
-		width:   width,
-		span:    max(1, (width+gensPerWindow-1)/gensPerWindow),
-		maxKeys: maxKeys,
-		perGen:  max(1, maxKeys/gensPerWindow),
-	}
+	ways := min(bucketWays, max(1, maxKeys))
+	return window{width: width, ways: ways, maxSlots: max(1, maxKeys/ways) * ways}
 }
 
 // seen reports whether key was last seen less than the window before now,
 // and records that it was seen at t. now is the latest event time the rules
 // have seen (t itself unless t arrived late); measuring age from now rather
-// than t makes a key's liveness independent of where generation boundaries
-// fell, so a replay that starts later still gives the same answers.
+// than t makes a key's liveness independent of when it was stored, so a
+// replay that starts later still gives the same answers.
 //
 // Every call refreshes the key: the window slides with the last sighting, so
 // a key stays remembered for as long as it keeps coming back more often than
 // the window. A late t older than the stored time does not move it back.
 func (w *window) seen(key uint64, t, now int64) bool {
-	last, ok := w.lookup(key)
-	if !ok || t > last {
-		w.add(key, t, now)
+	if w.slots == nil {
+		w.slots = make([]slot, min(w.maxSlots, minBuckets*w.ways))
 	}
-	return ok && now-last < w.width
-}
-
-// lookup returns the latest time key was stored at. The newest generation
-// is probed first and always holds a key's latest time, so the first hit wins.
-func (w *window) lookup(key uint64) (int64, bool) {
-	for i := len(w.gens) - 1; i >= 0; i-- {
-		if t, ok := w.gens[i].keys[key]; ok {
-			return t, true
+	b := w.bucket(key)
+	for i := range b {
+		if s := &b[i]; s.stamp != 0 && s.key == key {
+			last := fromStamp(s.stamp)
+			if t > last {
+				s.stamp = toStamp(t)
+			}
+			return now-last < w.width
 		}
 	}
-	return 0, false
+	w.insert(key, t, now)
+	return false
 }
 
-func (w *window) add(key uint64, t, now int64) {
-	bucket := floorDiv(now, w.span)
-	if g := w.newest(); g != nil && g.bucket == bucket {
-		if _, ok := g.keys[key]; ok { // a refresh in place adds no entry
-			g.keys[key] = t
-			g.end = max(g.end, t)
+// bucket returns the slots key may occupy. The multiply spreads keys that
+// differ only in low bits (tests use small integers; real keys are already
+// hashes) before the high half of a 128-bit product picks the bucket, which
+// maps onto any bucket count without a modulo.
+func (w *window) bucket(key uint64) []slot {
+	i, _ := bits.Mul64(key*0x9E3779B97F4A7C15, uint64(len(w.slots)/w.ways))
+	return w.slots[int(i)*w.ways:][:w.ways]
+}
+
+// insert stores a key that is not in the table: in an empty or expired slot
+// of its bucket if there is one; else, below the cap, in a table twice the
+// size; else in place of the bucket's oldest key. Beyond the cap a duplicate
+// of an evicted key is counted. That is the price of bounded memory under any
+// key cardinality (the design's invariant 5).
+func (w *window) insert(key uint64, t, now int64) {
+	for {
+		b := w.bucket(key)
+		oldest := 0
+		for i := range b {
+			if b[i].stamp == 0 {
+				b[i] = slot{key: key, stamp: toStamp(t)}
+				w.n++
+				return
+			}
+			if now-fromStamp(b[i].stamp) >= w.width {
+				b[i] = slot{key: key, stamp: toStamp(t)}
+				return
+			}
+			if b[i].stamp < b[oldest].stamp {
+				oldest = i
+			}
+		}
+		if len(w.slots) == w.maxSlots {
+			b[oldest] = slot{key: key, stamp: toStamp(t)}
+			return
+		}
+		w.grow(now)
+	}
+}
+
+// grow moves the live keys into a table twice the size (at most the cap).
+// Expired keys are left behind. The old table is garbage afterwards, so a
+// window briefly takes 1.5× its final size while it grows to the cap. Should a bucket of the new table overflow,
+// the next size is tried; at the cap the overflow keeps the newest keys.
+func (w *window) grow(now int64) {
+	old := w.slots
+	for size := len(old) / w.ways * 2; ; size *= 2 {
+		buckets := min(size, w.maxSlots/w.ways)
+		w.slots = make([]slot, buckets*w.ways)
+		w.n = 0
+		if w.rehash(old, now) || buckets*w.ways == w.maxSlots {
 			return
 		}
 	}
-	// Make room first, so the cap holds after the insert. Beyond the cap the
-	// oldest keys are forgotten before their window ends: a duplicate of one
-	// of them is then counted. That is the price of bounded memory under any
-	// key cardinality (the design's invariant 5).
-	for w.n >= w.maxKeys && len(w.gens) > 0 {
-		w.dropOldest()
-	}
-	g := w.newest()
-	if g == nil || g.bucket != bucket || len(g.keys) >= w.perGen {
-		w.gens = append(w.gens, generation{bucket: bucket, end: t, keys: make(map[uint64]int64)})
-		g = w.newest()
-	}
-	g.keys[key] = t
-	g.end = max(g.end, t)
-	w.n++
 }
 
-// expire drops the generations whose every key is older than the window at
-// now; they can no longer make anything a duplicate.
-func (w *window) expire(now int64) {
-	for len(w.gens) > 0 && now-w.gens[0].end >= w.width {
-		w.dropOldest()
+// rehash inserts old's live slots into w.slots and reports whether they all
+// fit without eviction.
+func (w *window) rehash(old []slot, now int64) bool {
+	fit := true
+	for _, s := range old {
+		if s.stamp == 0 || now-fromStamp(s.stamp) >= w.width {
+			continue
+		}
+		b := w.bucket(s.key)
+		placed := false
+		for i := range b {
+			if b[i].stamp == 0 {
+				b[i] = s
+				w.n++
+				placed = true
+				break
+			}
+		}
+		if placed {
+			continue
+		}
+		if len(w.slots) < w.maxSlots {
+			return false
+		}
+		fit = false
+		oldest := 0
+		for i := range b {
+			if b[i].stamp < b[oldest].stamp {
+				oldest = i
+			}
+		}
+		if s.stamp > b[oldest].stamp {
+			b[oldest] = s
+		}
 	}
+	return fit
 }
 
-func (w *window) dropOldest() {
-	w.n -= len(w.gens[0].keys)
-	copy(w.gens, w.gens[1:])
-	w.gens[len(w.gens)-1] = generation{} // let the map be collected
-	w.gens = w.gens[:len(w.gens)-1]
-}
-
-func (w *window) newest() *generation {
-	if len(w.gens) == 0 {
-		return nil
-	}
-	return &w.gens[len(w.gens)-1]
-}
-
+// reset forgets every key and keeps the table: a replay refills it to about
+// the same size.
 func (w *window) reset() {
-	clear(w.gens)
-	w.gens = w.gens[:0]
+	clear(w.slots)
 	w.n = 0
-}
-
-// floorDiv rounds towards minus infinity, so buckets stay aligned for times
-// before 1970 too (a zero time.Time is year 1).
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if (a%b != 0) && (a < 0) {
-		q--
-	}
-	return q
 }

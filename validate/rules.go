@@ -9,7 +9,7 @@
 // It must never drop an event (a rejection is a verdict, not a deletion), never
 // read the wall clock or randomness inside the rules (a replay must rebuild the
 // same state and so the same verdicts), and never hold state that grows with
-// the number of distinct keys beyond a fixed cap: windows are capped maps,
+// the number of distinct keys beyond a fixed cap: windows are capped hash tables,
 // rates live in fixed-size count-min sketches, cardinalities in capped
 // HyperLogLog sketches.
 package validate
@@ -93,10 +93,11 @@ type Config struct {
 
 // DefaultConfig returns the defaults.
 //
-// MaxKeys is 1<<20 because a remembered key costs ~36 bytes (measured: Go
-// map slot, control bytes, load factor), so a full window is ~36 MiB and the
-// two ~72 MiB whatever the traffic: a hard ceiling an operator can plan for
-// (× the partitions in one process, 4 by default). 1M keys hold every view of a partition
+// MaxKeys is 1<<20 because a remembered key costs 16 bytes (a slot of the
+// window's table, which never holds more than MaxKeys slots), so a full
+// window is 16 MiB and the two 32 MiB whatever the traffic: a hard ceiling
+// an operator can plan for (× the partitions in one process, 4 by default).
+// 1M keys hold every view of a partition
 // taking ~500 views/s for the 30-minute window. For ids they hold a full 24
 // hours only up to ~12 events/s per partition; beyond that the oldest ids
 // are forgotten early, which matters only for retries arriving hours late,
@@ -323,8 +324,6 @@ func (r *Rules) Judge(e *viewcount.Event) viewcount.Reason {
 	t := e.Time.UnixMilli()
 	if t > r.now {
 		r.now = t
-		r.ids.expire(t)
-		r.views.expire(t)
 	}
 	if strings.TrimSpace(e.UA) == "" {
 		return viewcount.EmptyUA
@@ -421,7 +420,9 @@ func (r *Rules) ReplayWindow() time.Duration {
 
 // Stats describes the rules' state, for gauges and capacity planning.
 type Stats struct {
-	IDs, Views int // keys in the retry and view windows (each ≤ MaxKeys)
+	// Keys in the retry and view windows (each ≤ MaxKeys), counting
+	// expired ones until a new key takes their slot.
+	IDs, Views int
 	// Networks holding a rotation sketch or latch, over both live
 	// generations (≤ 2×RotationMaxNetworks).
 	RotationNetworks int

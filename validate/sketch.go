@@ -206,3 +206,13 @@ func mix(x, tag uint64) uint64 {
 	x ^= x >> 31
 	return x
 }
+
+// floorDiv rounds towards minus infinity, so buckets stay aligned for times
+// before 1970 too (a zero time.Time is year 1).
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && (a < 0) {
+		q--
+	}
+	return q
+}

@@ -118,3 +118,16 @@ func TestBucketCounts(t *testing.T) {
 		t.Errorf("bucket = %d, want -5", b.bucket)
 	}
 }
+
+func TestFloorDiv(t *testing.T) {
+	f := func(a, b, want int64) {
+		t.Helper()
+		if got := floorDiv(a, b); got != want {
+			t.Errorf("floorDiv(%d, %d) = %d, want %d", a, b, got, want)
+		}
+	}
+	f(7, 2, 3)
+	f(-7, 2, -4)
+	f(-8, 2, -4)
+	f(0, 5, 0)
+}
