@@ -54,6 +54,10 @@ type Validator struct {
 // New returns a validator over the stream reached through js, which has
 // partitions partitions.
 func New(cfg Config, opts Options, js jetstream.JetStream, partitions int, sites SiteLookup, sink Sink, metrics *viewcount.Metrics, logger *slog.Logger) (*Validator, error) {
+	cfg, err := cfg.withDefaults() // the consumer reads MaxHeld from it
+	if err != nil {
+		return nil, err
+	}
 	if _, err := NewRules(cfg, sites); err != nil {
 		return nil, err
 	}
@@ -202,7 +206,7 @@ func (v *Validator) validate(ctx context.Context, p int) error {
 	}()
 
 	pl := partitionLoop{v: v, p: p, rules: rules, w: w, resume: resume,
-		q:  holdQueue{window: rules.SettleWindow().Milliseconds()},
+		q:  holdQueue{window: rules.SettleWindow().Milliseconds(), max: v.cfg.MaxHeld},
 		rp: replayProgress{p: p, resume: resume, began: time.Now(), lastLog: time.Now()}}
 	defer v.metrics.DropPartition(p)
 	for ctx.Err() == nil {

@@ -13,7 +13,7 @@ import "math/bits"
 //     generation (five for a miss, the common case: a new visitor or event
 //     id), each a cache miss once the window outgrows the caches. Measured
 //     in BenchmarkWindow: BENCHMARKS.md has the figures.
-//   - 16 bytes per key, fixed, instead of ~32 (map slot, control bytes, load
+//   - 16 bytes per key, fixed, instead of ~36 (map slot, control bytes, load
 //     factor): the same memory remembers twice the keys.
 //   - Expiry costs nothing: a slot older than the window is free for the next
 //     key of its bucket, so nothing has to walk the table or drop

@@ -24,16 +24,16 @@ const TickHeader = "Viewcount-Tick"
 // latest event or tick time in the stream, never by the wall clock.
 type holdQueue struct {
 	window int64 // settle window, ms
+	max    int   // Config.MaxHeld
 	mark   int64 // watermark, Unix ms
 	items  []viewcount.Verdict
 	head   int // items[:head] are released
 }
 
-// maxHeld bounds a partition's held verdicts. Watched traffic beyond it
-// (busy carrier networks at high volume) is settled early, oldest first:
-// with what is known by then, as a replay would do at the same stream
-// position, so the bound costs accuracy at the margin, never determinism.
-const maxHeld = 1 << 17
+// max bounds a partition's held verdicts. Watched traffic beyond it (busy
+// carrier networks at high volume) is settled early, oldest first: with
+// what is known by then, as a replay would do at the same stream position,
+// so the bound costs accuracy at the margin, never determinism.
 
 func (q *holdQueue) observe(t int64) { q.mark = max(q.mark, t) }
 
@@ -41,13 +41,13 @@ func (q *holdQueue) push(v viewcount.Verdict) { q.items = append(q.items, v) }
 
 // release appends to out, settled and in arrival order, the held verdicts
 // from the front whose window the watermark has passed, and any beyond
-// maxHeld. Event times within a partition are nearly in order, so looking
+// q.max. Event times within a partition are nearly in order, so looking
 // only at the front costs a verdict stuck behind a later one a few
 // milliseconds, and keeps a release proportional to what it releases.
 func (q *holdQueue) release(out []viewcount.Verdict, settle func(*viewcount.Verdict)) []viewcount.Verdict {
 	for q.head < len(q.items) {
 		v := &q.items[q.head]
-		if v.Time.UnixMilli()+q.window > q.mark && len(q.items)-q.head <= maxHeld {
+		if v.Time.UnixMilli()+q.window > q.mark && len(q.items)-q.head <= q.max {
 			break
 		}
 		settle(v)

@@ -40,6 +40,9 @@ type Config struct {
 	// MaxKeys caps the keys each of the two windows remembers, per Rules
 	// (one Rules per partition). See DefaultConfig for the sizing.
 	MaxKeys int
+	// MaxHeld bounds the valid views one partition holds for settling;
+	// beyond it the oldest are settled early (see holdQueue).
+	MaxHeld int
 
 	// ExtraBotPatterns are case-insensitive regular expressions (see
 	// LoadPatterns) that mark a user agent as a bot, on top of the built-in
@@ -91,13 +94,33 @@ type Config struct {
 	SettleWindow time.Duration
 }
 
+// Budgets of one validating process, split among its partitions.
+const (
+	// ProcessWindowKeys: keys per duplicate window, 64 MiB of slots; the
+	// two windows take 128 MiB at most.
+	ProcessWindowKeys = 1 << 22
+	// ProcessMaxHeld: views held for settling. A held verdict with its
+	// strings is ~600 bytes, so ~300 MiB at most; at 20k views/s of the
+	// load test's mix ~230k were held at once.
+	ProcessMaxHeld = 1 << 19
+)
+
+// PerPartition is one partition's share of a process budget when the
+// process validates n partitions; at least 1.
+func PerPartition(budget, n int) int { return max(1, budget/max(1, n)) }
+
 // DefaultConfig returns the defaults.
+//
+// MaxKeys and MaxHeld are a quarter of the process budgets below: one
+// partition's share in a process validating four. A process splits its
+// budgets evenly among the partitions it validates (PerPartition), so what
+// it spends, and how far back its windows see, depends on its traffic, not
+// on how many partitions that traffic is divided into.
 //
 // MaxKeys is 1<<20 because a remembered key costs 16 bytes (a slot of the
 // window's table, which never holds more than MaxKeys slots), so a full
 // window is 16 MiB and the two 32 MiB whatever the traffic: a hard ceiling
-// an operator can plan for (× the partitions in one process, 4 by default).
-// 1M keys hold every view of a partition
+// an operator can plan for. 1M keys hold every view of a partition
 // taking ~500 views/s for the 30-minute window. For ids they hold a full 24
 // hours only up to ~12 events/s per partition; beyond that the oldest ids
 // are forgotten early, which matters only for retries arriving hours late,
@@ -145,7 +168,8 @@ func DefaultConfig() Config {
 	return Config{
 		DuplicateWindow:     30 * time.Minute,
 		RetryWindow:         24 * time.Hour,
-		MaxKeys:             1 << 20,
+		MaxKeys:             ProcessWindowKeys / 4,
+		MaxHeld:             ProcessMaxHeld / 4,
 		MaxScreenSize:       16384,
 		RateWindow:          time.Minute,
 		VisitorRateLimit:    30,
@@ -193,6 +217,7 @@ func (c Config) withDefaults() (Config, error) {
 		def, max int
 	}{
 		{"MaxKeys", &c.MaxKeys, d.MaxKeys, math.MaxInt},
+		{"MaxHeld", &c.MaxHeld, d.MaxHeld, math.MaxInt},
 		{"MaxScreenSize", &c.MaxScreenSize, d.MaxScreenSize, math.MaxInt},
 		{"VisitorRateLimit", &c.VisitorRateLimit, d.VisitorRateLimit, maxRateLimit},
 		{"NetworkRateLimit", &c.NetworkRateLimit, d.NetworkRateLimit, maxRateLimit},

@@ -396,3 +396,17 @@ func ExampleRules_Judge() {
 	// duplicate
 	// bot_ua
 }
+
+func TestPerPartition(t *testing.T) {
+	for _, c := range []struct{ budget, n, want int }{
+		{ProcessWindowKeys, 4, DefaultConfig().MaxKeys},
+		{ProcessMaxHeld, 4, DefaultConfig().MaxHeld},
+		{ProcessWindowKeys, 1, ProcessWindowKeys},
+		{ProcessWindowKeys, 0, ProcessWindowKeys}, // nothing owned yet: the whole budget
+		{3, 8, 1}, // never zero, which would mean "default"
+	} {
+		if got := PerPartition(c.budget, c.n); got != c.want {
+			t.Errorf("PerPartition(%d, %d) = %d, want %d", c.budget, c.n, got, c.want)
+		}
+	}
+}

@@ -73,7 +73,7 @@ func TestSettleOff(t *testing.T) {
 }
 
 func TestHoldQueueRelease(t *testing.T) {
-	q := holdQueue{window: 1000}
+	q := holdQueue{window: 1000, max: 100}
 	t0 := time.UnixMilli(10_000)
 	for i := 0; i < 3; i++ {
 		q.push(viewcount.Verdict{Event: viewcount.Event{Time: t0.Add(time.Duration(i) * time.Second)}, Index: uint32(i)})
@@ -94,7 +94,8 @@ func TestHoldQueueRelease(t *testing.T) {
 }
 
 func TestHoldQueueBounded(t *testing.T) {
-	q := holdQueue{window: 60_000}
+	const maxHeld = 1000
+	q := holdQueue{window: 60_000, max: maxHeld}
 	var out []viewcount.Verdict
 	for i := 0; i < maxHeld+10; i++ {
 		q.push(viewcount.Verdict{Event: viewcount.Event{Time: time.UnixMilli(int64(i))}, Index: uint32(i)})

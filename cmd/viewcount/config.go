@@ -127,7 +127,7 @@ func parseConfig(name string, args []string) (Config, error) {
 	e.int(&c.RotationUAs, "rotation-uas", "VIEWCOUNT_ROTATION_UAS", 0, "distinct user agents per network within --rotation-window beyond which its views are network_rotation (0 = default 50)")
 	e.dur(&c.RotationWindow, "rotation-window", "VIEWCOUNT_ROTATION_WINDOW", 0, "window of the rotation rule (0 = default 10m)")
 	e.str(&dcLists, "datacenter-ranges", "VIEWCOUNT_DATACENTER_RANGES", "", "comma-separated files of datacenter CIDRs (ingest marks hits from them)")
-	e.int(&c.WindowKeys, "window-keys", "VIEWCOUNT_WINDOW_KEYS", 0, "keys each duplicate window (event ids, visitor+page) remembers per partition, 16 bytes each (0 = default 1048576)")
+	e.int(&c.WindowKeys, "window-keys", "VIEWCOUNT_WINDOW_KEYS", 0, "keys each duplicate window (event ids, visitor+page) remembers per partition, 16 bytes each (0 = 4194304 shared by the partitions this process validates)")
 	e.dur(&c.FlushEvery, "flush-every", "VIEWCOUNT_FLUSH_EVERY", time.Second, "longest a validated view waits before its partition's batch is inserted (each insert costs the store a fixed amount of work; shorter = lower lag, more inserts)")
 	e.str(&owned, "validate-partitions", "VIEWCOUNT_VALIDATE_PARTITIONS", "", "partitions this process validates, e.g. 0-3,6; empty = all")
 	e.bool(&c.KeepQuery, "keep-query", "VIEWCOUNT_KEEP_QUERY", "keep query strings in page paths")

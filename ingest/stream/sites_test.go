@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/ingest/stream"
 	"github.com/viewcount/viewcount/ingest/stream/streamtest"
@@ -78,7 +80,8 @@ func TestPartitionsFixed(t *testing.T) {
 }
 
 // Unconfigured, an existing stream's count is kept: 8, the older default,
-// rather than today's; a new stream gets today's.
+// rather than today's; a new stream gets today's, which depends on where it
+// lives (TestNewClusterStreamPartitions).
 func TestPartitionsAdoptedFromStream(t *testing.T) {
 	dir := t.TempDir()
 	streamtest.OpenDir(t, dir, 8).Close()
@@ -95,7 +98,32 @@ func TestPartitionsAdoptedFromStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fresh.Close()
-	if fresh.Partitions != viewcount.DefaultPartitions {
-		t.Errorf("new stream: %d partitions, want %d", fresh.Partitions, viewcount.DefaultPartitions)
+	if fresh.Partitions != viewcount.EmbeddedPartitions {
+		t.Errorf("new embedded stream: %d partitions, want %d", fresh.Partitions, viewcount.EmbeddedPartitions)
+	}
+}
+
+// TestNewClusterStreamPartitions: a stream created on a NATS server the
+// process reaches by URL gets DefaultPartitions, so validators can be
+// spread over processes.
+func TestNewClusterStreamPartitions(t *testing.T) {
+	srv, err := server.NewServer(&server.Options{
+		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("server not ready")
+	}
+	t.Cleanup(srv.Shutdown)
+	c, err := stream.Open(context.Background(), stream.Config{URL: srv.ClientURL()}, discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Partitions != viewcount.DefaultPartitions {
+		t.Errorf("new cluster stream: %d partitions, want %d", c.Partitions, viewcount.DefaultPartitions)
 	}
 }

@@ -26,9 +26,12 @@ import (
 
 // Config says where the stream lives.
 type Config struct {
-	URL        string        // NATS cluster; empty starts an embedded server
-	DataDir    string        // embedded: JetStream files go under DataDir/nats
-	Partitions int           // validator partitions; 0 = the existing stream's, or viewcount.DefaultPartitions for a new one
+	URL     string // NATS cluster; empty starts an embedded server
+	DataDir string // embedded: JetStream files go under DataDir/nats
+	// Partitions: validator partitions; 0 = the existing stream's, or for
+	// a new one viewcount.DefaultPartitions (viewcount.EmbeddedPartitions
+	// when URL is empty).
+	Partitions int
 	Retention  time.Duration // how long raw events are kept; default 72h
 	// SyncAlways makes the embedded server fsync every write. Without it an
 	// acknowledged event survives the death of this process (the data is in
@@ -162,6 +165,9 @@ func (c *Conn) ensure(ctx context.Context, cfg Config) error {
 	}
 	if cfg.Partitions == 0 {
 		cfg.Partitions = viewcount.DefaultPartitions
+		if cfg.URL == "" {
+			cfg.Partitions = viewcount.EmbeddedPartitions
+		}
 	}
 	c.Partitions = cfg.Partitions
 	want := strconv.Itoa(cfg.Partitions)
