@@ -79,6 +79,15 @@ type intent struct {
 // message before the recorded batch is in the store, and a restart resumes
 // at the recorded batch's first message (Resume). No stream acknowledgement
 // is involved: the stream keeps messages by age, not by consumption.
+//
+// A full batch is inserted in the background while the next one fills, so
+// the partition's validation does not stop for the store: with one
+// partition per process (the embedded default) an insert in line cost
+// about as much time as judging the batch. At most one batch is in flight,
+// and the next intent is recorded only once it is in, which keeps the order
+// above. The insert's goroutine belongs to the Writer: Flush, Wait and the
+// next batch wait for it, and its error is returned by whichever comes
+// first.
 type Writer struct {
 	s         *Sink
 	partition int
@@ -90,6 +99,16 @@ type Writer struct {
 	// inserted. Until it is rebuilt and inserted, batching follows its range
 	// rather than size or time, so the token comes out the same.
 	open *intent
+
+	// inflight delivers the outcome of the batch being inserted, nil when
+	// none is; spare is the other row buffer, back from the last insert.
+	inflight chan inserted
+	spare    []viewcount.Verdict
+}
+
+type inserted struct {
+	rows []viewcount.Verdict // emptied, for reuse
+	err  error
 }
 
 // Open returns the writer of partition p, reading its recorded batch if any.
@@ -120,9 +139,10 @@ func (w *Writer) Resume() uint64 {
 }
 
 // Add appends the verdicts of the stream message seq. Messages must come in
-// stream order, starting after Resume. Add may insert a batch before
-// returning; an error means the batch may not be inserted and the caller
-// must restart the partition from Resume of a new Writer.
+// stream order, starting after Resume. Add may start inserting a batch (and
+// wait for the previous one) before returning; an error means a batch may
+// not be inserted and the caller must restart the partition from Resume of
+// a new Writer.
 func (w *Writer) Add(ctx context.Context, seq uint64, verdicts []viewcount.Verdict) error {
 	if w.open != nil {
 		switch {
@@ -153,19 +173,49 @@ func (w *Writer) Add(ctx context.Context, seq uint64, verdicts []viewcount.Verdi
 	return nil
 }
 
-// Flush inserts what is pending. While a recorded batch is being rebuilt it
-// waits for the rest of its range instead.
+// Flush inserts what is pending and waits until every batch started is in
+// the store. While a recorded batch is being rebuilt it waits for the rest
+// of its range instead of inserting it. Errors are as for Add.
 func (w *Writer) Flush(ctx context.Context) error {
+	if err := w.FlushAsync(ctx); err != nil {
+		return err
+	}
+	return w.Wait(ctx)
+}
+
+// FlushAsync is Flush without waiting for the batch it starts: for the
+// periodic flush of a busy partition, which should go on validating.
+func (w *Writer) FlushAsync(ctx context.Context) error {
 	if w.first == 0 || w.open != nil {
 		return nil
 	}
 	return w.flush(ctx)
 }
 
+// Wait blocks until the batch being inserted, if any, is in the store, and
+// returns its error. A cancelled ctx stops the waiting, not the insert,
+// which ends by itself after its current attempt.
+func (w *Writer) Wait(ctx context.Context) error {
+	if w.inflight == nil {
+		return nil
+	}
+	select {
+	case r := <-w.inflight:
+		w.inflight, w.spare = nil, r.rows
+		return r.err
+	case <-ctx.Done():
+		return fmt.Errorf("rollup: partition %d: wait for insert: %w", w.partition, ctx.Err())
+	}
+}
+
 // Pending reports how many rows wait for the next insert.
 func (w *Writer) Pending() int { return len(w.rows) }
 
 func (w *Writer) flush(ctx context.Context) error {
+	// The previous batch must be in before this one is recorded.
+	if err := w.Wait(ctx); err != nil {
+		return err
+	}
 	in := intent{First: w.first, Last: w.last}
 	if w.open != nil {
 		in = *w.open
@@ -176,30 +226,41 @@ func (w *Writer) flush(ctx context.Context) error {
 		}
 	}
 	token := fmt.Sprintf("vc-p%d-%d-%d", w.partition, in.First, in.Last)
-	if len(w.rows) > 0 {
-		if err := w.insert(ctx, token, in); err != nil {
-			return err
-		}
-	}
-	w.s.metrics.Inserted.Add(uint64(len(w.rows)))
-	clear(w.rows) // drop string references before reuse
-	w.rows = w.rows[:0]
+	rows := w.rows
+	w.rows, w.spare = w.spare[:0], nil
 	w.first, w.last, w.open = 0, 0, nil
+	if len(rows) == 0 {
+		w.spare = rows
+		return nil
+	}
+	done := make(chan inserted, 1) // never blocks the goroutine, even if nobody waits
+	w.inflight = done
+	go func() {
+		err := w.insert(ctx, token, in, rows)
+		if err == nil {
+			w.s.metrics.Inserted.Add(uint64(len(rows)))
+		}
+		clear(rows) // drop string references before reuse
+		done <- inserted{rows: rows[:0], err: err}
+	}()
 	return nil
 }
 
-func (w *Writer) insert(ctx context.Context, token string, in intent) error {
+// insert runs on the batch's own goroutine: of the Writer it reads only what
+// never changes (the Sink, the partition); the partition's goroutine goes
+// on changing the rest.
+func (w *Writer) insert(ctx context.Context, token string, in intent, rows []viewcount.Verdict) error {
 	backoff := w.s.cfg.RetryBackoff
 	var err error
 	for attempt := 1; ; attempt++ {
-		err = w.s.store.InsertViews(ctx, token, w.rows)
+		err = w.s.store.InsertViews(ctx, token, rows)
 		if err == nil {
 			break
 		}
 		w.s.metrics.InsertErrors.Add(1)
 		if attempt >= w.s.cfg.InsertRetries || ctx.Err() != nil {
 			return fmt.Errorf("rollup: partition %d: insert batch %d-%d (%d rows, %d attempts): %w",
-				w.partition, in.First, in.Last, len(w.rows), attempt, err)
+				w.partition, in.First, in.Last, len(rows), attempt, err)
 		}
 		w.s.logger.Warn("insert failed; retrying", "partition", w.partition, "batch", token, "attempt", attempt, "err", err)
 		select {
@@ -207,14 +268,14 @@ func (w *Writer) insert(ctx context.Context, token string, in intent) error {
 		case <-ctx.Done():
 			// Another attempt on a dead context would only fail (and count).
 			return fmt.Errorf("rollup: partition %d: insert batch %d-%d (%d rows, %d attempts): %w",
-				w.partition, in.First, in.Last, len(w.rows), attempt, ctx.Err())
+				w.partition, in.First, in.Last, len(rows), attempt, ctx.Err())
 		}
 		backoff *= 2
 	}
-	oldest := w.rows[0].Time
-	for i := range w.rows {
-		if w.rows[i].Time.Before(oldest) {
-			oldest = w.rows[i].Time
+	oldest := rows[0].Time
+	for i := range rows {
+		if rows[i].Time.Before(oldest) {
+			oldest = rows[i].Time
 		}
 	}
 	w.s.metrics.SetPipelineLag(w.s.now().Sub(oldest).Milliseconds())

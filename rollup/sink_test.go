@@ -141,6 +141,9 @@ func TestSinkCrashAfterInsert(t *testing.T) {
 	if w.Pending() != 0 {
 		t.Fatalf("the rebuilt batch was not flushed at its recorded end (%d rows pending)", w.Pending())
 	}
+	if err := w.Wait(ctx); err != nil { // it is inserted in the background
+		t.Fatal(err)
+	}
 	if raw, views := p.counts(t); raw != 300 || views != 300 {
 		t.Fatalf("after the redo: raw %d views %d, want 300 (counted twice?)", raw, views)
 	}
@@ -177,12 +180,18 @@ func TestSinkCrashBeforeInsert(t *testing.T) {
 	if err := p.feed(t, w); err != nil {
 		t.Fatal(err)
 	}
+	if err := w.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if raw, views := p.counts(t); raw != 100 || views != 100 {
 		t.Fatalf("raw %d views %d, want 100", raw, views)
 	}
 	// Resuming again is harmless: the batch is redone under its token.
 	w, _ = rollup.NewSink(cfg, p.store, p.intents, viewcount.NewMetrics(), discard(), time.Now).Open(ctx, 0)
 	if err := p.feed(t, w); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if raw, views := p.counts(t); raw != 100 || views != 100 {
@@ -214,5 +223,51 @@ func TestSinkBatching(t *testing.T) {
 	w, _ = sink.Open(ctx, 0)
 	if w.Resume() != 8 { // batches 1-4, 5-8, 9-10: the last recorded starts at 9
 		t.Fatalf("resume after %d, want 8", w.Resume())
+	}
+}
+
+// TestSinkBackgroundInsertError: a batch inserted in the background fails
+// (the store is gone). The failure is not lost: the next batch, Wait and
+// Flush all report it, and no later batch is recorded past the failed one,
+// so a restarted writer redoes it.
+func TestSinkBackgroundInsertError(t *testing.T) {
+	p := newPipe(t, 10, 30)
+	ctx := context.Background()
+	dead, err := store.Open(ctx, store.Config{DataDir: storetest.Dir(), Database: "sink_dead_async"}, discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dead.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := rollup.Config{MaxRows: 100, InsertRetries: 1, RetryBackoff: time.Millisecond}
+	w, err := rollup.NewSink(cfg, dead, p.intents, viewcount.NewMetrics(), discard(), time.Now).Open(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Messages 1-4 fill the first batch, which starts in the background;
+	// starting the second (5-8) has to wait for it and gets its error.
+	if err := p.feed(t, w); err == nil {
+		t.Fatal("feeding past a failed background insert succeeded")
+	}
+	if err := w.Wait(ctx); err != nil {
+		t.Fatalf("the error was reported twice: %v", err)
+	}
+
+	w, err = rollup.NewSink(cfg, p.store, p.intents, viewcount.NewMetrics(), discard(), time.Now).Open(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Resume() != 0 {
+		t.Fatalf("resume after %d, want 0: the failed batch 1-4 is the last recorded", w.Resume())
+	}
+	if err := p.feed(t, w); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if raw, views := p.counts(t); raw != 300 || views != 300 {
+		t.Fatalf("raw %d views %d, want 300", raw, views)
 	}
 }

@@ -230,7 +230,7 @@ func (v *Validator) validate(ctx context.Context, p int) error {
 			return fmt.Errorf("validate: partition %d: next: %w", p, err)
 		}
 		if pl.w.Pending() > 0 && time.Since(pl.firstPending) >= v.opts.FlushEvery {
-			if err := pl.w.Flush(ctx); err != nil {
+			if err := pl.w.FlushAsync(ctx); err != nil {
 				return err
 			}
 		}
@@ -311,13 +311,13 @@ func (l *partitionLoop) report() {
 		RotationNetworks: st.RotationNetworks, RotationUntracked: st.RotationUntracked, Held: l.q.held()})
 }
 
-// idle runs when the partition is quiet: flush what waits, and tick if
-// held verdicts are due, so they are released without waiting for traffic.
+// idle runs when the partition is quiet: flush what waits (and see the
+// batch in flight through, so its error surfaces now rather than with the
+// next traffic), and tick if held verdicts are due, so they are released
+// without waiting for traffic.
 func (l *partitionLoop) idle(ctx context.Context) error {
-	if l.w.Pending() > 0 {
-		if err := l.w.Flush(ctx); err != nil {
-			return err
-		}
+	if err := l.w.Flush(ctx); err != nil {
+		return err
 	}
 	if now := l.v.opts.Now(); l.q.due(now) && time.Since(l.lastTick) >= time.Second {
 		l.lastTick = time.Now()
