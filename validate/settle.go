@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"math"
 	"time"
 
 	"github.com/viewcount/viewcount"
@@ -34,52 +35,80 @@ type flags struct {
 	visitors map[uint64]int64
 	networks map[uint64]netFlag
 	horizon  int64 // flags older than this much before now may be dropped
+	// A full map is swept (walked for expired flags) at most once per
+	// horizon/8 of event time, and not before its oldest flag can have
+	// expired: walking a map full of live flags for every new one made a
+	// flood of distinct visitors quadratic (65,536 entries walked per
+	// view). In between, a full map refuses new flags, as it does when
+	// every flag is live.
+	nextVisitorSweep, nextNetworkSweep int64
 }
 
 func newFlags(horizon time.Duration) flags {
-	return flags{visitors: map[uint64]int64{}, networks: map[uint64]netFlag{}, horizon: horizon.Milliseconds()}
+	return flags{visitors: map[uint64]int64{}, networks: map[uint64]netFlag{}, horizon: horizon.Milliseconds(),
+		nextVisitorSweep: math.MinInt64, nextNetworkSweep: math.MinInt64}
 }
 
 func (f *flags) visitor(v uint64, now int64) {
-	if len(f.visitors) >= flagCap {
-		for k, at := range f.visitors {
-			if at < now-f.horizon {
-				delete(f.visitors, k)
-			}
+	if _, ok := f.visitors[v]; !ok && len(f.visitors) >= flagCap {
+		if now < f.nextVisitorSweep {
+			return // full of live flags: first come, first served
 		}
+		f.nextVisitorSweep = f.sweepAfter(sweep(f.visitors, func(at int64) int64 { return at }, now-f.horizon, now), now)
 		if len(f.visitors) >= flagCap {
-			if _, ok := f.visitors[v]; !ok {
-				return // full of live flags: first come, first served
-			}
+			return
 		}
 	}
 	f.visitors[v] = now
 }
 
 func (f *flags) network(n uint64, now int64, r viewcount.Reason) {
-	if len(f.networks) >= flagCap {
-		for k, nf := range f.networks {
-			if nf.at < now-f.horizon {
-				delete(f.networks, k)
-			}
+	if _, ok := f.networks[n]; !ok && len(f.networks) >= flagCap {
+		if now < f.nextNetworkSweep {
+			return
 		}
+		f.nextNetworkSweep = f.sweepAfter(sweep(f.networks, func(nf netFlag) int64 { return nf.at }, now-f.horizon, now), now)
 		if len(f.networks) >= flagCap {
-			if _, ok := f.networks[n]; !ok {
-				return
-			}
+			return
 		}
 	}
 	f.networks[n] = netFlag{at: now, reason: r}
 }
 
+// sweepAfter is when a map swept at now may be swept again: not before its
+// oldest flag (oldest; flags raised later are newer) can expire, nor within
+// horizon/8.
+func (f *flags) sweepAfter(oldest, now int64) int64 {
+	return max(oldest+f.horizon, now+max(1, f.horizon/8))
+}
+
+// sweep deletes the flags raised before cutoff and returns when the oldest
+// remaining one was raised, or now when none remains.
+func sweep[T any](m map[uint64]T, at func(T) int64, cutoff, now int64) int64 {
+	oldest := now
+	for k, v := range m {
+		if t := at(v); t < cutoff {
+			delete(m, k)
+		} else {
+			oldest = min(oldest, t)
+		}
+	}
+	return oldest
+}
+
 func (f *flags) reset() {
 	clear(f.visitors)
 	clear(f.networks)
+	f.nextVisitorSweep, f.nextNetworkSweep = math.MinInt64, math.MinInt64
 }
 
 // raise records the flags the last Judge found (rate: visitor and/or
-// network over its limit; rotating: network rotating user agents).
+// network over its limit; rotating: network rotating user agents). Only
+// Settle reads them, so with settling off there is nothing to record.
 func (r *Rules) raise(e *viewcount.Event, rotating bool) {
+	if r.cfg.SettleWindow < 0 {
+		return
+	}
 	if r.rate.lastVisitor > r.rate.visitorLimit {
 		r.flags.visitor(e.Visitor, r.now)
 	}

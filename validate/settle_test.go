@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -103,5 +104,63 @@ func TestHoldQueueBounded(t *testing.T) {
 	}
 	if q.held() != maxHeld || len(out) != 10 || out[0].Index != 0 || out[9].Index != 9 {
 		t.Fatalf("held %d, released %d early (first %d)", q.held(), len(out), out[0].Index)
+	}
+}
+
+// TestFlagsFull: a flag map full of live flags refuses new ones without
+// walking itself again for each (a flood of distinct visitors made that
+// quadratic), still refreshes the flags it holds, and once the oldest have
+// expired, sweeps them and takes new ones.
+func TestFlagsFull(t *testing.T) {
+	f := newFlags(time.Minute) // horizon 60,000 ms
+	for i := range uint64(flagCap) {
+		f.visitor(i, int64(i%1000)) // raised at 0..999 ms
+	}
+	f.visitor(1<<40, 5_000)
+	if len(f.visitors) != flagCap {
+		t.Fatalf("%d flags, cap %d", len(f.visitors), flagCap)
+	}
+	if _, ok := f.visitors[1<<40]; ok {
+		t.Fatal("a full map of live flags took a new one")
+	}
+	next := f.nextVisitorSweep
+	if next < 60_000 {
+		t.Fatalf("next sweep at %d, before the oldest flag can expire (60,000)", next)
+	}
+	for i := range uint64(1000) { // refused without a sweep: the schedule stays
+		f.visitor(1<<40+i, 6_000)
+	}
+	if f.nextVisitorSweep != next || len(f.visitors) != flagCap {
+		t.Fatalf("refusals changed the map: %d flags, next sweep %d (was %d)", len(f.visitors), f.nextVisitorSweep, next)
+	}
+	f.visitor(7, 7_000) // refresh in place
+	if f.visitors[7] != 7_000 {
+		t.Fatal("a held flag was not refreshed")
+	}
+	// Flags raised at 0..499 ms are older than the horizon at 60,500 ms.
+	f.visitor(1<<41, 60_500)
+	if _, ok := f.visitors[1<<41]; !ok {
+		t.Fatal("no room made after flags expired")
+	}
+	if n := len(f.visitors); n > flagCap || n < flagCap/4 {
+		t.Fatalf("%d flags after the sweep", n)
+	}
+	f.reset()
+	if len(f.visitors) != 0 || f.nextVisitorSweep != math.MinInt64 {
+		t.Fatal("reset kept state")
+	}
+}
+
+// BenchmarkFlagsFlood raises flags for distinct visitors against a full map
+// of live flags: the flood case that used to walk the map every time.
+func BenchmarkFlagsFlood(b *testing.B) {
+	f := newFlags(13 * time.Minute)
+	for i := range uint64(flagCap) {
+		f.visitor(i, 0)
+	}
+	v := uint64(flagCap)
+	for b.Loop() {
+		v++
+		f.visitor(v, 1000)
 	}
 }
