@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/ingest/stream"
 	"github.com/viewcount/viewcount/ingest/stream/streamtest"
@@ -132,17 +130,7 @@ func TestPublishConnectionClosed(t *testing.T) {
 // connection stays open, reconnecting, and publishes go nowhere. Publish must
 // still give up by its deadline, and Run must still stop.
 func TestPublishServerDown(t *testing.T) {
-	srv, err := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Start()
-	if !srv.ReadyForConnections(10 * time.Second) {
-		t.Fatal("server not ready")
-	}
-	t.Cleanup(srv.Shutdown)
+	srv := streamtest.Server(t)
 	ctx := context.Background()
 	c, err := stream.Open(ctx, stream.Config{URL: srv.ClientURL(), Partitions: 2}, discard())
 	if err != nil {

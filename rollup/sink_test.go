@@ -87,6 +87,20 @@ func (p *pipe) feed(t *testing.T, w *rollup.Writer) error {
 	return nil
 }
 
+// closedStore is a real store, closed: every insert into it fails, as when
+// the store goes away under a running writer.
+func closedStore(t *testing.T, database string) store.Store {
+	t.Helper()
+	s, err := store.Open(context.Background(), store.Config{DataDir: storetest.Dir(), Database: database}, discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func (p *pipe) counts(t *testing.T) (raw, views uint64) {
 	ctx := context.Background()
 	res, err := p.store.Query(ctx, vcsql.Query("reasons"), store.Params{"site": "sink.example"})
@@ -154,13 +168,7 @@ func TestSinkCrashAfterInsert(t *testing.T) {
 func TestSinkCrashBeforeInsert(t *testing.T) {
 	p := newPipe(t, 4, 25)
 	ctx := context.Background()
-	dead, err := store.Open(ctx, store.Config{DataDir: storetest.Dir(), Database: "sink_dead"}, discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dead.Close(); err != nil {
-		t.Fatal(err)
-	}
+	dead := closedStore(t, "sink_dead")
 	cfg := rollup.Config{MaxRows: 1 << 20, InsertRetries: 2, RetryBackoff: time.Millisecond}
 	w, err := rollup.NewSink(cfg, dead, p.intents, viewcount.NewMetrics(), discard(), time.Now).Open(ctx, 0)
 	if err != nil {
@@ -233,13 +241,7 @@ func TestSinkBatching(t *testing.T) {
 func TestSinkBackgroundInsertError(t *testing.T) {
 	p := newPipe(t, 10, 30)
 	ctx := context.Background()
-	dead, err := store.Open(ctx, store.Config{DataDir: storetest.Dir(), Database: "sink_dead_async"}, discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := dead.Close(); err != nil {
-		t.Fatal(err)
-	}
+	dead := closedStore(t, "sink_dead_async")
 	cfg := rollup.Config{MaxRows: 100, InsertRetries: 1, RetryBackoff: time.Millisecond}
 	w, err := rollup.NewSink(cfg, dead, p.intents, viewcount.NewMetrics(), discard(), time.Now).Open(ctx, 0)
 	if err != nil {

@@ -24,16 +24,16 @@ const TickHeader = "Viewcount-Tick"
 // latest event or tick time in the stream, never by the wall clock.
 type holdQueue struct {
 	window int64 // settle window, ms
-	max    int   // Config.MaxHeld
-	mark   int64 // watermark, Unix ms
-	items  []viewcount.Verdict
-	head   int // items[:head] are released
+	// max bounds the held verdicts (Config.MaxHeld). Watched traffic
+	// beyond it (busy carrier networks at high volume) is settled early,
+	// oldest first: with what is known by then, as a replay would do at the
+	// same stream position, so the bound costs accuracy at the margin,
+	// never determinism.
+	max   int
+	mark  int64 // watermark, Unix ms
+	items []viewcount.Verdict
+	head  int // items[:head] are released
 }
-
-// max bounds a partition's held verdicts. Watched traffic beyond it (busy
-// carrier networks at high volume) is settled early, oldest first: with
-// what is known by then, as a replay would do at the same stream position,
-// so the bound costs accuracy at the margin, never determinism.
 
 func (q *holdQueue) observe(t int64) { q.mark = max(q.mark, t) }
 

@@ -111,8 +111,9 @@ func PerPartition(budget, n int) int { return max(1, budget/max(1, n)) }
 
 // DefaultConfig returns the defaults.
 //
-// MaxKeys and MaxHeld are a quarter of the process budgets below: one
-// partition's share in a process validating four. A process splits its
+// MaxKeys and MaxHeld are a quarter of the process budgets
+// (ProcessWindowKeys, ProcessMaxHeld): one partition's share in a process
+// validating four. A process splits its
 // budgets evenly among the partitions it validates (PerPartition), so what
 // it spends, and how far back its windows see, depends on its traffic, not
 // on how many partitions that traffic is divided into.

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/ingest/stream"
 	"github.com/viewcount/viewcount/ingest/stream/streamtest"
@@ -107,17 +105,7 @@ func TestPartitionsAdoptedFromStream(t *testing.T) {
 // process reaches by URL gets DefaultPartitions, so validators can be
 // spread over processes.
 func TestNewClusterStreamPartitions(t *testing.T) {
-	srv, err := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Start()
-	if !srv.ReadyForConnections(10 * time.Second) {
-		t.Fatal("server not ready")
-	}
-	t.Cleanup(srv.Shutdown)
+	srv := streamtest.Server(t)
 	c, err := stream.Open(context.Background(), stream.Config{URL: srv.ClientURL()}, discard())
 	if err != nil {
 		t.Fatal(err)

@@ -9,11 +9,32 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+
 	"github.com/viewcount/viewcount/ingest/stream"
 )
 
+// Server starts a standalone NATS server with JetStream, reached over TCP
+// (server.ClientURL) as a cluster deployment's would be, shut down at
+// cleanup unless shut down before.
+func Server(t testing.TB) *server.Server {
+	t.Helper()
+	srv, err := server.NewServer(&server.Options{
+		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
+	})
+	if err != nil {
+		t.Fatalf("streamtest: %v", err)
+	}
+	srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("streamtest: server not ready")
+	}
+	t.Cleanup(srv.Shutdown)
+	return srv
+}
+
 // Open starts an embedded server with the stream ensured. partitions 0 means
-// the default.
+// the embedded default.
 func Open(t testing.TB, partitions int) *stream.Conn {
 	t.Helper()
 	return OpenDir(t, t.TempDir(), partitions)
