@@ -52,15 +52,12 @@ type Validator struct {
 }
 
 // New returns a validator over the stream reached through js, which has
-// partitions partitions.
+// partitions partitions. Zero fields of cfg take their defaults, except
+// that a zero MaxKeys or MaxHeld is the process budget (ProcessWindowKeys,
+// ProcessMaxHeld) split evenly among the partitions this validator owns:
+// what the process spends, and how far back its windows see, then depends
+// on its traffic, not on how many partitions that traffic is divided into.
 func New(cfg Config, opts Options, js jetstream.JetStream, partitions int, sites SiteLookup, sink Sink, metrics *viewcount.Metrics, logger *slog.Logger) (*Validator, error) {
-	cfg, err := cfg.withDefaults() // the consumer reads MaxHeld from it
-	if err != nil {
-		return nil, err
-	}
-	if _, err := NewRules(cfg, sites); err != nil {
-		return nil, err
-	}
 	if opts.FetchBatch <= 0 {
 		opts.FetchBatch = 256
 	}
@@ -86,6 +83,19 @@ func New(cfg Config, opts Options, js jetstream.JetStream, partitions int, sites
 		if p < 0 || p >= partitions {
 			return nil, fmt.Errorf("validate: partition %d outside 0-%d", p, partitions-1)
 		}
+	}
+	if cfg.MaxKeys == 0 {
+		cfg.MaxKeys = perPartition(ProcessWindowKeys, len(opts.Partitions))
+	}
+	if cfg.MaxHeld == 0 {
+		cfg.MaxHeld = perPartition(ProcessMaxHeld, len(opts.Partitions))
+	}
+	cfg, err := cfg.withDefaults() // the consumer reads MaxHeld from it
+	if err != nil {
+		return nil, err
+	}
+	if _, err := NewRules(cfg, sites); err != nil {
+		return nil, err
 	}
 	return &Validator{cfg: cfg, opts: opts, js: js, sites: sites, sink: sink,
 		metrics: metrics, logger: logger.With("component", "validate")}, nil

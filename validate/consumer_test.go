@@ -263,3 +263,27 @@ func TestLeaseExclusive(t *testing.T) {
 		t.Fatalf("renewing a taken lease: %v, want ErrLeaseLost", err)
 	}
 }
+
+// TestNewSplitsBudgets: left to their defaults, the duplicate windows and
+// the settle hold get the process budgets split among the partitions this
+// validator owns; a value set by the caller is kept.
+func TestNewSplitsBudgets(t *testing.T) {
+	for _, c := range []struct {
+		cfg               Config
+		owned             []int
+		wantKeys, wantMax int
+	}{
+		{Config{}, nil, 1 << 20, 1 << 17},           // all 4 of 4
+		{Config{}, []int{2}, 1 << 22, 1 << 19},      // 1 of 4: the whole budget
+		{Config{}, []int{0, 3}, 1 << 21, 1 << 18},   // 2 of 4
+		{Config{MaxKeys: 3, MaxHeld: 5}, nil, 3, 5}, // set by the caller
+	} {
+		v, err := New(c.cfg, Options{Partitions: c.owned}, nil, 4, sitesOf{}, nil, viewcount.NewMetrics(), quiet())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.cfg.MaxKeys != c.wantKeys || v.cfg.MaxHeld != c.wantMax {
+			t.Errorf("owning %v: MaxKeys %d, MaxHeld %d; want %d, %d", c.owned, v.cfg.MaxKeys, v.cfg.MaxHeld, c.wantKeys, c.wantMax)
+		}
+	}
+}

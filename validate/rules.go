@@ -99,24 +99,22 @@ const (
 	// ProcessWindowKeys: keys per duplicate window, 64 MiB of slots; the
 	// two windows take 128 MiB at most.
 	ProcessWindowKeys = 1 << 22
-	// ProcessMaxHeld: views held for settling. A held verdict with its
-	// strings is ~600 bytes, so ~300 MiB at most; at 20k views/s of the
-	// load test's mix ~230k were held at once.
+	// ProcessMaxHeld: views held for settling, ~300 MiB at most (a held
+	// verdict and its strings are ~600 bytes: 131 MB for the ~230k held at
+	// 20k views/s of the load test's mix, BENCHMARKS.md, Memory).
 	ProcessMaxHeld = 1 << 19
 )
 
-// PerPartition is one partition's share of a process budget when the
-// process validates n partitions; at least 1.
-func PerPartition(budget, n int) int { return max(1, budget/max(1, n)) }
+// perPartition is one partition's share of a process budget when the
+// process validates n partitions; at least 1, since 0 means "default".
+func perPartition(budget, n int) int { return max(1, budget/max(1, n)) }
 
 // DefaultConfig returns the defaults.
 //
 // MaxKeys and MaxHeld are a quarter of the process budgets
 // (ProcessWindowKeys, ProcessMaxHeld): one partition's share in a process
-// validating four. A process splits its
-// budgets evenly among the partitions it validates (PerPartition), so what
-// it spends, and how far back its windows see, depends on its traffic, not
-// on how many partitions that traffic is divided into.
+// validating four. A Validator (New) left to its defaults splits the
+// budgets among the partitions it validates instead.
 //
 // MaxKeys is 1<<20 because a remembered key costs 16 bytes (a slot of the
 // window's table, which never holds more than MaxKeys slots), so a full

@@ -50,50 +50,42 @@ func newFlags(horizon time.Duration) flags {
 }
 
 func (f *flags) visitor(v uint64, now int64) {
-	if _, ok := f.visitors[v]; !ok && len(f.visitors) >= flagCap {
-		if now < f.nextVisitorSweep {
-			return // full of live flags: first come, first served
-		}
-		f.nextVisitorSweep = f.sweepAfter(sweep(f.visitors, func(at int64) int64 { return at }, now-f.horizon, now), now)
-		if len(f.visitors) >= flagCap {
-			return
-		}
+	if room(f, f.visitors, v, &f.nextVisitorSweep, func(at int64) int64 { return at }, now) {
+		f.visitors[v] = now
 	}
-	f.visitors[v] = now
 }
 
 func (f *flags) network(n uint64, now int64, r viewcount.Reason) {
-	if _, ok := f.networks[n]; !ok && len(f.networks) >= flagCap {
-		if now < f.nextNetworkSweep {
-			return
-		}
-		f.nextNetworkSweep = f.sweepAfter(sweep(f.networks, func(nf netFlag) int64 { return nf.at }, now-f.horizon, now), now)
-		if len(f.networks) >= flagCap {
-			return
-		}
+	if room(f, f.networks, n, &f.nextNetworkSweep, func(nf netFlag) int64 { return nf.at }, now) {
+		f.networks[n] = netFlag{at: now, reason: r}
 	}
-	f.networks[n] = netFlag{at: now, reason: r}
 }
 
-// sweepAfter is when a map swept at now may be swept again: not before its
-// oldest flag (oldest; flags raised later are newer) can expire, nor within
-// horizon/8.
-func (f *flags) sweepAfter(oldest, now int64) int64 {
-	return max(oldest+f.horizon, now+max(1, f.horizon/8))
-}
-
-// sweep deletes the flags raised before cutoff and returns when the oldest
-// remaining one was raised, or now when none remains.
-func sweep[T any](m map[uint64]T, at func(T) int64, cutoff, now int64) int64 {
+// room reports whether key may be (re)flagged in m at now: always while m
+// is below flagCap or already holds key; when m is full, only if a sweep is
+// due (*next) and frees a place. A sweep deletes the flags older than the
+// horizon and schedules the next one: not before the oldest remaining flag
+// can expire (flags raised later are newer), nor within horizon/8.
+func room[T any](f *flags, m map[uint64]T, key uint64, next *int64, at func(T) int64, now int64) bool {
+	if len(m) < flagCap {
+		return true
+	}
+	if _, ok := m[key]; ok {
+		return true
+	}
+	if now < *next {
+		return false // full of live flags: first come, first served
+	}
 	oldest := now
 	for k, v := range m {
-		if t := at(v); t < cutoff {
+		if t := at(v); t < now-f.horizon {
 			delete(m, k)
 		} else {
 			oldest = min(oldest, t)
 		}
 	}
-	return oldest
+	*next = max(oldest+f.horizon, now+max(1, f.horizon/8))
+	return len(m) < flagCap
 }
 
 func (f *flags) reset() {

@@ -196,25 +196,17 @@ func (m *Main) startPprof() error {
 }
 
 func (m *Main) startValidate(ctx context.Context) error {
-	cfg := validate.DefaultConfig()
+	// Zero fields take validate's defaults; the duplicate windows and the
+	// settle hold then get the process budgets, split among the partitions
+	// this process validates (validate.New).
+	var cfg validate.Config
 	cfg.DuplicateWindow = m.cfg.DuplicateWindow
 	cfg.VisitorRateLimit, cfg.NetworkRateLimit = m.cfg.VisitorRate, m.cfg.NetworkRate
 	cfg.RotationMaxUAs, cfg.RotationWindow = m.cfg.RotationUAs, m.cfg.RotationWindow
 	cfg.ReplaceBotList, cfg.ReplaceSpamReferrers = m.cfg.BotListReplace, m.cfg.SpamReplace
 	cfg.AllowMissingHints = m.cfg.AllowNoHints
 	cfg.SettleWindow = m.cfg.SettleWindow
-	// The windows' and the hold's bounds are budgets of the process, split
-	// among the partitions it validates: memory and how far back the
-	// windows see follow the process's traffic, however it is partitioned.
-	owned := len(m.cfg.OwnPartitions)
-	if owned == 0 {
-		owned = m.stream.Partitions
-	}
 	cfg.MaxKeys = m.cfg.WindowKeys
-	if cfg.MaxKeys == 0 {
-		cfg.MaxKeys = validate.PerPartition(validate.ProcessWindowKeys, owned)
-	}
-	cfg.MaxHeld = validate.PerPartition(validate.ProcessMaxHeld, owned)
 	if m.cfg.BotList != "" {
 		patterns, err := validate.LoadPatterns(m.cfg.BotList)
 		if err != nil {
