@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -117,7 +116,8 @@ type countResponse struct {
 
 // count answers from the snapshot without allocating on a hit: the answer is
 // encoded once per reading (see reading.body), and the page is read straight
-// from the raw query rather than through the map c.GetQuery would build.
+// from the raw query (viewcount.QueryValues) rather than through the map
+// c.GetQuery would build.
 func (s *Server) count(c *gin.Context) {
 	site, err := viewcount.NormaliseSite(c.Param("site"))
 	if err != nil {
@@ -129,7 +129,9 @@ func (s *Server) count(c *gin.Context) {
 		return
 	}
 	var page string
-	if raw, ok := queryValue(c.Request.URL.RawQuery, "page"); ok {
+	var q [1]string
+	if viewcount.QueryValues(c.Request.URL.RawQuery, pageParam[:], q[:]) != 0 {
+		raw := q[0]
 		if len(raw) > s.cfg.MaxPage {
 			s.fail(c, errBadRequest("page: longer than "+strconv.Itoa(s.cfg.MaxPage)+" bytes"))
 			return
@@ -174,43 +176,8 @@ func countBody(site, page string, cnt Count) ([]byte, error) {
 	return b, nil
 }
 
-// maxScannedParams bounds the queries queryValue scans itself. net/url
-// ignores every parameter of a query with more than 10000 of them (a limit
-// GODEBUG urlmaxqueryparams can move); rather than copy that rule, longer
-// queries, which no real client sends, are left to url.ParseQuery.
-const maxScannedParams = 64
-
-// queryValue returns the first value of name in the raw query string, and
-// whether there is one, exactly as url.ParseQuery(raw).Get(name) and gin's
-// c.GetQuery see it, without building a map of every parameter: a pair with a
-// ';' or an invalid escape in its key or value is skipped (so a later pair of
-// the same name may still match), '+' is a space, and only a key or value with
-// an escape is copied.
-func queryValue(raw, name string) (string, bool) {
-	if strings.Count(raw, "&") >= maxScannedParams {
-		vs, _ := url.ParseQuery(raw)
-		if v, ok := vs[name]; ok {
-			return v[0], true
-		}
-		return "", false
-	}
-	for raw != "" {
-		var pair string
-		pair, raw, _ = strings.Cut(raw, "&")
-		if pair == "" || strings.Contains(pair, ";") {
-			continue
-		}
-		k, v, _ := strings.Cut(pair, "=")
-		k, err := url.QueryUnescape(k)
-		if err != nil || k != name {
-			continue
-		}
-		if v, err = url.QueryUnescape(v); err == nil {
-			return v, true
-		}
-	}
-	return "", false
-}
+// pageParam is the one query parameter a count reads.
+var pageParam = [...]string{"page"}
 
 func (s *Server) requireAdmin(c *gin.Context) {
 	token, ok := strings.CutPrefix(c.GetHeader("Authorization"), "Bearer ")

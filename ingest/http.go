@@ -10,8 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
-	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -118,7 +116,7 @@ func (h *Handler) Routes(r gin.IRouter) {
 // could not be stored.
 func (h *Handler) pixel(c *gin.Context) {
 	var q [len(pixelParams)]string
-	scanQuery(c.Request.URL.RawQuery, pixelParams[:], q[:])
+	viewcount.QueryValues(c.Request.URL.RawQuery, pixelParams[:], q[:])
 	hit := Hit{Site: q[0], Page: q[1], Referrer: q[2], ID: q[3], Webdriver: isTrue(q[4])}
 	err := h.accept(h.ctx(c), []Hit{hit}, noField, viewcount.SourcePixel, h.client(c))
 	status := http.StatusOK
@@ -141,43 +139,6 @@ var (
 
 // pixelParams are the query parameters the pixel reads.
 var pixelParams = [...]string{"site", "page", "ref", "id", "wd"}
-
-// scanQuery sets vals[i] to the decoded value of the first occurrence of
-// keys[i] in a raw query string; a pair that does not decode is skipped.
-// That is what url.Values.Get on URL.Query() gives, but allocating only for
-// values that need unescaping, where URL.Query() builds a map and a slice
-// per key on every hit.
-func scanQuery(raw string, keys, vals []string) {
-	var found uint64 // bit i: keys[i] was seen
-	for raw != "" {
-		var pair string
-		pair, raw, _ = strings.Cut(raw, "&")
-		if pair == "" || strings.Contains(pair, ";") { // ParseQuery rejects ';'
-			continue
-		}
-		key, value, _ := strings.Cut(pair, "=")
-		key, err := unescapeQuery(key)
-		if err != nil {
-			continue
-		}
-		i := slices.Index(keys, key)
-		if i < 0 || found&(1<<i) != 0 {
-			continue
-		}
-		if value, err = unescapeQuery(value); err != nil {
-			continue
-		}
-		vals[i] = value
-		found |= 1 << i
-	}
-}
-
-func unescapeQuery(s string) (string, error) {
-	if !strings.ContainsAny(s, "%+") {
-		return s, nil
-	}
-	return url.QueryUnescape(s)
-}
 
 // beacon answers POST /v1/events (JSON or text/plain, as sendBeacon sends
 // it): 202 {"accepted":N} once all N events are durable, else
