@@ -31,6 +31,10 @@ type Metrics struct {
 
 	partMu sync.Mutex
 	parts  map[int]PartitionState // the validators' state, by partition this process owns
+
+	// Health is each part's state for /readyz and the viewcount_healthy
+	// gauges: Metrics is what every role already holds.
+	Health
 }
 
 // PartitionState is how full one partition's validator is: its bounded
@@ -134,7 +138,8 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 	if rss, ok := residentBytes(); ok {
 		gauge("process_resident_memory_bytes", "Resident set size of the process (Go heap, chDB and the embedded NATS server together).", rss)
 	}
-	return n, nil
+	k, err := m.writeHealth(w)
+	return n + k, err
 }
 
 func sampleUint(s metrics.Sample) uint64 {

@@ -87,10 +87,18 @@ func Health(r gin.IRouter, checks map[string]Checker, metrics *viewcount.Metrics
 	r.GET("/readyz", func(c *gin.Context) {
 		ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
 		defer cancel()
+		// Live probes first, then what the parts reported about themselves
+		// (a store that answers pings can still refuse inserts; a stream
+		// that is reachable can still refuse writes).
 		failed := gin.H{}
 		for name, check := range checks {
 			if err := check(ctx); err != nil {
 				failed[name] = err.Error()
+			}
+		}
+		for part, problem := range metrics.Failing() {
+			if _, ok := failed[part]; !ok {
+				failed[part] = problem
 			}
 		}
 		if len(failed) > 0 {

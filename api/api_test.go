@@ -44,6 +44,7 @@ type fixture struct {
 	clock *clock
 	srv   http.Handler
 	seq   uint64
+	mets  *viewcount.Metrics
 }
 
 const testAdmin = "admin-secret"
@@ -51,7 +52,7 @@ const testAdmin = "admin-secret"
 func newFixture(t testing.TB, checks map[string]Checker) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	f := &fixture{store: storetest.Open(t), clock: &clock{time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}}
+	f := &fixture{store: storetest.Open(t), clock: &clock{time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}, mets: viewcount.NewMetrics()}
 	if err := rollup.Migrate(ctx, f.store, discard()); err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func newFixture(t testing.TB, checks map[string]Checker) *fixture {
 	f.reads = &countingQuerier{Querier: f.store}
 	f.snap = NewSnapshot(f.reads, 10*time.Second, 0, f.clock.now, discard())
 	norm := func(s string) (string, error) { return ingest.NormalisePage(s, false, 0) }
-	srv, err := New(Config{PublicLag: 10 * time.Second, AdminToken: testAdmin}, f.snap, f.store, f.sites, checks, norm, viewcount.NewMetrics(), discard(), f.clock.now)
+	srv, err := New(Config{PublicLag: 10 * time.Second, AdminToken: testAdmin}, f.snap, f.store, f.sites, checks, norm, f.mets, discard(), f.clock.now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,6 +230,27 @@ func TestReadyz(t *testing.T) {
 	w = f.get(t, "/metrics")
 	if w.Code != 200 || !strings.Contains(w.Body.String(), `viewcount_events_validated_total{verdict="bot_ua"} 0`) {
 		t.Fatalf("metrics: %d %s", w.Code, w.Body)
+	}
+}
+
+// TestReadyzReportsParts: a part that reports itself failing (a partition
+// not progressing) makes /readyz 503 with its reason, and the gauge shows it;
+// once it reports healthy again, readiness comes back without a restart.
+func TestReadyzReportsParts(t *testing.T) {
+	f := newFixture(t, map[string]Checker{"stream": func(context.Context) error { return nil }})
+	f.mets.SetHealth("partition/0", errors.New("no progress for 2m0s with 120 messages pending"))
+	f.mets.SetHealth("store", nil)
+	w := f.get(t, "/readyz")
+	if w.Code != 503 || !strings.Contains(w.Body.String(), `"partition/0":"no progress for 2m0s with 120 messages pending"`) {
+		t.Fatalf("readyz: %d %s", w.Code, w.Body)
+	}
+	m := f.get(t, "/metrics").Body.String()
+	if !strings.Contains(m, `viewcount_healthy{part="partition/0"} 0`) || !strings.Contains(m, `viewcount_healthy{part="store"} 1`) {
+		t.Fatalf("metrics lack the health gauges:\n%s", m)
+	}
+	f.mets.SetHealth("partition/0", nil)
+	if w := f.get(t, "/readyz"); w.Code != 200 {
+		t.Fatalf("readyz after recovery: %d %s", w.Code, w.Body)
 	}
 }
 

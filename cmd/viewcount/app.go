@@ -47,6 +47,7 @@ type Main struct {
 	ln     net.Listener
 	pprof  *http.Server
 	failed chan error
+	lock   *dirLock // released last, after the store and the stream are closed
 
 	// One cancel and one wait group per stage, so Close stops them in order.
 	pubCancel, valCancel, apiCancel context.CancelFunc
@@ -73,7 +74,19 @@ func (m *Main) Failed() <-chan error { return m.failed }
 
 // Run starts the roles and returns once the process serves; Close stops it.
 func (m *Main) Run(ctx context.Context) error {
-	if err := os.MkdirAll(m.cfg.Data, 0o750); err != nil {
+	// The lock comes before anything opens a file in the data dir (see
+	// dirLock); a process on a NATS cluster and a ClickHouse server keeps
+	// only its admin token there and needs none.
+	embeddedStore := m.cfg.ClickHouseDSN == "" && (m.roles.Validate || m.roles.API)
+	if m.cfg.NATSURL == "" || embeddedStore {
+		l, err := lockDataDir(m.cfg.Data)
+		if err != nil {
+			return err
+		}
+		// A --store-dir elsewhere is not locked here: chDB refuses a second
+		// engine on its files by itself, before it writes anything.
+		m.lock = l
+	} else if err := os.MkdirAll(m.cfg.Data, 0o750); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
 	var err error
@@ -286,6 +299,7 @@ func (m *Main) Close() {
 		if m.stream != nil {
 			m.stream.Close()
 		}
+		m.lock.Unlock()
 	})
 }
 

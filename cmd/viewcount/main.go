@@ -26,6 +26,8 @@ usage:
   viewcount validate  [flags]   validators and the ClickHouse sink only
   viewcount api       [flags]   public counts and admin API only
   viewcount site add DOMAIN [--server URL] [--admin-token T] [--data DIR]
+  viewcount check     [flags]   verify progress, stream, store and rollups (server stopped)
+  viewcount repair    progress|stream|rollups [flags]   see README, Recovery
   viewcount version
 
 Run 'viewcount serve -h' for the flags; each has an environment variable.
@@ -62,6 +64,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runSite(rest, stdout)
 	case "loadgen":
 		return runLoadgen(rest, stdout, stderr)
+	case "check":
+		return runCheck(rest, stdout, stderr)
+	case "repair":
+		return runRepair(rest, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "viewcount", version)
 		return nil

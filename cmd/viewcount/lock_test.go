@@ -1,0 +1,78 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestLockDataDir: a second lock on the same dir fails at once naming the
+// owner's pid; once released, the dir can be locked again.
+func TestLockDataDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	l, err := lockDataDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = lockDataDir(dir)
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "pid "+strconv.Itoa(os.Getpid())) {
+		t.Fatalf("second lock: %v, want ErrLocked naming pid %d", err, os.Getpid())
+	}
+	l.Unlock()
+	l2, err := lockDataDir(dir)
+	if err != nil {
+		t.Fatalf("lock after unlock: %v", err)
+	}
+	l2.Unlock()
+}
+
+// TestLockReadOnlyDir: a data dir the process cannot write is named at
+// once, not discovered 30 s later inside NATS or chDB.
+func TestLockReadOnlyDir(t *testing.T) {
+	if os.Geteuid() == 0 {
+		// root writes through permission bits; a read-only bind mount would
+		// do, but needs privileges tests should not take.
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "file"), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := lockDataDir(filepath.Join(dir, "file", "data")) // a path through a file
+		if err == nil || !strings.Contains(err.Error(), "data dir") {
+			t.Fatalf("lock under a file: %v", err)
+		}
+		return
+	}
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	_, err := lockDataDir(dir)
+	if err == nil || !strings.Contains(err.Error(), "writable") {
+		t.Fatalf("lock of a read-only dir: %v", err)
+	}
+}
+
+// TestSecondProcessOnDataDir: a second process on a live data dir (here an
+// ingest role, which used to open the embedded NATS store under the first
+// and acknowledge hits nobody counted) fails before it opens anything.
+func TestSecondProcessOnDataDir(t *testing.T) {
+	data := t.TempDir()
+	m := startMain(t, data, newDB())
+	second := NewMain(Config{Listen: "127.0.0.1:0", Data: data, StoreDir: data, PublicLag: time.Second,
+		Retention: 72 * time.Hour}, Roles{Ingest: true}, slog.New(slog.DiscardHandler), io.Discard, time.Now)
+	err := second.Run(t.Context())
+	second.Close()
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "pid "+strconv.Itoa(os.Getpid())) {
+		t.Fatalf("second process: %v, want ErrLocked naming pid %d", err, os.Getpid())
+	}
+	// The first is untouched: it still acknowledges hits.
+	if code := newClient(t, m).send(hit{ip: "203.0.113.9", ua: "Mozilla/5.0", site: "lock.example", page: "/still-here"}); code != 200 {
+		t.Fatalf("first process after the second tried: pixel %d", code)
+	}
+}
