@@ -66,9 +66,42 @@ func NewSink(cfg Config, store Inserter, intents Intents, metrics *viewcount.Met
 	return &Sink{cfg: cfg, store: store, intents: intents, metrics: metrics, logger: logger.With("component", "rollup"), now: now}
 }
 
-type intent struct {
+// Progress is a partition's record in the VC_ROLLUP bucket: the stream
+// range of its last batch. Every message before First is in the store; the
+// batch itself may or may not be (see Writer).
+type Progress struct {
 	First uint64 `json:"first"`
 	Last  uint64 `json:"last"`
+}
+
+type intent = Progress
+
+// ProgressKey is partition p's key in the VC_ROLLUP bucket.
+func ProgressKey(p int) string { return "p" + strconv.Itoa(p) }
+
+// ReadProgress returns partition p's record; ok is false when it has none.
+func ReadProgress(ctx context.Context, intents Intents, p int) (pr Progress, ok bool, err error) {
+	e, err := intents.Get(ctx, ProgressKey(p))
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		return Progress{}, false, nil
+	case err != nil:
+		return Progress{}, false, fmt.Errorf("rollup: partition %d: read intent: %w", p, err)
+	}
+	if err := json.Unmarshal(e.Value(), &pr); err != nil {
+		return Progress{}, false, fmt.Errorf("rollup: partition %d: decode intent: %w", p, err)
+	}
+	return pr, true, nil
+}
+
+// WriteProgress sets partition p's record so that it resumes right after
+// stream sequence after: for repairs, with no validator running.
+func WriteProgress(ctx context.Context, intents Intents, p int, after uint64) error {
+	b, _ := json.Marshal(Progress{First: after + 1, Last: after})
+	if _, err := intents.Put(ctx, ProgressKey(p), b); err != nil {
+		return fmt.Errorf("rollup: partition %d: write progress: %w", p, err)
+	}
+	return nil
 }
 
 // Writer batches one partition's verdicts. It is used by a single goroutine:
@@ -104,6 +137,16 @@ type Writer struct {
 	// none is; spare is the other row buffer, back from the last insert.
 	inflight chan inserted
 	spare    []viewcount.Verdict
+
+	// failed is the first insert error, returned by every later call. Once
+	// a batch failed, no later batch may be recorded: the record is the
+	// partition's progress, so recording the next batch would make a
+	// restart resume past the failed one and lose it (issue 9, finding 1).
+	failed error
+
+	recorded                      *intent // the record Open read, for Recorded
+	pendingOldest, inflightOldest time.Time
+	inserted                      uint64
 }
 
 type inserted struct {
@@ -113,21 +156,40 @@ type inserted struct {
 
 // Open returns the writer of partition p, reading its recorded batch if any.
 func (s *Sink) Open(ctx context.Context, p int) (*Writer, error) {
-	w := &Writer{s: s, partition: p, key: "p" + strconv.Itoa(p)}
-	e, err := s.intents.Get(ctx, w.key)
-	switch {
-	case errors.Is(err, jetstream.ErrKeyNotFound):
-	case err != nil:
-		return nil, fmt.Errorf("rollup: partition %d: read intent: %w", p, err)
-	default:
-		var in intent
-		if err := json.Unmarshal(e.Value(), &in); err != nil {
-			return nil, fmt.Errorf("rollup: partition %d: decode intent: %w", p, err)
-		}
-		w.open = &in
+	w := &Writer{s: s, partition: p, key: ProgressKey(p)}
+	in, ok, err := ReadProgress(ctx, s.intents, p)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		w.open, w.recorded = &in, &in
 	}
 	return w, nil
 }
+
+// Recorded returns the record the Writer was opened on; ok is false when
+// the partition had none.
+func (w *Writer) Recorded() (pr Progress, ok bool) {
+	if w.recorded == nil {
+		return Progress{}, false
+	}
+	return *w.recorded, true
+}
+
+// Oldest returns the receive time of the oldest event handed to the Writer
+// and not yet known to be inserted; zero when there is none.
+func (w *Writer) Oldest() time.Time {
+	switch {
+	case w.pendingOldest.IsZero():
+		return w.inflightOldest
+	case w.inflightOldest.IsZero() || w.pendingOldest.Before(w.inflightOldest):
+		return w.pendingOldest
+	}
+	return w.inflightOldest
+}
+
+// Inserted counts the batches this Writer has seen into the store.
+func (w *Writer) Inserted() uint64 { return w.inserted }
 
 // Resume is the last stream sequence known to be inserted: the partition's
 // consumer starts after it. 0 means from the beginning of the stream.
@@ -142,8 +204,11 @@ func (w *Writer) Resume() uint64 {
 // stream order, starting after Resume. Add may start inserting a batch (and
 // wait for the previous one) before returning; an error means a batch may
 // not be inserted and the caller must restart the partition from Resume of
-// a new Writer.
+// a new Writer: after an insert error every call returns that error.
 func (w *Writer) Add(ctx context.Context, seq uint64, verdicts []viewcount.Verdict) error {
+	if w.failed != nil {
+		return w.failed
+	}
 	if w.open != nil {
 		switch {
 		case w.first == 0 && seq > w.open.Last:
@@ -161,6 +226,11 @@ func (w *Writer) Add(ctx context.Context, seq uint64, verdicts []viewcount.Verdi
 	}
 	w.last = seq
 	w.rows = append(w.rows, verdicts...)
+	for i := range verdicts {
+		if t := verdicts[i].Time; w.pendingOldest.IsZero() || t.Before(w.pendingOldest) {
+			w.pendingOldest = t
+		}
+	}
 	if w.open != nil {
 		if seq >= w.open.Last {
 			return w.flush(ctx)
@@ -186,6 +256,9 @@ func (w *Writer) Flush(ctx context.Context) error {
 // FlushAsync is Flush without waiting for the batch it starts: for the
 // periodic flush of a busy partition, which should go on validating.
 func (w *Writer) FlushAsync(ctx context.Context) error {
+	if w.failed != nil {
+		return w.failed
+	}
 	if w.first == 0 || w.open != nil {
 		return nil
 	}
@@ -193,16 +266,26 @@ func (w *Writer) FlushAsync(ctx context.Context) error {
 }
 
 // Wait blocks until the batch being inserted, if any, is in the store, and
-// returns its error. A cancelled ctx stops the waiting, not the insert,
-// which ends by itself after its current attempt.
+// returns its error (or that of an earlier failed batch). A cancelled ctx
+// stops the waiting, not the insert, which ends by itself after its current
+// attempt.
 func (w *Writer) Wait(ctx context.Context) error {
+	if w.failed != nil {
+		return w.failed
+	}
 	if w.inflight == nil {
 		return nil
 	}
 	select {
 	case r := <-w.inflight:
 		w.inflight, w.spare = nil, r.rows
-		return r.err
+		if r.err != nil {
+			w.failed = r.err
+			return r.err
+		}
+		w.inserted++
+		w.inflightOldest = time.Time{}
+		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("rollup: partition %d: wait for insert: %w", w.partition, ctx.Err())
 	}
@@ -229,7 +312,9 @@ func (w *Writer) flush(ctx context.Context) error {
 	rows := w.rows
 	w.rows, w.spare = w.spare[:0], nil
 	w.first, w.last, w.open = 0, 0, nil
+	w.inflightOldest, w.pendingOldest = w.pendingOldest, time.Time{}
 	if len(rows) == 0 {
+		w.inflightOldest = time.Time{}
 		w.spare = rows
 		return nil
 	}

@@ -252,8 +252,8 @@ func TestSinkBackgroundInsertError(t *testing.T) {
 	if err := p.feed(t, w); err == nil {
 		t.Fatal("feeding past a failed background insert succeeded")
 	}
-	if err := w.Wait(ctx); err != nil {
-		t.Fatalf("the error was reported twice: %v", err)
+	if err := w.Wait(ctx); err == nil {
+		t.Fatal("Wait after a failed insert succeeded: the writer must stay failed")
 	}
 
 	w, err = rollup.NewSink(cfg, p.store, p.intents, viewcount.NewMetrics(), discard(), time.Now).Open(ctx, 0)
@@ -271,5 +271,62 @@ func TestSinkBackgroundInsertError(t *testing.T) {
 	}
 	if raw, views := p.counts(t); raw != 300 || views != 300 {
 		t.Fatalf("raw %d views %d, want 300", raw, views)
+	}
+}
+
+// TestSinkFailedBatchRedone is issue 9, finding 1: a background insert fails
+// past its retries, the partition stops, and its final flush runs (as
+// validate's deferred flush does). That flush must not record the next
+// batch: the failed one would never be redone. With a store that fails for
+// the first writer and works for the next, every row of every batch must
+// end in views_raw exactly once.
+func TestSinkFailedBatchRedone(t *testing.T) {
+	p := newPipe(t, 10, 30)
+	ctx := context.Background()
+	cfg := rollup.Config{MaxRows: 100, InsertRetries: 2, RetryBackoff: time.Millisecond}
+	w, err := rollup.NewSink(cfg, closedStore(t, "sink_dead_redo"), p.intents, viewcount.NewMetrics(), discard(), time.Now).Open(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.feed(t, w); err == nil {
+		t.Fatal("feeding past a failed background insert succeeded")
+	}
+	for name, call := range map[string]func() error{
+		"Flush":      func() error { return w.Flush(ctx) },
+		"FlushAsync": func() error { return w.FlushAsync(ctx) },
+		"Add":        func() error { return w.Add(ctx, 11, nil) },
+	} {
+		if err := call(); err == nil {
+			t.Errorf("%s after a failed insert succeeded", name)
+		}
+	}
+
+	w, err = rollup.NewSink(cfg, p.store, p.intents, viewcount.NewMetrics(), discard(), time.Now).Open(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.feed(t, w); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.store.Query(ctx, vcsql.Query(vcsql.Verdicts), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, r := range res.Rows {
+		seen[r[1]+"/"+r[2]]++
+	}
+	for seq := 1; seq <= p.msgs; seq++ {
+		for idx := 0; idx < p.perMsg; idx++ {
+			if n := seen[strconv.Itoa(seq)+"/"+strconv.Itoa(idx)]; n != 1 {
+				t.Errorf("seq %d idx %d is in views_raw %d times, want 1", seq, idx, n)
+			}
+		}
+	}
+	if len(res.Rows) != p.msgs*p.perMsg {
+		t.Errorf("views_raw has %d rows, want %d", len(res.Rows), p.msgs*p.perMsg)
 	}
 }
