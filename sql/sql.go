@@ -114,6 +114,8 @@ const (
 	MigrationsInit    = "migrations_init"    // creates schema_migrations
 	MigrationsApplied = "migrations_applied" // → version
 	MigrationsRecord  = "migrations_record"  // params version, name
+	PartitionMaxSeq   = "partition_max_seq"  // params partition → seq (0 when none)
+	PartitionEvents   = "partition_events"   // params partition, from, to → seq, idx, event_id, time_ms
 )
 
 // Query returns the named query from queries/NAME.sql. Names are constants

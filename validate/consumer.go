@@ -35,8 +35,15 @@ type Options struct {
 	// Owner names this process in partition leases; default host:pid:start
 	// (the start time tells a restarted process from its predecessor).
 	Owner string
-	// Now is the clock that dates ticks; default time.Now.
+	// Now is the clock that dates ticks and measures the lag; default time.Now.
 	Now func() time.Time
+	// MaxLag bounds the age of the oldest event not yet inserted before
+	// health part "lag" fails, and how long a partition with events waiting
+	// may go without progress before its part fails; default 2m.
+	MaxLag time.Duration
+	// Raw is views_raw, checked against each partition's progress record at
+	// its start (ErrCorruptProgress); nil skips that check.
+	Raw RawStore
 }
 
 // Validator runs one pull consumer per owned partition, judges every event
@@ -69,6 +76,9 @@ func New(cfg Config, opts Options, js jetstream.JetStream, partitions int, sites
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.MaxLag <= 0 {
+		opts.MaxLag = 2 * time.Minute
 	}
 	if opts.Owner == "" {
 		host, _ := os.Hostname()
@@ -103,28 +113,31 @@ func New(cfg Config, opts Options, js jetstream.JetStream, partitions int, sites
 
 // Run validates until ctx is cancelled. A partition that fails (store down
 // past its retries, a lost ack) is restarted from the stream with its state
-// rebuilt, so a failure changes no verdict.
+// rebuilt, so a failure changes no verdict. Each partition's state is health
+// part "partition/<p>" while Run runs, failing from a stop until the
+// partition makes progress again.
 func (v *Validator) Run(ctx context.Context) error {
-	var wg sync.WaitGroup
+	parts := make(map[int]*partProgress, len(v.opts.Partitions))
 	for _, p := range v.opts.Partitions {
-		wg.Add(1)
+		parts[p] = &partProgress{}
+	}
+	var wg sync.WaitGroup
+	wctx, stopWatch := context.WithCancel(ctx)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		v.watchHealth(wctx, parts)
+	}()
+	var pwg sync.WaitGroup
+	for _, p := range v.opts.Partitions {
+		pwg.Add(1)
 		go func() {
-			defer wg.Done()
-			backoff := time.Second
-			for ctx.Err() == nil {
-				err := v.runPartition(ctx, p)
-				if ctx.Err() != nil {
-					return
-				}
-				v.logger.Error("partition stopped; restarting", "partition", p, "err", err, "in", backoff)
-				select {
-				case <-time.After(backoff):
-				case <-ctx.Done():
-				}
-				backoff = min(2*backoff, 30*time.Second)
-			}
+			defer pwg.Done()
+			v.keepPartition(ctx, p, parts[p])
 		}()
 	}
+	pwg.Wait()
+	stopWatch()
 	wg.Wait()
 	return nil
 }
@@ -135,7 +148,7 @@ func (v *Validator) Run(ctx context.Context) error {
 // after it are judged and written. An ordered consumer needs no
 // acknowledgements (the stream keeps messages by age) and delivers each
 // message once, in order, so verdicts depend on nothing but the stream.
-func (v *Validator) runPartition(ctx context.Context, p int) (err error) {
+func (v *Validator) runPartition(ctx context.Context, p int, pp *partProgress) (err error) {
 	leases, err := v.js.KeyValue(ctx, viewcount.BucketLeases)
 	if err != nil {
 		return fmt.Errorf("validate: partition %d: leases: %w", p, err)
@@ -161,10 +174,10 @@ func (v *Validator) runPartition(ctx context.Context, p int) (err error) {
 		}
 		l.release()
 	}()
-	return v.validate(ctx, p)
+	return v.validate(ctx, p, pp)
 }
 
-func (v *Validator) validate(ctx context.Context, p int) error {
+func (v *Validator) validate(ctx context.Context, p int, pp *partProgress) error {
 	rules, err := NewRules(v.cfg, v.sites)
 	if err != nil {
 		return err
@@ -177,6 +190,9 @@ func (v *Validator) validate(ctx context.Context, p int) error {
 	s, err := v.js.Stream(ctx, viewcount.StreamName)
 	if err != nil {
 		return fmt.Errorf("validate: partition %d: %w", p, err)
+	}
+	if err := v.checkStart(ctx, p, w, s); err != nil {
+		return err
 	}
 	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{viewcount.Subject(p)}}
 	if resume > 0 {
@@ -215,7 +231,7 @@ func (v *Validator) validate(ctx context.Context, p int) error {
 		}
 	}()
 
-	pl := partitionLoop{v: v, p: p, rules: rules, w: w, resume: resume,
+	pl := partitionLoop{v: v, p: p, pp: pp, rules: rules, w: w, resume: resume,
 		q:  holdQueue{window: rules.SettleWindow().Milliseconds(), max: v.cfg.MaxHeld},
 		rp: replayProgress{p: p, resume: resume, began: time.Now(), lastLog: time.Now()}}
 	defer v.metrics.DropPartition(p)
@@ -229,6 +245,7 @@ func (v *Validator) validate(ctx context.Context, p int) error {
 			if err := pl.message(ctx, msg); err != nil {
 				return err
 			}
+			pp.advanced(time.Now(), pl.streamPending, w.Oldest(), w.Inserted() > 0, pl.seq <= resume)
 		case ctx.Err() != nil:
 			return nil
 		case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout):
@@ -252,11 +269,17 @@ func (v *Validator) validate(ctx context.Context, p int) error {
 type partitionLoop struct {
 	v      *Validator
 	p      int
+	pp     *partProgress
 	rules  *Rules
 	w      *rollup.Writer
 	resume uint64
 	q      holdQueue
 	rp     replayProgress
+
+	// seq is the last message's stream sequence; streamPending says more
+	// messages of the partition were waiting behind it.
+	seq           uint64
+	streamPending bool
 
 	evs          []viewcount.Event
 	out          []viewcount.Verdict
@@ -274,6 +297,7 @@ func (l *partitionLoop) message(ctx context.Context, msg jetstream.Msg) error {
 		return fmt.Errorf("validate: partition %d: metadata: %w", l.p, err)
 	}
 	seq := md.Sequence.Stream
+	l.seq, l.streamPending = seq, md.NumPending > 0
 	l.evs = l.evs[:0]
 	if t, ok := tickTime(msg); ok {
 		l.q.observe(t)
@@ -328,6 +352,9 @@ func (l *partitionLoop) report() {
 func (l *partitionLoop) idle(ctx context.Context) error {
 	if err := l.w.Flush(ctx); err != nil {
 		return err
+	}
+	if !l.streamPending {
+		l.pp.caughtUp(time.Now())
 	}
 	if now := l.v.opts.Now(); l.q.due(now) && time.Since(l.lastTick) >= time.Second {
 		l.lastTick = time.Now()

@@ -43,6 +43,7 @@ type Config struct {
 	KeepQuery       bool
 	NATSSyncAlways  bool
 	LogLevel        string
+	ReadyMaxLag     time.Duration // /readyz fails "lag" beyond it
 }
 
 // envFlag declares a flag whose default comes from an environment variable,
@@ -134,6 +135,7 @@ func parseConfig(name string, args []string) (Config, error) {
 	e.bool(&c.NATSSyncAlways, "nats-sync-always", "VIEWCOUNT_NATS_SYNC_ALWAYS", "embedded NATS fsyncs every write (survives power loss, slower)")
 	e.str(&c.PprofListen, "pprof-listen", "VIEWCOUNT_PPROF_LISTEN", "", "serve Go's /debug/pprof on this address (e.g. 127.0.0.1:6060); empty = off")
 	e.str(&c.LogLevel, "log-level", "VIEWCOUNT_LOG_LEVEL", "info", "debug, info, warn or error")
+	e.dur(&c.ReadyMaxLag, "ready-max-lag", "VIEWCOUNT_READY_MAX_LAG", 2*time.Minute, "/readyz fails when the oldest event not yet counted is older than this, or a partition with events waiting makes no progress for this long")
 	if e.err != nil {
 		return c, e.err
 	}

@@ -1,0 +1,152 @@
+package validate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// keepPartition runs partition p, restarting it with backoff until ctx
+// ends. A stop that repeats the last one is logged at error level once
+// every few minutes, not on every attempt.
+func (v *Validator) keepPartition(ctx context.Context, p int, pp *partProgress) {
+	const maxBackoff, relog = 30 * time.Second, 5 * time.Minute
+	backoff := time.Second
+	var lastErr string
+	var lastLog time.Time
+	for ctx.Err() == nil {
+		err := v.runPartition(ctx, p, pp)
+		if ctx.Err() != nil {
+			return
+		}
+		if err == nil {
+			err = errors.New("validate: partition stopped without an error")
+		}
+		if pp.stopped(err) {
+			backoff = time.Second // it worked for a while: a new fault
+		}
+		if errors.Is(err, ErrCorruptProgress) {
+			backoff = maxBackoff // only an operator's repair helps
+		}
+		if msg := err.Error(); msg != lastErr || time.Since(lastLog) >= relog {
+			lastErr, lastLog = msg, time.Now()
+			v.logger.Error("partition stopped; restarting", "partition", p, "err", err, "in", backoff)
+		} else {
+			v.logger.Debug("partition stopped again", "partition", p, "err", err, "in", backoff)
+		}
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+		}
+		backoff = min(2*backoff, maxBackoff)
+	}
+}
+
+// partProgress is what a partition's loop tells the health watch, which
+// runs on another goroutine. It outlives the partition's incarnations, so a
+// stop's reason and the age of what waits are kept across restarts until
+// the partition makes progress again.
+type partProgress struct {
+	mu       sync.Mutex
+	stopErr  error     // why the last incarnation stopped; nil once one progresses
+	progress time.Time // last message judged, batch inserted or catch-up
+	busy     bool      // events wait: in the stream for the consumer, or in the writer
+	oldest   time.Time // receive time of the oldest event not known inserted; zero none
+}
+
+// stopped records why an incarnation ended, and reports whether it had made
+// progress (cleared the previous stop) before it did.
+func (pp *partProgress) stopped(err error) (progressed bool) {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	progressed = pp.stopErr == nil
+	pp.stopErr = err
+	return progressed
+}
+
+// advanced records that the loop went on: a message judged (pending more
+// behind it in the stream), with the writer's state after it. inserted says
+// a batch reached the store in this incarnation, which is what clears a
+// previous stop; replaying says the message only rebuilt state, so the
+// writer's empty state says nothing about what waits.
+func (pp *partProgress) advanced(now time.Time, pendingInStream bool, oldest time.Time, inserted, replaying bool) {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	pp.progress = now
+	pp.busy = pendingInStream || !oldest.IsZero()
+	if !replaying {
+		pp.oldest = oldest
+	}
+	if inserted {
+		pp.stopErr = nil
+	}
+}
+
+// caughtUp records that everything read is inserted and, as far as the
+// last message said, nothing waits in the stream.
+func (pp *partProgress) caughtUp(now time.Time) {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	pp.progress, pp.busy, pp.oldest, pp.stopErr = now, false, time.Time{}, nil
+}
+
+// health returns the partition's problem (nil when healthy) and the oldest
+// event it has not inserted.
+func (pp *partProgress) health(now time.Time, stallAfter time.Duration) (oldest time.Time, problem error) {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	switch {
+	case pp.stopErr != nil:
+		return pp.oldest, fmt.Errorf("stopped, restarting: %w", pp.stopErr)
+	case pp.busy && !pp.progress.IsZero() && now.Sub(pp.progress) > stallAfter:
+		return pp.oldest, fmt.Errorf("no progress for %s with events waiting", now.Sub(pp.progress).Round(time.Second))
+	}
+	return pp.oldest, nil
+}
+
+func partName(p int) string { return "partition/" + strconv.Itoa(p) }
+
+// watchHealth reports every partition's state and the lag to the metrics
+// once a second until ctx ends, then forgets them: a process that no longer
+// validates has no say about partitions.
+func (v *Validator) watchHealth(ctx context.Context, parts map[int]*partProgress) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	defer func() {
+		for p := range parts {
+			v.metrics.DropHealth(partName(p))
+		}
+		v.metrics.DropHealth("lag")
+	}()
+	for {
+		v.reportHealth(parts)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (v *Validator) reportHealth(parts map[int]*partProgress) {
+	now := time.Now()
+	var oldest time.Time
+	for p, pp := range parts {
+		o, err := pp.health(now, v.opts.MaxLag)
+		v.metrics.SetHealth(partName(p), err)
+		if !o.IsZero() && (oldest.IsZero() || o.Before(oldest)) {
+			oldest = o
+		}
+	}
+	// Event times are receive times on the wall clock: the injected one.
+	var lagErr error
+	if !oldest.IsZero() {
+		if lag := v.opts.Now().Sub(oldest); lag > v.opts.MaxLag {
+			lagErr = fmt.Errorf("oldest event not yet counted is %s old (bound %s)", lag.Round(time.Second), v.opts.MaxLag)
+		}
+	}
+	v.metrics.SetHealth("lag", lagErr)
+}
