@@ -3,6 +3,7 @@ package validate
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,14 +12,15 @@ import (
 )
 
 // run starts a validator over p with opts (FlushEvery, FetchBatch and Owner
-// filled in) and the given sink config, stopped at cleanup.
-func (p *pipeline) run(t *testing.T, opts Options, scfg rollup.Config) *viewcount.Metrics {
+// filled in) and the given sink config; stop (idempotent) stops it, and
+// runs at cleanup.
+func (p *pipeline) run(t *testing.T, opts Options, scfg rollup.Config) (metrics *viewcount.Metrics, stop func()) {
 	t.Helper()
 	intents, err := p.conn.JS.KeyValue(context.Background(), viewcount.BucketRollup)
 	if err != nil {
 		t.Fatal(err)
 	}
-	metrics := viewcount.NewMetrics()
+	metrics = viewcount.NewMetrics()
 	sink := rollup.NewSink(scfg, p.store, intents, metrics, quiet(), time.Now)
 	opts.FlushEvery, opts.FetchBatch, opts.Owner = 20*time.Millisecond, 16, "health-test"
 	v, err := New(DefaultConfig(), opts, p.conn.JS, testPartitions, p.sites, sink, metrics, quiet())
@@ -31,11 +33,15 @@ func (p *pipeline) run(t *testing.T, opts Options, scfg rollup.Config) *viewcoun
 		defer close(done)
 		_ = v.Run(ctx)
 	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	return metrics
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			<-done
+		})
+	}
+	t.Cleanup(stop)
+	return metrics, stop
 }
 
 // waitFor polls cond until it holds or the deadline passes.
@@ -63,7 +69,7 @@ func TestPartitionHealthRecovers(t *testing.T) {
 	if err := p.store.Exec(ctx, "DETACH TABLE views_raw", nil); err != nil {
 		t.Fatal(err)
 	}
-	metrics := p.run(t, Options{MaxLag: time.Hour}, rollup.Config{MaxRows: 64, InsertRetries: 2, RetryBackoff: time.Millisecond})
+	metrics, _ := p.run(t, Options{MaxLag: time.Hour}, rollup.Config{MaxRows: 64, InsertRetries: 2, RetryBackoff: time.Millisecond})
 
 	failing := func() bool {
 		f := metrics.Failing()

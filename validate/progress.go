@@ -56,14 +56,14 @@ type PartitionState struct {
 
 // The repair commands a Problem names.
 const (
-	RepairStream   = "viewcount repair stream"
-	RepairProgress = "viewcount repair progress"
+	CmdRepairStream   = "viewcount repair stream"
+	CmdRepairProgress = "viewcount repair progress"
 )
 
 // Problem is one inconsistency CheckProgress found.
 type Problem struct {
 	Partition int
-	Repair    string // the command that fixes it: RepairStream or RepairProgress
+	Repair    string // the command that fixes it: CmdRepairStream or CmdRepairProgress
 	Err       error  // wraps ErrCorruptProgress; its text names Repair
 }
 
@@ -73,7 +73,7 @@ func (p Problem) String() string { return p.Err.Error() }
 // stream behind what was already used comes first: its repair also resets
 // the records.
 func (s PartitionState) Check() *Problem {
-	const stream, progress = RepairStream, RepairProgress
+	const stream, progress = CmdRepairStream, CmdRepairProgress
 	fail := func(repair, format string, args ...any) *Problem {
 		msg := fmt.Sprintf(format, args...)
 		return &Problem{Partition: s.Partition, Repair: repair, Err: fmt.Errorf("%w: partition %d: %s; stop the server and run `%s`",
@@ -158,7 +158,7 @@ func CheckStreamTail(ctx context.Context, js jetstream.JetStream, st RawStore, p
 	}
 	var errs []error
 	for _, p := range problems {
-		if p.Repair == RepairStream {
+		if p.Repair == CmdRepairStream {
 			errs = append(errs, p.Err)
 		}
 	}

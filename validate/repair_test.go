@@ -1,0 +1,214 @@
+package validate
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/rollup"
+)
+
+var repairSink = rollup.Config{MaxRows: 64, InsertRetries: 1}
+
+// validateAll runs a validator until views_raw has n rows, then stops it.
+func (p *pipeline) validateAll(t *testing.T, n int) {
+	t.Helper()
+	_, stop := p.run(t, Options{Raw: p.store, MaxLag: time.Hour}, repairSink)
+	p.waitRows(t, n)
+	time.Sleep(100 * time.Millisecond) // a duplicate insert would show up by now
+	stop()
+}
+
+// refuses runs a validator and waits until every partition in parts shows
+// failing health naming cmd; views_raw must not change meanwhile.
+func (p *pipeline) refuses(t *testing.T, cmd string, parts ...int) {
+	t.Helper()
+	before := len(p.verdicts(t))
+	metrics, stop := p.run(t, Options{Raw: p.store, MaxLag: time.Hour}, repairSink)
+	waitFor(t, "partitions refusing with "+cmd, 30*time.Second, func() bool {
+		f := metrics.Failing()
+		for _, q := range parts {
+			if !strings.Contains(f[partName(q)], cmd) || !strings.Contains(f[partName(q)], "progress record inconsistent") {
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("failing: %v", metrics.Failing())
+	stop()
+	if after := len(p.verdicts(t)); after != before {
+		t.Fatalf("views_raw went from %d to %d rows while the partitions refused", before, after)
+	}
+}
+
+// exactlyOnce checks views_raw holds each event of evs as often as evs
+// does (retries repeat an id), and no stream position twice.
+func (p *pipeline) exactlyOnce(t *testing.T, evs []viewcount.Event) {
+	t.Helper()
+	want := map[string]int{}
+	for _, e := range evs {
+		want[e.ID]++
+	}
+	got := map[string]int{}
+	pos := map[string]bool{}
+	rows := p.verdicts(t)
+	for _, r := range rows {
+		f := strings.Fields(r)
+		got[f[3]]++
+		if k := strings.Join(f[:3], "/"); pos[k] {
+			t.Errorf("stream position %s is in views_raw twice", k)
+		} else {
+			pos[k] = true
+		}
+	}
+	for id, n := range want {
+		if got[id] != n {
+			t.Errorf("event %s is in views_raw %d times, want %d", id, got[id], n)
+		}
+	}
+	if len(rows) != len(evs) {
+		t.Errorf("views_raw has %d rows, want %d", len(rows), len(evs))
+	}
+}
+
+// TestRepairProgress is issue 9, finding 5(b): a progress record older than
+// views_raw (a damaged KV tail) made a resume insert rows twice; a missing
+// record would redo the whole stream. Both now stop their partition with
+// the repair named, and `repair progress` makes them resume right after
+// what views_raw holds.
+func TestRepairProgress(t *testing.T) {
+	evs := testTraffic(800)
+	p := newPipeline(t, evs[:600])
+	ctx := context.Background()
+	p.validateAll(t, 600)
+
+	intents, err := p.conn.JS.KeyValue(ctx, viewcount.BucketRollup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := intents.Put(ctx, rollup.ProgressKey(0), []byte(`{"first":1,"last":3}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := intents.Delete(ctx, rollup.ProgressKey(1)); err != nil {
+		t.Fatal(err)
+	}
+	problems, err := CheckProgress(ctx, p.conn.JS, p.store, []int{0, 1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(problems) != 2 || problems[0].Partition != 0 || problems[1].Partition != 1 || problems[0].Repair != CmdRepairProgress {
+		t.Fatalf("problems %v, want partitions 0 and 1 needing %s", problems, CmdRepairProgress)
+	}
+	p.refuses(t, CmdRepairProgress, 0, 1)
+
+	changes, err := RepairProgress(ctx, p.conn.JS, p.store, []int{0, 1, 2}, true)
+	if err != nil || len(changes) != 2 {
+		t.Fatalf("dry run: %v, %v", changes, err)
+	}
+	if problems, _ := CheckProgress(ctx, p.conn.JS, p.store, []int{0, 1, 2}); len(problems) != 2 {
+		t.Fatalf("the dry run changed something: problems now %v", problems)
+	}
+	if changes, err = RepairProgress(ctx, p.conn.JS, p.store, []int{0, 1, 2}, false); err != nil || len(changes) != 2 {
+		t.Fatalf("repair: %v, %v", changes, err)
+	}
+	t.Logf("changes: %v", changes)
+	if problems, err := CheckProgress(ctx, p.conn.JS, p.store, []int{0, 1, 2}); err != nil || len(problems) != 0 {
+		t.Fatalf("after the repair: %v, %v", problems, err)
+	}
+
+	publish(t, p.conn, evs[600:])
+	p.validateAll(t, len(evs))
+	p.exactlyOnce(t, evs)
+}
+
+// TestRepairStream is issue 9, finding 5(a): the stream lost its tail (a
+// damaged last block) and new hits were acknowledged into reused
+// sequences, which the partitions skipped as already done. Serving
+// refuses, the partitions refuse, and `repair stream` publishes the
+// uncounted survivors again past every used sequence and resets the
+// records: every event ends in views_raw exactly once.
+func TestRepairStream(t *testing.T) {
+	evs := testTraffic(800)
+	p := newPipeline(t, evs[:600])
+	ctx := context.Background()
+	p.validateAll(t, 600)
+
+	// Keep the first two thirds of the stream, lose the rest.
+	s, err := p.conn.JS.Stream(ctx, viewcount.StreamName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := info.State.LastSeq
+	var kept []*nats.Msg
+	for seq := uint64(1); seq <= last*2/3; seq++ {
+		m, err := s.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept = append(kept, &nats.Msg{Subject: m.Subject, Header: m.Header, Data: m.Data})
+	}
+	if err := p.conn.JS.DeleteStream(ctx, viewcount.StreamName); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.conn.JS.CreateStream(ctx, info.Config); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range kept {
+		if _, err := p.conn.JS.PublishMsg(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish(t, p.conn, evs[600:]) // acknowledged into reused sequences
+
+	if err := CheckStreamTail(ctx, p.conn.JS, p.store, testPartitions); err == nil || !strings.Contains(err.Error(), CmdRepairStream) {
+		t.Fatalf("CheckStreamTail = %v, want an error naming %s", err, CmdRepairStream)
+	}
+	var behind []int
+	problems, err := CheckProgress(ctx, p.conn.JS, p.store, []int{0, 1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pr := range problems {
+		if pr.Repair == CmdRepairStream {
+			behind = append(behind, pr.Partition)
+		}
+	}
+	if len(behind) == 0 {
+		t.Fatalf("no partition found beyond the stream: %v", problems)
+	}
+	p.refuses(t, CmdRepairStream, behind...)
+
+	save := filepath.Join(t.TempDir(), "repair-stream.jsonl")
+	dry, err := RepairStream(ctx, p.conn.JS, p.store, testPartitions, save, true)
+	if err != nil || dry.NothingToDo || dry.Events < 200 {
+		t.Fatalf("dry run: %+v, %v (want at least the 200 new events)", dry, err)
+	}
+	r, err := RepairStream(ctx, p.conn.JS, p.store, testPartitions, save, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("repair: %+v", r)
+	if r.Events != dry.Events {
+		t.Errorf("the repair published %d events, the dry run said %d", r.Events, dry.Events)
+	}
+	if err := CheckStreamTail(ctx, p.conn.JS, p.store, testPartitions); err != nil {
+		t.Fatal(err)
+	}
+	if problems, err := CheckProgress(ctx, p.conn.JS, p.store, []int{0, 1, 2}); err != nil || len(problems) != 0 {
+		t.Fatalf("after the repair: %v, %v", problems, err)
+	}
+	if again, err := RepairStream(ctx, p.conn.JS, p.store, testPartitions, save, true); err != nil || !again.NothingToDo {
+		t.Fatalf("a second repair: %+v, %v, want nothing to do", again, err)
+	}
+	p.validateAll(t, len(evs))
+	p.exactlyOnce(t, evs)
+}
