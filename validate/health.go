@@ -25,7 +25,11 @@ func (v *Validator) keepPartition(ctx context.Context, p int, pp *partProgress) 
 		if err == nil {
 			err = errors.New("validate: partition stopped without an error")
 		}
-		if pp.stopped(err) {
+		if errors.Is(err, ErrLeaseLost) {
+			// Another validator owns the partition now and answers for it;
+			// this one only waits for the lease.
+			pp.handedOver()
+		} else if pp.stopped(err) {
 			backoff = time.Second // it worked for a while: a new fault
 		}
 		if errors.Is(err, ErrCorruptProgress) {
@@ -65,6 +69,13 @@ func (pp *partProgress) stopped(err error) (progressed bool) {
 	progressed = pp.stopErr == nil
 	pp.stopErr = err
 	return progressed
+}
+
+// handedOver records that the partition is another validator's.
+func (pp *partProgress) handedOver() {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	pp.stopErr, pp.busy, pp.oldest = nil, false, time.Time{}
 }
 
 // advanced records that the loop went on: a message judged (pending more
