@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -84,6 +85,15 @@ func TestRepairCommands(t *testing.T) {
 		}
 		return fmt.Sprintf("failing parts %v, want a partition naming %s", f, validate.CmdRepairProgress)
 	})
+	resp, err := http.Get("http://" + m.Addr() + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), validate.CmdRepairProgress) {
+		t.Errorf("/readyz while partitions refuse: %d %s", resp.StatusCode, body)
+	}
 	waitValid(t, m, site, 100) // nothing counted twice
 	m.Close()
 	var out bytes.Buffer
@@ -116,7 +126,7 @@ func TestRepairCommands(t *testing.T) {
 	refused := NewMain(Config{Listen: "127.0.0.1:0", Data: data, StoreDir: storetest.Dir(), Database: db,
 		PublicLag: time.Second, AdminToken: adminToken, Partitions: 4, Retention: 72 * time.Hour},
 		Roles{Ingest: true, Validate: true, API: true}, slog.New(slog.DiscardHandler), io.Discard, time.Now)
-	err := refused.Run(context.Background())
+	err = refused.Run(context.Background())
 	refused.Close()
 	if err == nil || !strings.Contains(err.Error(), validate.CmdRepairStream) {
 		t.Fatalf("serve on a stream behind its progress: %v, want an error naming %s", err, validate.CmdRepairStream)
