@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"strconv"
@@ -112,6 +113,11 @@ func (s *supervisor) check(ctx context.Context) {
 	err := s.probe(ctx)
 	var stuck error
 	if s.c.emb != nil {
+		// The probe stream's block file is open already, so its write can
+		// succeed while no other stream can open one: try a new file too.
+		if derr := dirWritable(s.c.emb.dir, 0); derr != nil && err == nil {
+			err = fmt.Errorf("stream: store dir: %w", derr)
+		}
 		stuck = s.c.emb.stuck()
 		if err == nil {
 			err = stuck
@@ -134,7 +140,7 @@ func (s *supervisor) check(ctx context.Context) {
 		s.report(err)
 		return
 	}
-	if derr := dirWritable(s.c.emb.dir); derr != nil {
+	if derr := dirWritable(s.c.emb.dir, 256<<10); derr != nil {
 		// The cause is still there: a restart would only fail the same way.
 		s.report(fmt.Errorf("%w (store dir: %v)", err, derr))
 		return
@@ -198,17 +204,24 @@ func (e *embedded) stuck() error {
 	return nil
 }
 
-// dirWritable proves the store dir takes a new file and a block's worth of
+// dirWritable proves the store dir takes a new file and size bytes of
 // data: what a stream write needs that EMFILE or ENOSPC took away.
-func dirWritable(dir string) error {
+func dirWritable(dir string, size int) error {
 	f, err := os.CreateTemp(dir, ".writable-*")
 	if err != nil {
+		// The random name would make every report a new problem.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return fmt.Errorf("%s a file: %w", pe.Op, pe.Err)
+		}
 		return err
 	}
 	defer os.Remove(f.Name())
-	_, err = f.Write(make([]byte, 256<<10))
-	if serr := f.Sync(); err == nil {
-		err = serr
+	if size > 0 {
+		_, err = f.Write(make([]byte, size))
+		if serr := f.Sync(); err == nil {
+			err = serr
+		}
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
