@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/ingest"
 	"github.com/viewcount/viewcount/ingest/stream"
 )
 
@@ -161,6 +162,21 @@ func faultScenario(t *testing.T, dir string, inject, clear func()) {
 		t.Fatal(err)
 	}
 	defer it.Stop()
+	// The ingest tier's publisher, made before the fault like the server's.
+	pub := ingest.NewPublisher(c.JS, 1, viewcount.NewMetrics(), logger)
+	pctx, stopPub := context.WithCancel(ctx)
+	pubDone := make(chan error, 1)
+	go func() { pubDone <- pub.Run(pctx) }()
+	defer func() { stopPub(); <-pubDone }()
+	hit := func(id string) error {
+		hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		err := pub.Publish(hctx, []viewcount.Event{{Time: time.Now().UTC(), Site: "example.com", Page: "/p", ID: id, Source: viewcount.SourceBeacon}})
+		if err == nil {
+			acked++
+		}
+		return err
+	}
 	publish := func(data []byte) error {
 		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
@@ -180,6 +196,9 @@ func faultScenario(t *testing.T, dir string, inject, clear func()) {
 		t.Fatal("writes still succeed under the fault")
 	}
 	t.Logf("write under the fault: %v", werr)
+	if err := hit("during"); err == nil {
+		t.Error("the publisher acknowledged a hit under the fault")
+	}
 	waitFor(t, 10*time.Second, "reported failing", func() bool { p, _ := h.last(); return p != "" })
 	if err := c.Ready(ctx); err == nil {
 		t.Error("Ready says ready while writes fail")
@@ -193,6 +212,7 @@ func faultScenario(t *testing.T, dir string, inject, clear func()) {
 	if err := c.Ready(ctx); err != nil {
 		t.Errorf("Ready after recovery: %v", err)
 	}
+	waitFor(t, recoverWithin, "publisher acknowledging again", func() bool { return hit("after") == nil })
 	kv, err := c.KV(ctx, viewcount.BucketRollup)
 	if err != nil {
 		t.Fatal(err)

@@ -207,13 +207,22 @@ func (e *embedded) stuck() error {
 // dirWritable proves the store dir takes a new file and size bytes of
 // data: what a stream write needs that EMFILE or ENOSPC took away.
 func dirWritable(dir string, size int) error {
+	return pathless(tryWrite(dir, size))
+}
+
+// pathless drops the test file's random name, which would make every
+// report a new problem.
+func pathless(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s a test file: %w", pe.Op, pe.Err)
+	}
+	return err
+}
+
+func tryWrite(dir string, size int) error {
 	f, err := os.CreateTemp(dir, ".writable-*")
 	if err != nil {
-		// The random name would make every report a new problem.
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			return fmt.Errorf("%s a file: %w", pe.Op, pe.Err)
-		}
 		return err
 	}
 	defer os.Remove(f.Name())
