@@ -119,7 +119,7 @@ func TestExternalServerStallAndRestart(t *testing.T) {
 	}
 	_ = srv.Wait()
 	waitFor(t, 5*time.Second, "failing while down", func() bool { p, _ := h.last(); return p != "" })
-	srv = startNATSServer(t, bin, dir, port)
+	startNATSServer(t, bin, dir, port) // stopped at cleanup
 	recovered("restart", 10*time.Second)
 }
 
