@@ -100,6 +100,13 @@ func TestExternalServerStallAndRestart(t *testing.T) {
 	if err := srv.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	// The signal is delivered asynchronously: wait until the kernel has
+	// the process stopped, or a hit could still be answered.
+	waitFor(t, 5*time.Second, "nats-server stopped", func() bool {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", srv.Process.Pid))
+		_, rest, _ := strings.Cut(string(b), ") ")
+		return err != nil || strings.HasPrefix(rest, "T")
+	})
 	stallEnd := time.Now().Add(10 * time.Second)
 	if err := hit("stalled"); err == nil {
 		t.Error("a hit was acknowledged by a stopped server")
