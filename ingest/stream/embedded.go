@@ -50,13 +50,15 @@ func (e *embedded) newServer() (*server.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stream: embedded server: %w", err)
 	}
-	srv.SetLoggerV2(newNATSLogger(e.logger), false, false, false)
+	nl := newNATSLogger(e.logger)
+	srv.SetLoggerV2(nl, false, false, false)
 	srv.Start()
 	if !srv.ReadyForConnections(30 * time.Second) {
 		srv.Shutdown()
 		srv.WaitForShutdown()
 		return nil, errors.New("stream: embedded server not ready after 30s")
 	}
+	nl.starting.Store(false)
 	return srv, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"regexp"
 	"strings"
+	"sync/atomic"
 )
 
 // natsLogger puts the embedded server's notices, warnings and errors into
@@ -18,10 +19,19 @@ import (
 // Our clients are in-process (their address is "pipe"), so the server has
 // no client address to log; addresses are still masked in case a future
 // code path logs one (invariant 3: no raw IP in a log line).
-type natsLogger struct{ l *slog.Logger }
+//
+// While the server starts, its notices (a banner of some 25 lines, the
+// limits, each stream restored) go to debug: one line of ours says it
+// started, and its warnings and errors stay at their level.
+type natsLogger struct {
+	l        *slog.Logger
+	starting atomic.Bool
+}
 
 func newNATSLogger(l *slog.Logger) *natsLogger {
-	return &natsLogger{l: l.With("component", "nats")}
+	n := &natsLogger{l: l.With("component", "nats")}
+	n.starting.Store(true)
+	return n
 }
 
 func (n *natsLogger) log(level slog.Level, format string, v []any) {
@@ -32,7 +42,13 @@ func (n *natsLogger) log(level slog.Level, format string, v []any) {
 	n.l.Log(ctx, level, maskAddrs(fmt.Sprintf(format, v...)))
 }
 
-func (n *natsLogger) Noticef(format string, v ...any) { n.log(slog.LevelInfo, format, v) }
+func (n *natsLogger) Noticef(format string, v ...any) {
+	level := slog.LevelInfo
+	if n.starting.Load() {
+		level = slog.LevelDebug
+	}
+	n.log(level, format, v)
+}
 func (n *natsLogger) Warnf(format string, v ...any)   { n.log(slog.LevelWarn, format, v) }
 func (n *natsLogger) Errorf(format string, v ...any)  { n.log(slog.LevelError, format, v) }
 

@@ -28,6 +28,8 @@ func TestMaskAddrs(t *testing.T) {
 func TestNATSLoggerLevels(t *testing.T) {
 	var buf bytes.Buffer
 	l := newNATSLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	l.Noticef("  Version:  %s", "2.15.2")
+	l.starting.Store(false)
 	l.Noticef("Starting %s", "JetStream")
 	l.Warnf("slow %d", 1)
 	l.Errorf("JetStream failed to store a msg from 198.51.100.2:1234: %s", "too many open files")
@@ -36,6 +38,7 @@ func TestNATSLoggerLevels(t *testing.T) {
 	l.Tracef("trace %s", "line")
 	out := buf.String()
 	for _, want := range []string{
+		`level=DEBUG msg="  Version:  2.15.2" component=nats`,
 		`level=INFO msg="Starting JetStream" component=nats`,
 		`level=WARN msg="slow 1" component=nats`,
 		`level=ERROR msg="JetStream failed to store a msg from <addr>: too many open files" component=nats`,
