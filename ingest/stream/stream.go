@@ -3,6 +3,9 @@
 // stream and the key-value buckets with the settings the invariants need.
 // Roles get a *Conn and use its JetStream handle; none of them configures the
 // stream on its own, so the retention and partition count are set in one place.
+// A supervisor owned by the Conn proves every few seconds that the stream
+// takes writes, reports it (health part "stream") and restarts an embedded
+// server a transient fault left unwritable (see supervisor).
 //
 // It never sees an event's contents: encoding lives in package viewcount.
 package stream

@@ -34,10 +34,6 @@ const (
 	probeSubject = "viewcount.probe"
 	// A write takes microseconds; a second means the store is stuck.
 	probeTimeout = 2 * time.Second
-	// stallRestart: a probe failing this long with no write error recorded
-	// and a writable disk means a server wedged in a way we cannot name;
-	// only then is a restart tried for it.
-	stallRestart = 30 * time.Second
 	// Restarts back off while the fault persists (a restart that finds the
 	// disk full again only repeats itself).
 	minRestartWait = 5 * time.Second
@@ -136,7 +132,10 @@ func (s *supervisor) check(ctx context.Context) {
 		s.failingSince = now
 		s.logger.Error("stream not writable", "err", err)
 	}
-	if s.c.emb == nil || (stuck == nil && now.Sub(s.failingSince) < stallRestart) {
+	// Only a fault known to be sticky is restarted away: a probe that is
+	// merely slow (an overloaded server, a long replay) is reported and
+	// left alone, since a restart would add to the load, not cure it.
+	if s.c.emb == nil || stuck == nil {
 		s.report(err)
 		return
 	}
