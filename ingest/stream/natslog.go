@@ -49,8 +49,8 @@ func (n *natsLogger) Noticef(format string, v ...any) {
 	}
 	n.log(level, format, v)
 }
-func (n *natsLogger) Warnf(format string, v ...any)   { n.log(slog.LevelWarn, format, v) }
-func (n *natsLogger) Errorf(format string, v ...any)  { n.log(slog.LevelError, format, v) }
+func (n *natsLogger) Warnf(format string, v ...any)  { n.log(slog.LevelWarn, format, v) }
+func (n *natsLogger) Errorf(format string, v ...any) { n.log(slog.LevelError, format, v) }
 
 // Fatalf is logged, not exited on: the server is a library in our process,
 // and the supervisor decides what a failed server means.
