@@ -3,6 +3,9 @@
 // stream and the key-value buckets with the settings the invariants need.
 // Roles get a *Conn and use its JetStream handle; none of them configures the
 // stream on its own, so the retention and partition count are set in one place.
+// A supervisor owned by the Conn proves every few seconds that the stream
+// takes writes, reports it (health part "stream") and restarts an embedded
+// server a transient fault left unwritable (see supervisor).
 //
 // It never sees an event's contents: encoding lives in package viewcount.
 package stream
@@ -17,7 +20,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -37,6 +39,17 @@ type Config struct {
 	// acknowledged event survives the death of this process (the data is in
 	// the OS page cache) but not a power cut within the sync interval.
 	SyncAlways bool
+	// Health receives part "stream": whether a write gets through now
+	// (nil: not reported, Ready still reflects it).
+	Health HealthReporter
+	// ProbeEvery is how often the supervisor writes a probe; default 2s.
+	ProbeEvery time.Duration
+}
+
+// HealthReporter is what the supervisor reports to; *viewcount.Metrics
+// implements it. A nil error means healthy.
+type HealthReporter interface {
+	SetHealth(part string, err error)
 }
 
 // The duplicate-id window is 24 h and a validator rebuilds its state by
@@ -59,9 +72,10 @@ type Conn struct {
 	JS         jetstream.JetStream
 	Partitions int
 
-	srv    *server.Server
+	emb    *embedded // nil with an external cluster
 	url    string
 	logger *slog.Logger
+	sup    *supervisor
 }
 
 func (c *Config) defaults() error {
@@ -70,6 +84,9 @@ func (c *Config) defaults() error {
 	}
 	if c.Retention == 0 {
 		c.Retention = 72 * time.Hour
+	}
+	if c.ProbeEvery <= 0 {
+		c.ProbeEvery = 2 * time.Second
 	}
 	if c.Retention < minRetention {
 		return fmt.Errorf("stream: retention %s is shorter than the %s validators replay", c.Retention, minRetention)
@@ -86,23 +103,17 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Conn, error) {
 		return nil, err
 	}
 	c := &Conn{Partitions: cfg.Partitions, logger: logger.With("component", "stream")}
-	opts := []nats.Option{
-		nats.Name("viewcount"),
-		nats.MaxReconnects(-1),
-		nats.ReconnectWait(500 * time.Millisecond),
-	}
 	url := cfg.URL
 	if url == "" {
-		srv, err := startEmbedded(filepath.Join(cfg.DataDir, "nats"), cfg.SyncAlways)
+		emb, err := startEmbedded(filepath.Join(cfg.DataDir, "nats"), cfg.SyncAlways, logger)
 		if err != nil {
 			return nil, err
 		}
-		c.srv = srv
+		c.emb = emb
 		url = nats.DefaultURL // ignored: the connection is in-process
-		opts = append(opts, nats.InProcessServer(srv))
 	}
 	c.url = url
-	nc, err := nats.Connect(url, opts...)
+	nc, err := nats.Connect(url, c.clientOptions()...)
 	if err != nil {
 		c.shutdownServer()
 		return nil, fmt.Errorf("stream: connect %s: %w", redact(url), err)
@@ -117,7 +128,8 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Conn, error) {
 		c.Close()
 		return nil, err
 	}
-	if c.srv != nil {
+	c.sup = startSupervisor(c, cfg.Health, cfg.ProbeEvery)
+	if c.emb != nil {
 		c.logger.Info("embedded NATS server started", "dir", filepath.Join(cfg.DataDir, "nats"), "partitions", c.Partitions)
 	} else {
 		c.logger.Info("connected to NATS", "url", redact(url), "partitions", c.Partitions)
@@ -125,25 +137,19 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Conn, error) {
 	return c, nil
 }
 
-func startEmbedded(dir string, syncAlways bool) (*server.Server, error) {
-	srv, err := server.NewServer(&server.Options{
-		ServerName: "viewcount-embedded",
-		JetStream:  true,
-		StoreDir:   dir,
-		DontListen: true, // reached only in-process; a cluster is for scale-out
-		NoSigs:     true,
-		NoLog:      true,
-		SyncAlways: syncAlways,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("stream: embedded server: %w", err)
+// clientOptions are every client's: reconnecting for ever, so a stalled or
+// restarted server (embedded or not) is rejoined without the roles noticing
+// more than failed requests meanwhile.
+func (c *Conn) clientOptions() []nats.Option {
+	opts := []nats.Option{
+		nats.Name("viewcount"),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(500 * time.Millisecond),
 	}
-	srv.Start()
-	if !srv.ReadyForConnections(30 * time.Second) {
-		srv.Shutdown()
-		return nil, errors.New("stream: embedded server not ready after 30s")
+	if c.emb != nil {
+		opts = append(opts, nats.InProcessServer(c.emb))
 	}
-	return srv, nil
+	return opts
 }
 
 func (c *Conn) ensure(ctx context.Context, cfg Config) error {
@@ -199,6 +205,9 @@ func (c *Conn) ensure(ctx context.Context, cfg Config) error {
 			return fmt.Errorf("stream: bucket %s: %w", b.Bucket, err)
 		}
 	}
+	if _, err := c.JS.CreateOrUpdateStream(ctx, probeStream); err != nil {
+		return fmt.Errorf("stream: create %s: %w", probeStream.Name, err)
+	}
 	return nil
 }
 
@@ -206,11 +215,7 @@ func (c *Conn) ensure(ctx context.Context, cfg Config) error {
 // for an embedded one. Each process role could use its own; tests use it to
 // cut one role's connection without touching the others. The caller closes it.
 func (c *Conn) NewClient() (*nats.Conn, jetstream.JetStream, error) {
-	opts := []nats.Option{nats.Name("viewcount")}
-	if c.srv != nil {
-		opts = append(opts, nats.InProcessServer(c.srv))
-	}
-	nc, err := nats.Connect(c.url, opts...)
+	nc, err := nats.Connect(c.url, c.clientOptions()...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("stream: connect: %w", err)
 	}
@@ -231,19 +236,25 @@ func (c *Conn) KV(ctx context.Context, bucket string) (jetstream.KeyValue, error
 	return kv, nil
 }
 
-// Ready reports whether the stream is reachable now.
-func (c *Conn) Ready(ctx context.Context) error {
+// Ready reports whether the stream takes writes: connected now, and the
+// supervisor's last probe write got through. Reachable is not enough: a
+// server whose store refuses writes still answers every read.
+func (c *Conn) Ready(context.Context) error {
 	if !c.NC.IsConnected() {
 		return fmt.Errorf("stream: not connected (%s)", c.NC.Status())
 	}
-	if _, err := c.JS.AccountInfo(ctx); err != nil {
-		return fmt.Errorf("stream: account info: %w", err)
+	if c.sup != nil {
+		return c.sup.state()
 	}
 	return nil
 }
 
-// Close flushes and closes the connection, then stops an embedded server.
+// Close stops the supervisor, flushes and closes the connection, then stops
+// an embedded server.
 func (c *Conn) Close() {
+	if c.sup != nil {
+		c.sup.stop()
+	}
 	if c.NC != nil {
 		if err := c.NC.Drain(); err != nil {
 			c.NC.Close()
@@ -257,10 +268,8 @@ func (c *Conn) Close() {
 }
 
 func (c *Conn) shutdownServer() {
-	if c.srv != nil {
-		c.srv.Shutdown()
-		c.srv.WaitForShutdown()
-		c.srv = nil
+	if c.emb != nil {
+		c.emb.close()
 	}
 }
 
