@@ -51,12 +51,13 @@ type Listener struct {
 	net.Listener
 	cfg Config
 
-	mu      sync.Mutex
-	open    int
-	peers   map[netip.Addr]*peer // only peers with an open connection: bounded by Max
-	idle    list                 // every idle connection, oldest first
-	refused uint64
-	evicted uint64
+	mu       sync.Mutex
+	open     int
+	idle     int
+	peers    map[netip.Addr]*peer // only peers with an open connection: bounded by Max
+	idleList list                 // every idle connection, oldest first
+	refused  uint64
+	evicted  uint64
 }
 
 type peer struct {
@@ -75,6 +76,7 @@ func New(ln net.Listener, cfg Config) (*Listener, error) {
 // Stats are the listener's counts.
 type Stats struct {
 	Open    int    // connections open now
+	Idle    int    // of them, idle between requests
 	Refused uint64 // connections closed at once, over a cap with no idle one to give up
 	Evicted uint64 // idle connections closed to make room
 }
@@ -83,7 +85,7 @@ type Stats struct {
 func (l *Listener) Stats() Stats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return Stats{Open: l.open, Refused: l.refused, Evicted: l.evicted}
+	return Stats{Open: l.open, Idle: l.idle, Refused: l.refused, Evicted: l.evicted}
 }
 
 // Accept returns the next connection within the caps; those over them are
@@ -148,7 +150,7 @@ func (l *Listener) admit(c net.Conn, key netip.Addr, exempt bool) (*conn, []*con
 		victims = append(victims, v)
 	}
 	if l.open >= l.cfg.Max {
-		v := l.idle.oldest()
+		v := l.idleList.oldest()
 		if v == nil {
 			l.refused++
 			return nil, victims
@@ -172,9 +174,10 @@ func (l *Listener) release(c *conn) {
 	}
 	c.released = true
 	if c.idle {
-		l.idle.remove(c, byAll)
+		l.idleList.remove(c, byAll)
 		c.peer.idle.remove(c, byPeer)
 		c.idle = false
+		l.idle--
 	}
 	l.open--
 	if c.peer.open--; c.peer.open == 0 {
@@ -196,13 +199,15 @@ func (l *Listener) ConnState(nc net.Conn, state http.ConnState) {
 	}
 	switch idle := state == http.StateIdle; {
 	case idle && !c.idle:
-		l.idle.push(c, byAll)
+		l.idleList.push(c, byAll)
 		c.peer.idle.push(c, byPeer)
 		c.idle = true
+		l.idle++
 	case !idle && c.idle:
-		l.idle.remove(c, byAll)
+		l.idleList.remove(c, byAll)
 		c.peer.idle.remove(c, byPeer)
 		c.idle = false
+		l.idle--
 	}
 }
 
@@ -216,7 +221,7 @@ type conn struct {
 	// Guarded by l.mu.
 	released bool
 	idle     bool
-	links    [2]links // in l.idle (byAll) and peer.idle (byPeer)
+	links    [2]links // in l.idleList (byAll) and peer.idle (byPeer)
 }
 
 // Close frees the slot (once) and closes the socket.

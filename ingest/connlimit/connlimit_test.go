@@ -75,10 +75,22 @@ func closedByServer(t *testing.T, c net.Conn) bool {
 // waitOpen polls until l counts n open connections.
 func waitOpen(t *testing.T, l *Listener, n int) {
 	t.Helper()
+	waitStats(t, l, func(s Stats) bool { return s.Open == n })
+}
+
+// waitIdle polls until l counts n idle connections: the server marks a
+// connection idle just after the client has read its answer.
+func waitIdle(t *testing.T, l *Listener, n int) {
+	t.Helper()
+	waitStats(t, l, func(s Stats) bool { return s.Idle == n })
+}
+
+func waitStats(t *testing.T, l *Listener, ok func(Stats) bool) {
+	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	for l.Stats().Open != n {
+	for !ok(l.Stats()) {
 		if time.Now().After(deadline) {
-			t.Fatalf("open connections %d, want %d", l.Stats().Open, n)
+			t.Fatalf("stats %+v", l.Stats())
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -154,6 +166,7 @@ func TestIdleGivesWay(t *testing.T) {
 	if !served(t, a1) || !served(t, a2) {
 		t.Fatal("not served")
 	}
+	waitIdle(t, l, 2)
 	a3 := dial(t, l, "127.0.0.1")
 	if !served(t, a3) {
 		t.Fatal("a new connection was refused while the peer had idle ones")
@@ -161,6 +174,7 @@ func TestIdleGivesWay(t *testing.T) {
 	if !closedByServer(t, a1) {
 		t.Fatal("the peer's oldest idle connection was not closed")
 	}
+	waitIdle(t, l, 2)
 	// At the total cap, anyone's idle connection gives way to a new peer;
 	// a2 is now the oldest idle one.
 	b := dial(t, l, "127.0.0.2")
