@@ -128,52 +128,48 @@ const pixelQuery = "/p.gif?site=example.com&page=/a"
 // rejects before any handler.
 func TestPixelAlwaysGIF(t *testing.T) {
 	s := newEdgeServer(t, Config{}, nil, nil)
-	one := func(method, raw string) (*http.Response, []byte) {
-		t.Helper()
-		c := s.dial(t, "127.0.0.1")
-		return roundTrip(t, c, bufio.NewReader(c), method, raw)
-	}
-	resp, body := one("HEAD", "HEAD "+pixelQuery+" HTTP/1.1\r\nHost: x\r\n\r\n")
-	wantGIF(t, resp, body, http.StatusOK, false)
-	if n := len(s.pub.events()); n != 0 {
-		t.Fatalf("HEAD recorded %d events", n)
-	}
-	for i, path := range []string{"/p.gif/?site=example.com&page=/a", "/p.gif//?site=example.com&page=/a"} {
-		resp, body = one("GET", "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n")
-		wantGIF(t, resp, body, http.StatusOK, true)
-		if n := len(s.pub.events()); n != i+1 {
-			t.Fatalf("%s: %d events, want %d", path, n, i+1)
-		}
-	}
-	resp, body = one("GET", "GET /p.gif/?site=example.com HTTP/1.1\r\nHost: x\r\n\r\n")
-	wantGIF(t, resp, body, http.StatusBadRequest, true)
-	resp, body = one("GET", "GET /p.gif/x HTTP/1.1\r\nHost: x\r\n\r\n")
-	wantGIF(t, resp, body, http.StatusNotFound, true)
-	resp, body = one("POST", "POST "+pixelQuery+" HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
-	wantGIF(t, resp, body, http.StatusMethodNotAllowed, true)
-
-	// Rejected by net/http itself: a NUL in a header, headers too large.
 	nul := "\r\nHost: x\r\nX-A: a\x00b\r\n\r\n"
-	resp, body = one("GET", "GET "+pixelQuery+" HTTP/1.1"+nul)
-	wantGIF(t, resp, body, http.StatusBadRequest, true)
-	resp, body = one("HEAD", "HEAD "+pixelQuery+" HTTP/1.1"+nul)
-	wantGIF(t, resp, body, http.StatusBadRequest, false)
 	big := "\r\nHost: x\r\nX-Big: " + strings.Repeat("b", 16<<10) + "\r\n\r\n"
-	resp, body = one("GET", "GET "+pixelQuery+" HTTP/1.1"+big)
-	wantGIF(t, resp, body, http.StatusRequestHeaderFieldsTooLarge, true)
-	resp, body = one("GET", "GET /p.gif/ HTTP/1.1"+big)
-	wantGIF(t, resp, body, http.StatusRequestHeaderFieldsTooLarge, true)
-	resp, body = one("GET", "GET "+pixelQuery+" HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n")
-	wantGIF(t, resp, body, http.StatusNotImplemented, true)
+	for _, tc := range []struct {
+		name, method, raw string
+		status            int
+		events            int // events in the stream after the request
+	}{
+		{"HEAD", "HEAD", "HEAD " + pixelQuery + " HTTP/1.1\r\nHost: x\r\n\r\n", 200, 0},
+		{"trailing slash", "GET", "GET /p.gif/?site=example.com&page=/a HTTP/1.1\r\nHost: x\r\n\r\n", 200, 1},
+		{"trailing slashes", "GET", "GET /p.gif//?site=example.com&page=/a HTTP/1.1\r\nHost: x\r\n\r\n", 200, 2},
+		{"trailing slash, bad hit", "GET", "GET /p.gif/?site=example.com HTTP/1.1\r\nHost: x\r\n\r\n", 400, 2},
+		{"below the pixel", "GET", "GET /p.gif/x HTTP/1.1\r\nHost: x\r\n\r\n", 404, 2},
+		{"POST", "POST", "POST " + pixelQuery + " HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 405, 2},
+		// Rejected by net/http itself, before any handler.
+		{"NUL in a header", "GET", "GET " + pixelQuery + " HTTP/1.1" + nul, 400, 2},
+		{"NUL in a header, HEAD", "HEAD", "HEAD " + pixelQuery + " HTTP/1.1" + nul, 400, 2},
+		{"headers too large", "GET", "GET " + pixelQuery + " HTTP/1.1" + big, 431, 2},
+		{"headers too large, slash", "GET", "GET /p.gif/ HTTP/1.1" + big, 431, 2},
+		{"unsupported transfer encoding", "GET", "GET " + pixelQuery + " HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := s.dial(t, "127.0.0.1")
+			resp, body := roundTrip(t, c, bufio.NewReader(c), tc.method, tc.raw)
+			wantGIF(t, resp, body, tc.status, tc.method != "HEAD")
+			if n := len(s.pub.events()); n != tc.events {
+				t.Fatalf("%d events in the stream, want %d", n, tc.events)
+			}
+		})
+	}
 
 	// Other paths keep net/http's plain answers.
-	resp, body = one("GET", "GET /vc.js HTTP/1.1"+nul)
-	if resp.StatusCode != http.StatusBadRequest || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
-		t.Fatalf("non-pixel bad request: %d %v %q", resp.StatusCode, resp.Header, body)
+	one := func(raw string) *http.Response {
+		t.Helper()
+		c := s.dial(t, "127.0.0.1")
+		resp, _ := roundTrip(t, c, bufio.NewReader(c), "GET", raw)
+		return resp
 	}
-	resp, _ = one("GET", "GET /p.gifx HTTP/1.1"+big)
-	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge || resp.Header.Get("Content-Type") == "image/gif" {
-		t.Fatalf("/p.gifx: %d %v", resp.StatusCode, resp.Header)
+	if resp := one("GET /vc.js HTTP/1.1" + nul); resp.StatusCode != 400 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
+		t.Errorf("/vc.js with a NUL header: %d %v", resp.StatusCode, resp.Header)
+	}
+	if resp := one("GET /p.gifx HTTP/1.1" + big); resp.StatusCode != 431 || resp.Header.Get("Content-Type") == "image/gif" {
+		t.Errorf("/p.gifx with large headers: %d %v", resp.StatusCode, resp.Header)
 	}
 }
 
