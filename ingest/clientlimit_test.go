@@ -6,11 +6,15 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gin-gonic/gin"
+
+	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/ingest/ratelimit"
 )
 
@@ -127,3 +131,25 @@ func (*timeoutError) Temporary() bool { return false }
 type wrapped struct{ s string }
 
 func (w *wrapped) Error() string { return w.s }
+
+// BenchmarkPixelLimited is BenchmarkPixel with the per-client rate limit
+// on, as serve runs it (the rate is set beyond reach, so every hit takes
+// the allowed path the limit adds to).
+func BenchmarkPixelLimited(b *testing.B) {
+	gin.SetMode(gin.TestMode)
+	e := gin.New()
+	lim := ratelimit.New(1e9, 1e9, ratelimit.DefaultSlots, time.Now)
+	New(Config{PublishTimeout: time.Second, Limiter: lim}, nopPublisher{}, fixedSalt(b, testSalt), viewcount.NewMetrics(), discard(), time.Now).Routes(e)
+	req := httptest.NewRequest(http.MethodGet,
+		"/p.gif?site=example.com&page=%2Fblog%2F2026%2Fsome-post%2F%3Futm_source%3Dnews&ref=https%3A%2F%2Fwww.google.com%2F", nil)
+	req.RemoteAddr = testIP + ":40000"
+	req.Header.Set("User-Agent", chromeUA)
+	b.ReportAllocs()
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		e.ServeHTTP(w, req)
+		if w.Code != http.StatusOK {
+			b.Fatal(w.Code)
+		}
+	}
+}

@@ -163,7 +163,12 @@ func TestIdleGivesWay(t *testing.T) {
 	// The peer's two connections go idle after a request each: its next
 	// connection takes the place of its oldest idle one.
 	a1, a2 := dial(t, l, "127.0.0.1"), dial(t, l, "127.0.0.1")
-	if !served(t, a1) || !served(t, a2) {
+	// One after the other: which is the oldest idle one must be certain.
+	if !served(t, a1) {
+		t.Fatal("not served")
+	}
+	waitIdle(t, l, 1)
+	if !served(t, a2) {
 		t.Fatal("not served")
 	}
 	waitIdle(t, l, 2)
