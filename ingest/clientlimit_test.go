@@ -138,6 +138,9 @@ func (w *wrapped) Error() string { return w.s }
 func BenchmarkPixelLimited(b *testing.B) {
 	gin.SetMode(gin.TestMode)
 	e := gin.New()
+	if err := e.SetTrustedProxies(nil); err != nil { // as newTestServer
+		b.Fatal(err)
+	}
 	lim := ratelimit.New(1e9, 1e9, ratelimit.DefaultSlots, time.Now)
 	New(Config{PublishTimeout: time.Second, Limiter: lim}, nopPublisher{}, fixedSalt(b, testSalt), viewcount.NewMetrics(), discard(), time.Now).Routes(e)
 	req := httptest.NewRequest(http.MethodGet,
