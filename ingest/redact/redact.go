@@ -87,8 +87,14 @@ func isAddr(t string) bool {
 // for http.Server.ErrorLog, whose lines name clients ("http: panic serving
 // 1.2.3.4:5678", "http: TLS handshake error from …").
 func NewLogLogger(h slog.Handler, level slog.Level) *log.Logger {
-	return log.New(writer{slog.NewLogLogger(h, level).Writer()}, "", 0)
+	return log.New(NewWriter(slog.NewLogLogger(h, level).Writer()), "", 0)
 }
+
+// NewWriter returns a writer that passes each write on to w with its
+// addresses redacted: for libraries that log to an io.Writer (gin's
+// recovery dumps a request's headers, X-Forwarded-For included). Each write
+// must hold whole lines, as a log.Logger's do.
+func NewWriter(w io.Writer) io.Writer { return writer{w} }
 
 type writer struct{ w io.Writer }
 

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"bytes"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -84,3 +85,15 @@ func TestLogLoggerRedacts(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+func TestNewWriter(t *testing.T) {
+	var out bytes.Buffer
+	w := NewWriter(&out)
+	in := "GET /p.gif HTTP/1.1\r\nX-Forwarded-For: 203.0.113.9, 10.0.0.1\r\n"
+	if n, err := io.WriteString(w, in); err != nil || n != len(in) {
+		t.Fatalf("wrote %d, %v", n, err)
+	}
+	if want := "GET /p.gif HTTP/1.1\r\nX-Forwarded-For: <address>, <address>\r\n"; out.String() != want {
+		t.Fatalf("got %q, want %q", out.String(), want)
+	}
+}
