@@ -180,11 +180,10 @@ func TestPixelAlwaysGIFKeepAlive(t *testing.T) {
 	s := newEdgeServer(t, Config{}, nil, nil)
 	c := s.dial(t, "127.0.0.1")
 	br := bufio.NewReader(c)
-	resp, body := roundTrip(t, c, br, "GET", "GET /vc.js HTTP/1.1\r\nHost: x\r\n\r\n")
-	if resp.StatusCode != http.StatusOK {
+	if resp, _ := roundTrip(t, c, br, "GET", "GET /vc.js HTTP/1.1\r\nHost: x\r\n\r\n"); resp.StatusCode != http.StatusOK {
 		t.Fatalf("script: %d", resp.StatusCode)
 	}
-	resp, body = roundTrip(t, c, br, "GET", "GET "+pixelQuery+" HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp, body := roundTrip(t, c, br, "GET", "GET "+pixelQuery+" HTTP/1.1\r\nHost: x\r\n\r\n")
 	wantGIF(t, resp, body, http.StatusOK, true)
 	beacon := `{"site":"example.com","page":"/b"}`
 	resp, _ = roundTrip(t, c, br, "POST", "POST /v1/events HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: "+
