@@ -38,7 +38,7 @@ func (m *Main) edgeListener(ln net.Listener) (_ net.Listener, connState func(net
 	if m.roles.Ingest {
 		ln = ingest.PixelListener(ln)
 	}
-	lim, err := connlimit.New(ln, connlimit.Config{Max: maxConns, MaxPerPeer: perPeer, Exempt: exempt})
+	lim, err := connlimit.New(ln, connlimit.Config{Max: maxConns, MaxPerPeer: perPeer, Exempt: exempt, Logger: m.logger})
 	if err != nil {
 		return nil, nil, err
 	}

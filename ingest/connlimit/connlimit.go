@@ -9,10 +9,12 @@ package connlimit
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
 	"sync"
+	"time"
 )
 
 // Config sets the caps. Both must be positive; Defaults derives them from the
@@ -21,6 +23,7 @@ type Config struct {
 	Max        int            // connections open at once, in all
 	MaxPerPeer int            // connections open at once from one peer address (IPv6: one /64)
 	Exempt     []netip.Prefix // peers not held to MaxPerPeer: trusted proxies carry many clients
+	Logger     *slog.Logger   // refusals are logged here, at most one line a minute; nil = not logged
 }
 
 // Defaults are the caps for a process allowed fileLimit open files: half of
@@ -58,6 +61,8 @@ type Listener struct {
 	idleList list                 // every idle connection, oldest first
 	refused  uint64
 	evicted  uint64
+	lastWarn time.Time // of the last refusal logged
+	warned   uint64    // refused at lastWarn
 }
 
 type peer struct {
@@ -106,7 +111,28 @@ func (l *Listener) Accept() (net.Conn, error) {
 			return lc, nil
 		}
 		_ = c.Close()
+		l.warnRefused()
 	}
+}
+
+// warnRefused logs refusals, at most once a minute, so that a flood (or
+// caps too low for the traffic) shows without a line per connection.
+func (l *Listener) warnRefused() {
+	if l.cfg.Logger == nil {
+		return
+	}
+	l.mu.Lock()
+	now := time.Now()
+	if now.Sub(l.lastWarn) < time.Minute {
+		l.mu.Unlock()
+		return
+	}
+	refused := l.refused - l.warned
+	l.lastWarn, l.warned = now, l.refused
+	open, idle := l.open, l.idle
+	l.mu.Unlock()
+	l.cfg.Logger.Warn("connections refused over the caps", "component", "http", "refused", refused,
+		"open", open, "idle", idle, "max_conns", l.cfg.Max, "max_conns_per_ip", l.cfg.MaxPerPeer)
 }
 
 // key is the peer a connection is counted against: its address, or for

@@ -2,12 +2,16 @@ package connlimit
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
 	"os"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -124,7 +128,8 @@ func TestPerPeerCap(t *testing.T) {
 }
 
 func TestTotalCap(t *testing.T) {
-	l := serve(t, Config{Max: 3, MaxPerPeer: 3})
+	logs := &syncBuffer{}
+	l := serve(t, Config{Max: 3, MaxPerPeer: 3, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	for _, ip := range []string{"127.0.0.1", "127.0.0.2", "127.0.0.3"} {
 		dial(t, l, ip)
 	}
@@ -137,6 +142,28 @@ func TestTotalCap(t *testing.T) {
 	if s := l.Stats(); s.Open != 3 || s.Refused != 2 {
 		t.Fatalf("stats %+v, want 3 open, 2 refused", s)
 	}
+	// Refusals are logged once a minute at most, and never with an address.
+	out := logs.String()
+	if strings.Count(out, "connections refused over the caps") != 1 || !strings.Contains(out, "refused=1 open=3") || strings.Contains(out, "127.0.0.") {
+		t.Fatalf("logs:\n%s", out)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func TestExemptPeer(t *testing.T) {
