@@ -60,6 +60,10 @@ func TestClientRateLimit(t *testing.T) {
 	if got, bad := s.metrics.RateLimited.Load(), s.metrics.BadRequests.Load(); got != 21 || bad != 0 {
 		t.Fatalf("rate limited %d (want 21), bad requests %d (want 0)", got, bad)
 	}
+	var text strings.Builder
+	if _, err := s.metrics.WriteTo(&text); err != nil || !strings.Contains(text.String(), "\nviewcount_rate_limited_total 21\n") {
+		t.Fatalf("metrics (%v):\n%s", err, text.String())
+	}
 	// Time refills the flooder's allowance: one request per 100 ms.
 	now = now.Add(100 * time.Millisecond)
 	resp, body = pixel(flood, "site=example.com&page=/later")
