@@ -7,8 +7,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -122,6 +124,8 @@ func TestReadFailure(t *testing.T) {
 	addr := &net.TCPAddr{IP: net.ParseIP("192.0.2.44"), Port: 33851}
 	f(&net.OpError{Op: "read", Net: "tcp", Addr: addr, Source: addr, Err: io.ErrClosedPipe}, "io: read/write on closed pipe")
 	f(io.ErrUnexpectedEOF, "unexpected EOF")
+	f(&net.OpError{Op: "read", Net: "tcp", Addr: addr, Source: addr, Err: os.NewSyscallError("read", syscall.ECONNRESET)}, "connection reset")
+	f(&net.OpError{Op: "read", Net: "tcp", Addr: addr, Source: addr, Err: os.ErrDeadlineExceeded}, "timed out")
 	f(&net.OpError{Op: "read", Net: "tcp", Addr: addr, Err: &timeoutError{}}, "i/o timeout")
 	f(&wrapped{"stream from 192.0.2.44:33851 broke"}, "stream from <address> broke")
 }
