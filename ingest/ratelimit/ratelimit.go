@@ -47,7 +47,7 @@ type Table struct {
 	now      func() time.Time
 }
 
-// New returns a table allowing rate requests a second per address, with
+// New returns a table allowing rate (> 0) requests a second per address, with
 // bursts of up to burst requests (at least 1), in slots slots (rounded up to
 // a power of two). now is the clock; time.Now in production (its monotonic
 // reading keeps the limiter right across wall-clock steps).
