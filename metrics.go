@@ -19,6 +19,7 @@ import (
 type Metrics struct {
 	Received      atomic.Uint64 // events decoded from HTTP requests
 	BadRequests   atomic.Uint64 // requests answered 400/413/415
+	RateLimited   atomic.Uint64 // requests answered 429: their client address was over its rate
 	Published     atomic.Uint64 // events acknowledged by JetStream
 	PublishErrors atomic.Uint64 // events answered 503
 	Messages      atomic.Uint64 // JetStream messages published (group commits)
@@ -106,6 +107,7 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 	}
 	counter("viewcount_events_received_total", "Events decoded from HTTP requests.", m.Received.Load())
 	counter("viewcount_bad_requests_total", "Requests rejected as unparseable (400/413/415).", m.BadRequests.Load())
+	counter("viewcount_rate_limited_total", "Requests refused (429) because their client address was over its rate.", m.RateLimited.Load())
 	counter("viewcount_events_published_total", "Events made durable in JetStream.", m.Published.Load())
 	counter("viewcount_publish_errors_total", "Events that could not be made durable (503).", m.PublishErrors.Load())
 	counter("viewcount_stream_messages_total", "JetStream messages published (each a group commit).", m.Messages.Load())

@@ -7,18 +7,23 @@ import (
 	_ "embed"
 	"encoding/hex"
 	"errors"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/ingest/redact"
 )
 
 // Config tunes the handlers. Zero values mean the defaults.
@@ -27,6 +32,13 @@ type Config struct {
 	MaxPageLen     int           // bytes; default DefaultMaxPageLen
 	PublishTimeout time.Duration // how long a hit waits to be durable; default 5s
 	Datacenter     IPRanges      // client addresses marked as datacenter traffic; nil = none
+	Limiter        Limiter       // requests per client address; nil = unlimited
+}
+
+// Limiter bounds the requests of one client address; *ratelimit.Table
+// satisfies it. Allow counts the request and reports whether it may go on.
+type Limiter interface {
+	Allow(addr netip.Addr) bool
 }
 
 // IPRanges reports whether an address is in a set of ranges; *Ranges
@@ -103,8 +115,19 @@ func New(cfg Config, pub EventPublisher, salts SaltSource, metrics *viewcount.Me
 
 // Routes registers the endpoints on r. The client IP is c.ClientIP(): the
 // engine's trusted proxies decide whether X-Forwarded-For is believed.
+//
+// Whatever reaches the pixel's path answers a GIF, so an <img> never shows
+// broken: HEAD gets the GIF's headers, "/p.gif/" (the router would otherwise
+// redirect with an HTML body) is the pixel, any other method is 405.
 func (h *Handler) Routes(r gin.IRouter) {
 	r.GET("/p.gif", h.pixel)
+	r.GET("/p.gif/*rest", h.pixelSlash)
+	r.HEAD("/p.gif", h.pixelHead)
+	r.HEAD("/p.gif/*rest", h.pixelHead)
+	for _, m := range [...]string{http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions} {
+		r.Handle(m, "/p.gif", h.pixelMethod)
+		r.Handle(m, "/p.gif/*rest", h.pixelMethod)
+	}
 	r.POST("/v1/events", h.beacon)
 	r.OPTIONS("/v1/events", h.preflight)
 	r.GET("/vc.js", h.script)
@@ -112,30 +135,74 @@ func (h *Handler) Routes(r gin.IRouter) {
 
 // pixel answers GET /p.gif?site=S&page=P[&ref=R][&id=ID][&wd=1]. It always
 // returns the GIF, whatever happened, so a pixel never shows as a broken
-// image: 200 once durable, 400 for a hit that cannot be parsed, 503 when it
-// could not be stored.
+// image: 200 once durable, 400 for a hit that cannot be parsed, 429 for a
+// client over its rate (checked before any other work), 503 when it could
+// not be stored.
 func (h *Handler) pixel(c *gin.Context) {
-	var q [len(pixelParams)]string
-	viewcount.QueryValues(c.Request.URL.RawQuery, pixelParams[:], q[:])
-	hit := Hit{Site: q[0], Page: q[1], Referrer: q[2], ID: q[3], Webdriver: isTrue(q[4])}
-	err := h.accept(h.ctx(c), []Hit{hit}, noField, viewcount.SourcePixel, h.client(c))
-	status := http.StatusOK
-	if err != nil {
-		status = h.failed(err)
+	ip := clientIP(c)
+	status := http.StatusTooManyRequests
+	if h.allow(ip) {
+		var q [len(pixelParams)]string
+		viewcount.QueryValues(c.Request.URL.RawQuery, pixelParams[:], q[:])
+		hit := Hit{Site: q[0], Page: q[1], Referrer: q[2], ID: q[3], Webdriver: isTrue(q[4])}
+		err := h.accept(h.ctx(c), []Hit{hit}, noField, viewcount.SourcePixel, client{IP: ip, UA: normaliseUA(c.Request.UserAgent())})
+		status = http.StatusOK
+		if err != nil {
+			status = h.failed(err)
+		}
 	}
+	writeGIF(c, status)
+}
+
+// pixelSlash is the pixel reached as "/p.gif/", "/p.gif//": a hit like
+// any other. Anything longer below it is no pixel URL: 404, as a GIF.
+func (h *Handler) pixelSlash(c *gin.Context) {
+	if strings.Trim(c.Param("rest"), "/") != "" {
+		writeGIF(c, http.StatusNotFound)
+		return
+	}
+	h.pixel(c)
+}
+
+// pixelHead answers HEAD with the headers a GET would get; nothing is
+// recorded (a HEAD is a link checker or a cache, not a view).
+func (h *Handler) pixelHead(c *gin.Context) {
+	c.Writer.Header()["Content-Length"] = gifLength
+	writeGIF(c, http.StatusOK)
+}
+
+// pixelMethod answers the pixel's path for methods it does not serve.
+func (h *Handler) pixelMethod(c *gin.Context) {
+	c.Writer.Header()["Allow"] = pixelAllow
+	writeGIF(c, http.StatusMethodNotAllowed)
+}
+
+func writeGIF(c *gin.Context, status int) {
 	// Assigned, not Set: the values are shared, never modified, and the
 	// pixel is the hottest path there is.
 	hdr := c.Writer.Header()
 	hdr["Cache-Control"] = noStore
 	hdr["Content-Type"] = imageGIF
 	c.Writer.WriteHeader(status)
-	_, _ = c.Writer.Write(pixelGIF)
+	_, _ = c.Writer.Write(pixelGIF) // net/http drops the body of a HEAD
 }
 
 var (
-	noStore  = []string{"no-store"}
-	imageGIF = []string{"image/gif"}
+	noStore    = []string{"no-store"}
+	imageGIF   = []string{"image/gif"}
+	gifLength  = []string{strconv.Itoa(len(pixelGIF))}
+	pixelAllow = []string{"GET, HEAD"}
 )
+
+// allow applies the per-client rate limit. A request without a usable
+// address (never over TCP) is not limited: there is nothing to key it by.
+func (h *Handler) allow(ip netip.Addr) bool {
+	if h.cfg.Limiter == nil || !ip.IsValid() || h.cfg.Limiter.Allow(ip) {
+		return true
+	}
+	h.metrics.RateLimited.Add(1)
+	return false
+}
 
 // pixelParams are the query parameters the pixel reads.
 var pixelParams = [...]string{"site", "page", "ref", "id", "wd"}
@@ -146,13 +213,20 @@ var pixelParams = [...]string{"site", "page", "ref", "id", "wd"}
 // request, so a client can retry it as a unit.
 func (h *Handler) beacon(c *gin.Context) {
 	c.Header("Access-Control-Allow-Origin", "*")
+	ip := clientIP(c)
+	if !h.allow(ip) {
+		// Before the body is read: a flood costs no decoding.
+		c.Header("Retry-After", "1")
+		c.JSON(http.StatusTooManyRequests, gin.H{"error": "too many requests from this address; retry later"})
+		return
+	}
 	hits, array, err := h.readBeacon(c)
 	if err == nil {
 		field := noField
 		if array {
 			field = eventField
 		}
-		err = h.accept(h.ctx(c), hits, field, viewcount.SourceBeacon, h.client(c))
+		err = h.accept(h.ctx(c), hits, field, viewcount.SourceBeacon, client{IP: ip, UA: normaliseUA(c.Request.UserAgent())})
 	}
 	if err != nil {
 		status := h.failed(err)
@@ -186,7 +260,7 @@ func (h *Handler) readBeacon(c *gin.Context) ([]Hit, bool, error) {
 		if errors.As(err, &mbe) {
 			return nil, false, errBodyTooLarge
 		}
-		return nil, false, badInput("reading body: %v", err)
+		return nil, false, badInput("reading body: %s", readFailure(err))
 	}
 	// decodeBeacon copies every string it keeps, so buf can be reused.
 	return decodeBeacon(buf.Bytes())
@@ -220,9 +294,30 @@ func (h *Handler) ctx(c *gin.Context) context.Context {
 	return context.WithoutCancel(c.Request.Context())
 }
 
-func (h *Handler) client(c *gin.Context) client {
+// clientIP is the client's address: the peer's, or the one a trusted
+// proxy reports. Invalid if it cannot be parsed.
+func clientIP(c *gin.Context) netip.Addr {
 	addr, _ := netip.ParseAddr(c.ClientIP())
-	return client{IP: addr, UA: normaliseUA(c.Request.UserAgent())}
+	return addr
+}
+
+// readFailure says why a body could not be read, in words that hold no
+// address: a *net.OpError's text names both ends of the connection, and
+// this text is sent to the client and logged.
+func readFailure(err error) string {
+	var op *net.OpError
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return "timed out"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "unexpected EOF"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset"
+	case errors.As(err, &op):
+		// The cause beneath the addresses, e.g. "read: broken pipe".
+		return redact.Addresses(op.Err.Error())
+	}
+	return redact.Addresses(err.Error())
 }
 
 // failed counts and logs a failed request and returns its status. Neither

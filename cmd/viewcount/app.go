@@ -21,6 +21,7 @@ import (
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/api"
 	"github.com/viewcount/viewcount/ingest"
+	"github.com/viewcount/viewcount/ingest/redact"
 	"github.com/viewcount/viewcount/ingest/stream"
 	"github.com/viewcount/viewcount/rollup"
 	"github.com/viewcount/viewcount/sql/store"
@@ -136,7 +137,7 @@ func (m *Main) Run(ctx context.Context) error {
 		var pctx context.Context
 		pctx, m.pubCancel = context.WithCancel(context.WithoutCancel(ctx))
 		m.goStage(&m.pubDone, "publisher", func() error { return pub.Run(pctx) })
-		icfg := ingest.Config{KeepQuery: m.cfg.KeepQuery}
+		icfg := ingest.Config{KeepQuery: m.cfg.KeepQuery, Limiter: m.clientLimiter()}
 		if len(m.cfg.DatacenterLists) > 0 {
 			ranges, err := ingest.LoadRanges(m.cfg.DatacenterLists...)
 			if err != nil {
@@ -171,12 +172,19 @@ func (m *Main) Run(ctx context.Context) error {
 		api.Health(engine, checks, m.Metrics)
 	}
 
-	m.ln, err = net.Listen("tcp", m.cfg.Listen)
+	ln, err := net.Listen("tcp", m.cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", m.cfg.Listen, err)
 	}
+	// ReadHeaderTimeout bounds how long a slow (slowloris) connection holds
+	// its slot under the caps; idle ones give way when the caps are reached.
+	var connState func(net.Conn, http.ConnState)
+	if m.ln, connState, err = m.edgeListener(ln); err != nil {
+		_ = ln.Close()
+		return err
+	}
 	m.http = &http.Server{Handler: engine, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(m.logger.Handler(), slog.LevelWarn)}
+		IdleTimeout: 2 * time.Minute, ConnState: connState, ErrorLog: redact.NewLogLogger(m.logger.Handler(), slog.LevelWarn)}
 	m.goStage(&m.httpDone, "http", func() error {
 		if err := m.http.Serve(m.ln); !errors.Is(err, http.ErrServerClosed) {
 			return err
@@ -204,7 +212,7 @@ func (m *Main) startPprof() error {
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	m.pprof = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(m.logger.Handler(), slog.LevelWarn)}
+		ErrorLog: redact.NewLogLogger(m.logger.Handler(), slog.LevelWarn)}
 	m.logger.Info("pprof serving", "addr", ln.Addr().String())
 	m.goStage(&m.httpDone, "pprof", func() error {
 		if err := m.pprof.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
