@@ -1,0 +1,15 @@
+-- Raw events expire; the rollups keep their counts.
+--
+-- views_raw is the audit trail (every event, its verdict and signals) and
+-- the source a rollup is rebuilt from; the rollups are what counts are
+-- read from. Keeping every raw event forever grows the store without
+-- bound, so rows older than the raw retention (default 400 days: a year
+-- and a month of audits and rebuilds) are removed by ClickHouse's TTL
+-- during merges. Materialized views fire on insert only, so a row leaving
+-- views_raw takes nothing from page_rollup.
+--
+-- `viewcount serve --raw-retention` changes the interval at start
+-- (rollup.ApplyRawRetention, queries/raw_retention_set.sql). toDateTime:
+-- the TTL works on whole seconds. Rerunning this statement is harmless: it
+-- sets the same TTL again.
+ALTER TABLE views_raw MODIFY TTL toDateTime(time) + INTERVAL 400 DAY
