@@ -43,6 +43,7 @@ type Config struct {
 	KeepQuery       bool
 	NATSSyncAlways  bool
 	LogLevel        string
+	RawRetention    time.Duration // how long views_raw keeps events (a TTL); rollups keep counts for good
 }
 
 // envFlag declares a flag whose default comes from an environment variable,
@@ -134,6 +135,7 @@ func parseConfig(name string, args []string) (Config, error) {
 	e.bool(&c.NATSSyncAlways, "nats-sync-always", "VIEWCOUNT_NATS_SYNC_ALWAYS", "embedded NATS fsyncs every write (survives power loss, slower)")
 	e.str(&c.PprofListen, "pprof-listen", "VIEWCOUNT_PPROF_LISTEN", "", "serve Go's /debug/pprof on this address (e.g. 127.0.0.1:6060); empty = off")
 	e.str(&c.LogLevel, "log-level", "VIEWCOUNT_LOG_LEVEL", "info", "debug, info, warn or error")
+	e.dur(&c.RawRetention, "raw-retention", "VIEWCOUNT_RAW_RETENTION", 9600*time.Hour, "how long raw events stay in views_raw (whole days, rounded up); rollups keep their counts")
 	if e.err != nil {
 		return c, e.err
 	}
@@ -162,6 +164,12 @@ func parseConfig(name string, args []string) (Config, error) {
 	}
 	if c.PublicLag < time.Second {
 		return c, fmt.Errorf("--public-lag %s: at least 1s", c.PublicLag)
+	}
+	// A validator replays the stream over events views_raw must still
+	// hold (a replayed batch is deduplicated against them, and a repair
+	// compares the two), so views_raw keeps at least what the stream keeps.
+	if c.RawRetention < c.Retention {
+		return c, fmt.Errorf("--raw-retention %s is shorter than the stream's --retention %s: views_raw must keep at least what the stream can replay", c.RawRetention, c.Retention)
 	}
 	return c, nil
 }
