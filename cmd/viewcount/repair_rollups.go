@@ -207,18 +207,36 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("check: %w", err)
 		}
 	} else if rep.OK {
-		fmt.Fprintf(stdout, "ok: %s equal their recount from views_raw; no damaged store parts; raw events kept %d days\n",
+		fmt.Fprintf(stdout, "ok: every rollup (%s) equals its recount from views_raw; no damaged store parts; raw events kept %d days\n",
 			strings.Join(rollup.Rollups, ", "), rep.RawRetentionDays)
 	} else {
-		fmt.Fprintf(stdout, "%d problem(s):\n", len(rep.Problems))
-		for _, p := range rep.Problems {
-			fmt.Fprintf(stdout, "- %s\n", p)
-		}
+		writeProblems(stdout, rep)
 	}
 	if !rep.OK {
 		return fmt.Errorf("check: %d problem(s) found", len(rep.Problems))
 	}
 	return nil
+}
+
+// writeProblems prints one line per problem and, under a rollup's, the
+// first rows that differ (the JSON has them in "rollups").
+func writeProblems(w io.Writer, rep *checkReport) {
+	fmt.Fprintf(w, "%d problem(s):\n", len(rep.Problems))
+	for _, p := range rep.Problems {
+		fmt.Fprintf(w, "- %s\n", p)
+		for _, r := range rep.Rollups {
+			if r.Differing == 0 || !strings.HasPrefix(p, r.Table+": ") {
+				continue
+			}
+			for _, d := range r.Examples {
+				fmt.Fprintf(w, "    %s %s %q %s: views %d (recount %d), uniques %d (recount %d)\n",
+					d.Grain, d.Site, d.Page, d.Bucket, d.StoredViews, d.RecountViews, d.StoredUniques, d.RecountUniques)
+			}
+			if n := uint64(len(r.Examples)); n < r.Differing {
+				fmt.Fprintf(w, "    … and %d more\n", r.Differing-n)
+			}
+		}
+	}
 }
 
 // checkStore gathers the store's problems, each a readable line.
@@ -249,13 +267,6 @@ func checkStore(ctx context.Context, s rollup.Querier, now time.Time) (*checkRep
 			b.WriteString(" (views_raw is damaged too: see raw_lost before repairing)")
 		} else {
 			b.WriteString("; repair: `viewcount repair rollups` with the server stopped")
-		}
-		for _, d := range r.Examples {
-			fmt.Fprintf(&b, "\n    %s %s %q %s: views %d (recount %d), uniques %d (recount %d)",
-				d.Grain, d.Site, d.Page, d.Bucket, d.StoredViews, d.RecountViews, d.StoredUniques, d.RecountUniques)
-		}
-		if n := uint64(len(r.Examples)); n < r.Differing {
-			fmt.Fprintf(&b, "\n    … and %d more", r.Differing-n)
 		}
 		rep.Problems = append(rep.Problems, b.String())
 	}

@@ -68,7 +68,7 @@ func TestCheckAndRepairRollups(t *testing.T) {
 	want := totals(t, s)
 
 	out, err := runCmd(append([]string{"check"}, flags...)...)
-	if err != nil || !strings.HasPrefix(out, "ok: page_rollup equal their recount") {
+	if err != nil || !strings.HasPrefix(out, "ok: every rollup (page_rollup) equals its recount") {
 		t.Fatalf("check of a sound store: %v\n%s", err, out)
 	}
 
@@ -77,7 +77,7 @@ func TestCheckAndRepairRollups(t *testing.T) {
 	if err == nil {
 		t.Fatalf("check of a damaged store passed:\n%s", out)
 	}
-	for _, w := range []string{"damaged part broken-on-start_" + part + " of page_rollup", "page_rollup: ", "row(s) differ from the recount", "viewcount repair rollups"} {
+	for _, w := range []string{"damaged part broken-on-start_" + part + " of page_rollup", "page_rollup: ", "row(s) differ from the recount", "viewcount repair rollups", "    day a.example \"/p0\" ", " more\n"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("check output lacks %q:\n%s", w, out)
 		}
