@@ -190,8 +190,8 @@ func TestRawRetentionExpiresRawKeepsRollups(t *testing.T) {
 	if err := rollup.ApplyRawRetention(ctx, s, 30, logger); err != nil {
 		t.Fatal(err)
 	}
-	if got := queryCell(t, s, "SELECT engine_full FROM system.tables WHERE database = currentDatabase() AND name = 'views_raw'"); !strings.Contains(got, "TTL toDateTime(time) + toIntervalDay(") {
-		t.Errorf("views_raw has no TTL: %s", got)
+	if got := queryCell(t, s, "SELECT engine_full FROM system.tables WHERE database = currentDatabase() AND name = 'views_raw'"); !strings.Contains(got, "TTL toDateTime(time) + toIntervalDay(") || !strings.Contains(got, "ttl_only_drop_parts = 1") {
+		t.Errorf("views_raw has no TTL dropping whole parts: %s", got)
 	}
 	if days, _ := rollup.RawRetentionDays(ctx, s); days != 30 {
 		t.Errorf("retention = %d, want 30", days)
