@@ -10,15 +10,7 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount/sql"
-	"github.com/viewcount/viewcount/sql/store"
 )
-
-// Querier is what the part checks and the repairs need of a store;
-// store.Store satisfies it.
-type Querier interface {
-	Exec(ctx context.Context, query string, params store.Params) error
-	Query(ctx context.Context, query string, params store.Params) (*store.Result, error)
-}
 
 // HealthSetter receives the state of the store's parts;
 // viewcount.Metrics satisfies it.
@@ -59,7 +51,7 @@ func Advice(table string) string {
 }
 
 // BrokenParts lists the damaged detached parts of the store's database.
-func BrokenParts(ctx context.Context, q Querier) ([]DetachedPart, error) {
+func BrokenParts(ctx context.Context, q Execer) ([]DetachedPart, error) {
 	res, err := q.Query(ctx, sql.Query(sql.DetachedParts), nil)
 	if err != nil {
 		return nil, fmt.Errorf("list detached parts: %w", err)
@@ -81,7 +73,7 @@ func BrokenParts(ctx context.Context, q Querier) ([]DetachedPart, error) {
 // repairs it (finding 5 of issue 9: a truncated rollup part silently cut a
 // site's count from 1,542,234 to 102).
 type PartsMonitor struct {
-	q      Querier
+	q      Execer
 	health HealthSetter
 	every  time.Duration
 	logger *slog.Logger
@@ -90,7 +82,7 @@ type PartsMonitor struct {
 
 // NewPartsMonitor returns a monitor that checks every `every` (a minute if
 // zero) once Run is called.
-func NewPartsMonitor(q Querier, health HealthSetter, every time.Duration, logger *slog.Logger) *PartsMonitor {
+func NewPartsMonitor(q Execer, health HealthSetter, every time.Duration, logger *slog.Logger) *PartsMonitor {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}

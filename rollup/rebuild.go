@@ -34,7 +34,7 @@ func IsRollup(table string) bool {
 // background merges, so the boundary day may be partly gone). Rebuilds and
 // recounts take everything before it from the rollups themselves. With no
 // TTL it is the zero time (everything comes from views_raw).
-func Cutoff(ctx context.Context, q Querier, now time.Time) (time.Time, error) {
+func Cutoff(ctx context.Context, q Execer, now time.Time) (time.Time, error) {
 	days, err := RawRetentionDays(ctx, q)
 	if err != nil {
 		return time.Time{}, err
@@ -61,7 +61,7 @@ type RebuildOptions struct {
 // would drop the views they held). Validators must not be inserting while
 // it runs: views counted by the materialized view during a rebuild would be
 // overwritten by the swap.
-func Rebuild(ctx context.Context, q Querier, opts RebuildOptions, logger *slog.Logger) error {
+func Rebuild(ctx context.Context, q Execer, opts RebuildOptions, logger *slog.Logger) error {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -117,14 +117,14 @@ func Rebuild(ctx context.Context, q Querier, opts RebuildOptions, logger *slog.L
 }
 
 // DropDetached deletes a detached part's files.
-func DropDetached(ctx context.Context, q Querier, p DetachedPart) error {
+func DropDetached(ctx context.Context, q Execer, p DetachedPart) error {
 	if err := q.Exec(ctx, sql.Query(sql.DropDetachedPart), store.Params{"table": p.Table, "part": p.Name}); err != nil {
 		return fmt.Errorf("drop detached part %s of %s: %w", p.Name, p.Table, err)
 	}
 	return nil
 }
 
-func execScript(ctx context.Context, q Querier, name string, p store.Params) error {
+func execScript(ctx context.Context, q Execer, name string, p store.Params) error {
 	for i, st := range sql.Repair(name) {
 		if err := q.Exec(ctx, st, p); err != nil {
 			return fmt.Errorf("rebuild: %s statement %d: %w", name, i+1, err)
@@ -155,7 +155,7 @@ type RecountResult struct {
 
 // Recount compares every rollup with a recount from views_raw (read-only),
 // listing at most limit differing rows of each.
-func Recount(ctx context.Context, q Querier, now time.Time, limit int) ([]RecountResult, error) {
+func Recount(ctx context.Context, q Execer, now time.Time, limit int) ([]RecountResult, error) {
 	cutoff, err := Cutoff(ctx, q, now)
 	if err != nil {
 		return nil, err
@@ -192,7 +192,7 @@ type Lost struct {
 
 // RawLost lists, per site, the valid views the rollups hold that views_raw
 // no longer does (from the cutoff on).
-func RawLost(ctx context.Context, q Querier, now time.Time) ([]Lost, error) {
+func RawLost(ctx context.Context, q Execer, now time.Time) ([]Lost, error) {
 	cutoff, err := Cutoff(ctx, q, now)
 	if err != nil {
 		return nil, err

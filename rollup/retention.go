@@ -18,7 +18,7 @@ func RetentionDays(d time.Duration) int {
 }
 
 // RawRetentionDays reads the days views_raw's TTL keeps rows; 0 = no TTL.
-func RawRetentionDays(ctx context.Context, q Querier) (int, error) {
+func RawRetentionDays(ctx context.Context, q Execer) (int, error) {
 	res, err := q.Query(ctx, sql.Query(sql.RawRetention), nil)
 	if err != nil {
 		return 0, fmt.Errorf("read views_raw retention: %w", err)
@@ -36,7 +36,7 @@ func RawRetentionDays(ctx context.Context, q Querier) (int, error) {
 // ApplyRawRetention sets views_raw's TTL to days when it differs. Changing
 // it makes ClickHouse rewrite the TTL information of every part once, so an
 // unchanged value costs one read of the table definition and nothing else.
-func ApplyRawRetention(ctx context.Context, q Querier, days int, logger *slog.Logger) error {
+func ApplyRawRetention(ctx context.Context, q Execer, days int, logger *slog.Logger) error {
 	if days < 1 {
 		return fmt.Errorf("raw retention: %d days, want at least 1", days)
 	}

@@ -142,9 +142,11 @@ func repairRollups(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("repair rollups: %s still differs from its recount in %d rows after the rebuild (were validators inserting?); run `viewcount check`", r.Table, r.Differing)
 		}
 	}
-	dropped := len(broken) - len(raw)
-	if force {
-		dropped = len(broken)
+	dropped := 0
+	for _, p := range broken {
+		if rollup.IsRollup(p.Table) || force && p.Table == rollup.RawTable {
+			dropped++
+		}
 	}
 	fmt.Fprintf(stdout, "done in %s: %d rollup(s) rebuilt and equal to their recount; %d damaged part(s) dropped\n",
 		time.Since(start).Round(time.Millisecond), len(rollup.Rollups), dropped)
@@ -240,7 +242,7 @@ func writeProblems(w io.Writer, rep *checkReport) {
 }
 
 // checkStore gathers the store's problems, each a readable line.
-func checkStore(ctx context.Context, s rollup.Querier, now time.Time) (*checkReport, error) {
+func checkStore(ctx context.Context, s rollup.Execer, now time.Time) (*checkReport, error) {
 	rep := &checkReport{Problems: []string{}, RawLost: []rollup.Lost{}}
 	var err error
 	if rep.RawRetentionDays, err = rollup.RawRetentionDays(ctx, s); err != nil {
