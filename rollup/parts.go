@@ -35,6 +35,21 @@ type DetachedPart struct {
 	Partition string `json:"partition"`
 	Bytes     int64  `json:"bytes"`
 	Modified  string `json:"modified"`
+	// Covered: an active part holds the same rows (the damaged one was
+	// outdated, merged already and waiting for deletion), so nothing is
+	// missing and the part only takes disk space.
+	Covered bool `json:"covered"`
+}
+
+// Harmful returns the parts whose rows are missing (not Covered).
+func Harmful(parts []DetachedPart) []DetachedPart {
+	var out []DetachedPart
+	for _, p := range parts {
+		if !p.Covered {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Advice says what an operator does about a broken part of table.
@@ -58,11 +73,12 @@ func BrokenParts(ctx context.Context, q Execer) ([]DetachedPart, error) {
 	}
 	parts := make([]DetachedPart, 0, len(res.Rows))
 	for _, r := range res.Rows {
-		if len(r) < 6 {
-			return nil, fmt.Errorf("list detached parts: row of %d columns, want 6", len(r))
+		if len(r) < 7 {
+			return nil, fmt.Errorf("list detached parts: row of %d columns, want 7", len(r))
 		}
 		bytes, _ := strconv.ParseInt(r[4], 10, 64) // a size is only for the message
-		parts = append(parts, DetachedPart{Table: r[0], Name: r[1], Reason: r[2], Partition: r[3], Bytes: bytes, Modified: r[5]})
+		parts = append(parts, DetachedPart{Table: r[0], Name: r[1], Reason: r[2], Partition: r[3], Bytes: bytes, Modified: r[5],
+			Covered: r[6] == "1" || r[6] == "true"})
 	}
 	return parts, nil
 }
@@ -77,7 +93,9 @@ type PartsMonitor struct {
 	health HealthSetter
 	every  time.Duration
 	logger *slog.Logger
-	seen   map[string]bool // table/part already logged; only Check's goroutine touches it
+	// Only Check's goroutine touches these.
+	seen    map[string]bool // table/part already logged
+	failing bool            // the health was last set failing
 }
 
 // NewPartsMonitor returns a monitor that checks every `every` (a minute if
@@ -108,18 +126,26 @@ func (m *PartsMonitor) Check(ctx context.Context) error {
 		if m.seen[key] {
 			continue
 		}
+		if p.Covered {
+			m.logger.Warn("outdated store part set aside as damaged: a newer part holds its rows, nothing is missing",
+				"table", p.Table, "part", p.Name, "reason", p.Reason, "bytes", p.Bytes, "action", "`viewcount repair rollups` (server stopped) deletes it")
+			continue
+		}
 		m.logger.Error("store part set aside as damaged: its rows are not counted",
 			"table", p.Table, "part", p.Name, "reason", p.Reason, "partition", p.Partition, "bytes", p.Bytes, "action", Advice(p.Table))
 	}
-	if len(parts) == 0 && len(m.seen) > 0 {
+	harmful := Harmful(parts)
+	if len(harmful) == 0 && m.failing {
 		m.logger.Info("no damaged store parts left")
 	}
+	m.failing = len(harmful) > 0
 	m.seen = now
-	m.health.SetHealth(HealthPart, PartsProblem(parts))
+	m.health.SetHealth(HealthPart, PartsProblem(harmful))
 	return nil
 }
 
-// PartsProblem summarises parts for /readyz; nil when there are none.
+// PartsProblem summarises harmful parts for /readyz; nil when there are
+// none.
 func PartsProblem(parts []DetachedPart) error {
 	if len(parts) == 0 {
 		return nil

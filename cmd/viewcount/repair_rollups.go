@@ -100,8 +100,8 @@ func repairRollups(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var raw []rollup.DetachedPart
-	for _, p := range broken {
+	var raw []rollup.DetachedPart // views_raw parts whose events are missing
+	for _, p := range rollup.Harmful(broken) {
 		if p.Table == rollup.RawTable {
 			raw = append(raw, p)
 		}
@@ -126,12 +126,22 @@ func repairRollups(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("repair rollups: %w (page_rollup is unchanged until the final swap; run the repair again)", err)
 	}
-	if force {
-		for _, p := range raw {
-			if err := rollup.DropDetached(ctx, c.store, p); err != nil {
-				return fmt.Errorf("repair rollups: %w", err)
-			}
+	// Rebuild dropped the rollups' damaged parts. Of the others, outdated
+	// ones (covered) hold nothing that is missing, and views_raw's harmful
+	// ones go only when --force accepted their loss.
+	dropped := 0
+	for _, p := range broken {
+		if rollup.IsRollup(p.Table) {
+			dropped++
+			continue
 		}
+		if !p.Covered && !(force && p.Table == rollup.RawTable) {
+			continue
+		}
+		if err := rollup.DropDetached(ctx, c.store, p); err != nil {
+			return fmt.Errorf("repair rollups: %w", err)
+		}
+		dropped++
 	}
 	results, err := rollup.Recount(ctx, c.store, now, checkExamples)
 	if err != nil {
@@ -140,12 +150,6 @@ func repairRollups(args []string, stdout, stderr io.Writer) error {
 	for _, r := range results {
 		if r.Differing > 0 {
 			return fmt.Errorf("repair rollups: %s still differs from its recount in %d rows after the rebuild (were validators inserting?); run `viewcount check`", r.Table, r.Differing)
-		}
-	}
-	dropped := 0
-	for _, p := range broken {
-		if rollup.IsRollup(p.Table) || force && p.Table == rollup.RawTable {
-			dropped++
 		}
 	}
 	fmt.Fprintf(stdout, "done in %s: %d rollup(s) rebuilt and equal to their recount; %d damaged part(s) dropped\n",
@@ -174,7 +178,7 @@ func writeRawDamage(w io.Writer, raw []rollup.DetachedPart, lost []rollup.Lost, 
 type checkReport struct {
 	OK               bool                   `json:"ok"`
 	Problems         []string               `json:"problems"`
-	DamagedParts     []rollup.DetachedPart  `json:"damaged_parts"`
+	DamagedParts     []rollup.DetachedPart  `json:"damaged_parts"` // covered ones included, not problems
 	Rollups          []rollup.RecountResult `json:"rollups"`
 	RawLost          []rollup.Lost          `json:"raw_lost"`
 	RawRetentionDays int                    `json:"raw_retention_days"`
@@ -209,8 +213,12 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("check: %w", err)
 		}
 	} else if rep.OK {
-		fmt.Fprintf(stdout, "ok: every rollup (%s) equals its recount from views_raw; no damaged store parts; raw events kept %d days\n",
-			strings.Join(rollup.Rollups, ", "), rep.RawRetentionDays)
+		parts := "no damaged store parts"
+		if n := len(rep.DamagedParts); n > 0 {
+			parts = fmt.Sprintf("%d outdated damaged part(s) set aside with nothing missing (`viewcount repair rollups` deletes them)", n)
+		}
+		fmt.Fprintf(stdout, "ok: every rollup (%s) equals its recount from views_raw; %s; raw events kept %d days\n",
+			strings.Join(rollup.Rollups, ", "), parts, rep.RawRetentionDays)
 	} else {
 		writeProblems(stdout, rep)
 	}
@@ -252,7 +260,7 @@ func checkStore(ctx context.Context, s rollup.Execer, now time.Time) (*checkRepo
 		return nil, err
 	}
 	rawDamaged := false
-	for _, p := range rep.DamagedParts {
+	for _, p := range rollup.Harmful(rep.DamagedParts) {
 		rawDamaged = rawDamaged || p.Table == rollup.RawTable
 		rep.Problems = append(rep.Problems, fmt.Sprintf("damaged part %s of %s (%s, %d bytes): %s", p.Name, p.Table, p.Reason, p.Bytes, rollup.Advice(p.Table)))
 	}

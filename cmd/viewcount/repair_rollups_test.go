@@ -144,6 +144,28 @@ func TestRepairRollupsRefusesDamagedRaw(t *testing.T) {
 	}
 }
 
+// An outdated damaged part misses nothing: check passes and says so, the
+// repair deletes it.
+func TestCheckOutdatedPart(t *testing.T) {
+	s, flags := storeWithViews(t, "a.example", 10)
+	addViews(t, s, "v2", "a.example", 5)
+	if err := s.Exec(t.Context(), "OPTIMIZE TABLE views_raw FINAL", nil); err != nil {
+		t.Fatal(err)
+	}
+	storetest.BreakOutdatedPart(t, s, "views_raw")
+	out, err := runCmd(append([]string{"check"}, flags...)...)
+	if err != nil || !strings.Contains(out, "1 outdated damaged part(s) set aside with nothing missing") {
+		t.Errorf("check: %v\n%s", err, out)
+	}
+	out, err = runCmd(append([]string{"repair", "rollups"}, flags...)...)
+	if err != nil || !strings.Contains(out, "; 1 damaged part(s) dropped") {
+		t.Errorf("repair: %v\n%s", err, out)
+	}
+	if out, err := runCmd(append([]string{"check"}, flags...)...); err != nil || !strings.Contains(out, "no damaged store parts") {
+		t.Errorf("check after repair: %v\n%s", err, out)
+	}
+}
+
 // The embedded store belongs to the running server: a check waits for it
 // to stop instead of opening the files under it.
 func TestCheckNeedsTheDataDir(t *testing.T) {

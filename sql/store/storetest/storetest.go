@@ -127,10 +127,22 @@ func removeStale() {
 // name; the test fails if there is no part to break.
 func BreakPart(t testing.TB, s store.Store, table string) string {
 	t.Helper()
+	return breakPart(t, s, table, 1)
+}
+
+// BreakOutdatedPart is BreakPart for a part a merge already replaced (still
+// on disk, waiting to be deleted): nothing is missing when it is set aside.
+func BreakOutdatedPart(t testing.TB, s store.Store, table string) string {
+	t.Helper()
+	return breakPart(t, s, table, 0)
+}
+
+func breakPart(t testing.TB, s store.Store, table string, active int) string {
+	t.Helper()
 	ctx := context.Background()
-	p := store.Params{"t": table}
+	p := store.Params{"t": table, "active": strconv.Itoa(active)}
 	// Test-only SQL: the statements an operator's crash stands in for.
-	res, err := s.Query(ctx, "SELECT name, path FROM system.parts WHERE database = currentDatabase() AND table = {t:String} AND active ORDER BY name LIMIT 1", p)
+	res, err := s.Query(ctx, "SELECT name, path FROM system.parts WHERE database = currentDatabase() AND table = {t:String} AND active = {active:UInt8} ORDER BY name LIMIT 1", p)
 	if err != nil || len(res.Rows) != 1 {
 		t.Fatalf("find a part of %s: %v %v", table, err, res)
 	}
