@@ -131,7 +131,7 @@ func (m *PartsMonitor) Check(ctx context.Context) error {
 				"table", p.Table, "part", p.Name, "reason", p.Reason, "bytes", p.Bytes, "action", "`viewcount repair rollups` (server stopped) deletes it")
 			continue
 		}
-		m.logger.Error("store part set aside as damaged: its rows are not counted",
+		m.logger.Error("store part set aside as damaged: its rows are no longer read",
 			"table", p.Table, "part", p.Name, "reason", p.Reason, "partition", p.Partition, "bytes", p.Bytes, "action", Advice(p.Table))
 	}
 	harmful := Harmful(parts)

@@ -11,17 +11,17 @@ import (
 	"github.com/viewcount/viewcount/sql/store"
 )
 
-// Rollups are the tables materialized views fill from views_raw. Each has
+// Rollups returns the tables materialized views fill from views_raw. Each has
 // four scripts in sql/repair: NAME_prepare (a staging table, with what only
 // the rollup still holds), NAME_fill (one month of views_raw, the view's
 // own SELECT), NAME_swap (the staging table replaces the rollup's rows) and
 // NAME_recount (the rows that differ from a recount). A new rollup is one
 // more entry here and its four files.
-var Rollups = []string{"page_rollup"}
+func Rollups() []string { return []string{"page_rollup"} }
 
 // IsRollup reports whether table is one of Rollups.
 func IsRollup(table string) bool {
-	for _, r := range Rollups {
+	for _, r := range Rollups() {
 		if r == table {
 			return true
 		}
@@ -81,7 +81,7 @@ func Rebuild(ctx context.Context, q Execer, opts RebuildOptions, logger *slog.Lo
 	if err != nil {
 		return fmt.Errorf("rebuild: %w", err)
 	}
-	for _, table := range Rollups {
+	for _, table := range Rollups() {
 		start := time.Now()
 		p := store.Params{"cutoff": cutoffParam(cutoff)}
 		if err := execScript(ctx, q, table+"_prepare", p); err != nil {
@@ -161,7 +161,7 @@ func Recount(ctx context.Context, q Execer, now time.Time, limit int) ([]Recount
 		return nil, err
 	}
 	var out []RecountResult
-	for _, table := range Rollups {
+	for _, table := range Rollups() {
 		res, err := q.Query(ctx, sql.Repair(table + "_recount")[0], store.Params{"cutoff": cutoffParam(cutoff), "limit": strconv.Itoa(limit)})
 		if err != nil {
 			return nil, fmt.Errorf("recount %s: %w", table, err)

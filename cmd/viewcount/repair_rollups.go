@@ -119,7 +119,7 @@ func repairRollups(args []string, stdout, stderr io.Writer) error {
 	}
 
 	start := time.Now()
-	fmt.Fprintf(stdout, "rebuilding %s from views_raw\n", strings.Join(rollup.Rollups, ", "))
+	fmt.Fprintf(stdout, "rebuilding %s from views_raw\n", strings.Join(rollup.Rollups(), ", "))
 	err = rollup.Rebuild(ctx, c.store, rollup.RebuildOptions{Now: now, Progress: func(table string, done, total int, rows uint64) {
 		fmt.Fprintf(stdout, "  %s: month %d/%d recounted (%d raw rows), %s\n", table, done, total, rows, time.Since(start).Round(time.Second))
 	}}, c.logger)
@@ -153,7 +153,7 @@ func repairRollups(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stdout, "done in %s: %d rollup(s) rebuilt and equal to their recount; %d damaged part(s) dropped\n",
-		time.Since(start).Round(time.Millisecond), len(rollup.Rollups), dropped)
+		time.Since(start).Round(time.Millisecond), len(rollup.Rollups()), dropped)
 	return nil
 }
 
@@ -218,7 +218,7 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 			parts = fmt.Sprintf("%d outdated damaged part(s) set aside with nothing missing (`viewcount repair rollups` deletes them)", n)
 		}
 		fmt.Fprintf(stdout, "ok: every rollup (%s) equals its recount from views_raw; %s; raw events kept %d days\n",
-			strings.Join(rollup.Rollups, ", "), parts, rep.RawRetentionDays)
+			strings.Join(rollup.Rollups(), ", "), parts, rep.RawRetentionDays)
 	} else {
 		writeProblems(stdout, rep)
 	}
