@@ -2,6 +2,7 @@ package rollup_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -274,5 +275,37 @@ func TestBrokenOutdatedPartIsHarmless(t *testing.T) {
 	}
 	if diffs, err := rollup.Recount(ctx, s, now, 5); err != nil || diffs[0].Differing != 0 {
 		t.Errorf("recount = %+v, %v", diffs, err)
+	}
+}
+
+// Damage that appears while the process runs is found by the periodic
+// check, and Run stops when its context is cancelled.
+func TestPartsMonitorRunFindsLaterDamage(t *testing.T) {
+	s := migrated(t)
+	insertViews(t, s, "m1", "a.example", time.Now().UTC().Add(-time.Hour), 10)
+	health := viewcount.NewMetrics()
+	mon := rollup.NewPartsMonitor(s, health, 20*time.Millisecond, nil)
+	if err := mon.Check(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- mon.Run(ctx) }()
+	storetest.BreakPart(t, s, "page_rollup")
+	deadline := time.Now().Add(10 * time.Second)
+	for health.Failing()[rollup.HealthPart] == "" {
+		if time.Now().After(deadline) {
+			t.Fatal("the periodic check did not report the damaged part within 10s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run = %v, want nil on cancel", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after cancel")
 	}
 }
