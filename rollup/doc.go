@@ -13,4 +13,11 @@
 // Because each batch is recorded only after the previous one was inserted,
 // the record also says where a restarted partition resumes: at the recorded
 // batch's first message.
+//
+// It also keeps the store honest about damage: PartsMonitor reports parts
+// the engine set aside, Recount compares every rollup with a recount from
+// views_raw, Rebuild recounts the rollups and swaps them in, and
+// ApplyRawRetention sets how long views_raw keeps events. It never rebuilds
+// on its own: a rebuild from a damaged views_raw would drop counts, so an
+// operator decides (`viewcount repair rollups`).
 package rollup

@@ -10,7 +10,8 @@ import (
 	"github.com/viewcount/viewcount/sql/store"
 )
 
-// Execer is what Migrate needs of a store; store.Store satisfies it.
+// Execer is what Migrate, the part checks and the repairs need of a
+// store; store.Store satisfies it.
 type Execer interface {
 	Exec(ctx context.Context, query string, params store.Params) error
 	Query(ctx context.Context, query string, params store.Params) (*store.Result, error)

@@ -17,7 +17,7 @@ import (
 	"strings"
 )
 
-//go:embed migrations/*.sql queries/*.sql examples/*.sql
+//go:embed migrations/*.sql queries/*.sql examples/*.sql repair/*.sql
 var files embed.FS
 
 // Migration is one numbered schema change, from migrations/NNN_name.sql.
@@ -116,6 +116,12 @@ const (
 	MigrationsRecord  = "migrations_record"  // params version, name
 	PartitionMaxSeq   = "partition_max_seq"  // params partition → seq (0 when none)
 	PartitionEvents   = "partition_events"   // params partition, from, to → seq, idx, event_id, time_ms
+	RawRetention      = "raw_retention"      // → days of views_raw's TTL (0 = none)
+	RawRetentionSet   = "raw_retention_set"  // params days: sets views_raw's TTL
+	DetachedParts     = "detached_parts"     // → table, name, reason, partition_id, bytes_on_disk, modified of damaged parts
+	DropDetachedPart  = "drop_detached_part" // params table (Identifier), part
+	RawMonths         = "raw_months"         // → month (YYYYMM), rows of views_raw
+	RawLost           = "raw_lost"           // params cutoff → site, stored, raw, lost
 )
 
 // Query returns the named query from queries/NAME.sql. Names are constants
@@ -127,6 +133,17 @@ func Query(name string) string {
 		panic(fmt.Sprintf("sql: unknown query %q", name))
 	}
 	return strings.TrimSpace(string(text))
+}
+
+// Repair returns the statements of the repair script repair/NAME.sql, in
+// order. The scripts rebuild and recount one rollup each (see package
+// rollup); an unknown name is a programming error and panics.
+func Repair(name string) []string {
+	text, err := fs.ReadFile(files, path.Join("repair", name+".sql"))
+	if err != nil {
+		panic(fmt.Sprintf("sql: unknown repair script %q", name))
+	}
+	return Split(string(text))
 }
 
 // Queries lists the names Query accepts.

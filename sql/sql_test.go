@@ -24,9 +24,10 @@ func TestMigrations(t *testing.T) {
 				t.Errorf("%s: statement keeps its ';': %q", m.Name, st)
 			}
 			// Re-running a migration must be harmless: creations are IF NOT
-			// EXISTS, removals IF EXISTS, and a data copy carries a
-			// deduplication token so a rerun inserts nothing.
-			if !strings.Contains(st, "IF NOT EXISTS") && !strings.Contains(st, "IF EXISTS") && !strings.Contains(st, "insert_deduplication_token") {
+			// EXISTS, removals IF EXISTS, a data copy carries a
+			// deduplication token so a rerun inserts nothing, and setting a
+			// TTL or a table setting sets the same value again.
+			if !strings.Contains(st, "IF NOT EXISTS") && !strings.Contains(st, "IF EXISTS") && !strings.Contains(st, "insert_deduplication_token") && !strings.Contains(st, "MODIFY TTL") && !strings.Contains(st, "MODIFY SETTING") {
 				t.Errorf("%s: statement is not rerunnable (IF NOT EXISTS, IF EXISTS or a deduplication token): %.60q", m.Name, st)
 			}
 			// The connection chooses the database.
@@ -78,7 +79,8 @@ func TestSplit(t *testing.T) {
 }
 
 func TestQueries(t *testing.T) {
-	for _, name := range []string{PageCount, PageCounts, SiteCount, InvalidByDay, Verdicts, Reasons, MigrationsInit, MigrationsApplied, MigrationsRecord} {
+	for _, name := range []string{PageCount, PageCounts, SiteCount, InvalidByDay, Verdicts, Reasons, MigrationsInit, MigrationsApplied, MigrationsRecord,
+		RawRetention, RawRetentionSet, DetachedParts, DropDetachedPart, RawMonths, RawLost} {
 		q := Query(name)
 		if q == "" || strings.HasSuffix(q, ";") {
 			t.Errorf("query %s = %q", name, q)
@@ -114,4 +116,18 @@ func TestExamples(t *testing.T) {
 	if _, ok := Example("nope"); ok {
 		t.Error("Example(nope) found")
 	}
+}
+
+func TestRepair(t *testing.T) {
+	for _, step := range []string{"prepare", "fill", "swap", "recount"} {
+		if st := Repair("page_rollup_" + step); len(st) == 0 {
+			t.Errorf("repair script page_rollup_%s has no statements", step)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Repair of an unknown name did not panic")
+		}
+	}()
+	Repair("no_such_script")
 }

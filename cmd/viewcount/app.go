@@ -55,6 +55,8 @@ type Main struct {
 	pubDone, valDone, apiDone       sync.WaitGroup
 	httpDone                        sync.WaitGroup
 	closeOnce                       sync.Once
+	partsCancel                     context.CancelFunc
+	partsDone                       sync.WaitGroup
 }
 
 // NewMain returns an unstarted process.
@@ -113,6 +115,9 @@ func (m *Main) Run(ctx context.Context) error {
 			return err
 		}
 		checks["store"] = m.store.Ping
+		if err := m.startStoreChecks(ctx); err != nil {
+			return err
+		}
 	}
 	if m.cfg.NATSURL == "" {
 		// An embedded stream that lost its tail would give new hits
@@ -265,6 +270,26 @@ func (m *Main) startValidate(ctx context.Context) error {
 	return nil
 }
 
+// startStoreChecks applies the raw retention (zero, as in tests that build
+// a Config by hand, leaves the store's) and reports damaged store parts:
+// once now, so a damaged store is named before the process serves, then
+// every minute until Close.
+func (m *Main) startStoreChecks(ctx context.Context) error {
+	if m.cfg.RawRetention > 0 {
+		if err := rollup.ApplyRawRetention(ctx, m.store, rollup.RetentionDays(m.cfg.RawRetention), m.logger); err != nil {
+			return err
+		}
+	}
+	parts := rollup.NewPartsMonitor(m.store, m.Metrics, time.Minute, m.logger)
+	if err := parts.Check(ctx); err != nil {
+		return fmt.Errorf("check store parts: %w", err)
+	}
+	var pctx context.Context
+	pctx, m.partsCancel = context.WithCancel(context.WithoutCancel(ctx))
+	m.goStage(&m.partsDone, "store parts", func() error { return parts.Run(pctx) })
+	return nil
+}
+
 func (m *Main) goStage(wg *sync.WaitGroup, name string, f func() error) {
 	wg.Add(1)
 	go func() {
@@ -280,8 +305,8 @@ func (m *Main) goStage(wg *sync.WaitGroup, name string, f func() error) {
 
 // Close stops the process in the order that loses nothing: stop accepting
 // HTTP (in-flight hits finish and get their answer) → flush publishes →
-// drain validators (their final batch is inserted) → stop the snapshot →
-// close the store and the stream.
+// drain validators (their final batch is inserted) → stop the snapshot and
+// the store part checks → close the store and the stream.
 func (m *Main) Close() {
 	m.closeOnce.Do(func() {
 		if m.pprof != nil {
@@ -304,6 +329,7 @@ func (m *Main) Close() {
 		stop(m.pubCancel, &m.pubDone)
 		stop(m.valCancel, &m.valDone)
 		stop(m.apiCancel, &m.apiDone)
+		stop(m.partsCancel, &m.partsDone)
 		if m.sites != nil {
 			m.sites.Close()
 		}

@@ -47,6 +47,7 @@ type Config struct {
 	MaxConns        int           // open HTTP connections in all; 0 = derived from the file limit
 	MaxConnsPerIP   int           // ... from one peer address (trusted proxies exempt); 0 = derived
 	ClientRate      int           // ingest requests per second per client address; 0 = default, negative = off
+	RawRetention    time.Duration // how long views_raw keeps events (a TTL); rollups keep counts for good
 }
 
 // envFlag declares a flag whose default comes from an environment variable,
@@ -142,6 +143,7 @@ func parseConfig(name string, args []string) (Config, error) {
 	e.int(&c.MaxConns, "max-conns", "VIEWCOUNT_MAX_CONNS", 0, "HTTP connections open at once (0 = half the open-file limit, at most 65536); idle keep-alive connections give way first")
 	e.int(&c.MaxConnsPerIP, "max-conns-per-ip", "VIEWCOUNT_MAX_CONNS_PER_IP", 0, "HTTP connections open at once from one address, IPv6 /64 (0 = a sixteenth of --max-conns); --trusted-proxies are exempt")
 	e.int(&c.ClientRate, "client-rate", "VIEWCOUNT_CLIENT_RATE", 0, "ingest requests per second per client address, answered 429 beyond (0 = default 1000, bursts of 2 s; negative = off)")
+	e.dur(&c.RawRetention, "raw-retention", "VIEWCOUNT_RAW_RETENTION", 9600*time.Hour, "how long raw events stay in views_raw (whole days, rounded up); rollups keep their counts")
 	if e.err != nil {
 		return c, e.err
 	}
@@ -170,6 +172,12 @@ func parseConfig(name string, args []string) (Config, error) {
 	}
 	if c.PublicLag < time.Second {
 		return c, fmt.Errorf("--public-lag %s: at least 1s", c.PublicLag)
+	}
+	// A validator replays the stream over events views_raw must still
+	// hold (a replayed batch is deduplicated against them, and a repair
+	// compares the two), so views_raw keeps at least what the stream keeps.
+	if c.RawRetention < c.Retention {
+		return c, fmt.Errorf("--raw-retention %s is shorter than the stream's --retention %s: views_raw must keep at least what the stream can replay", c.RawRetention, c.Retention)
 	}
 	return c, nil
 }

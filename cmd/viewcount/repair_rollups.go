@@ -1,16 +1,292 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/sql/store"
 )
 
-// repairRollups: see repairUsage. (Placeholder until the store checks land.)
-func repairRollups(args []string, stdout, stderr io.Writer) error {
-	return errors.New("repair rollups: not built yet")
+// checkExamples is how many differing rows per rollup check lists.
+const checkExamples = 20
+
+// storeCommand is the store a check or a repair works on, with the data
+// dir locked when the store is the embedded one (the server must be
+// stopped: chDB runs one engine per directory).
+type storeCommand struct {
+	cfg    Config
+	logger *slog.Logger
+	store  store.Store
+	lock   *dirLock
 }
 
-// runCheck runs `viewcount check`. (Placeholder until the checks land.)
+func openStoreCommand(ctx context.Context, name string, args []string, stderr io.Writer) (*storeCommand, error) {
+	cfg, err := parseConfig(name, args)
+	if err != nil {
+		return nil, err
+	}
+	c := &storeCommand{cfg: cfg, logger: newLogger(stderr, cfg.LogLevel)}
+	if cfg.ClickHouseDSN == "" {
+		if c.lock, err = lockDataDir(cfg.Data); err != nil {
+			return nil, fmt.Errorf("%s: %w (stop the server first)", name, err)
+		}
+	}
+	c.store, err = store.Open(ctx, store.Config{DSN: cfg.ClickHouseDSN, DataDir: cfg.StoreDir, Database: cfg.Database}, c.logger)
+	if err != nil {
+		c.lock.Unlock()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return c, nil
+}
+
+func (c *storeCommand) Close() {
+	if err := c.store.Close(); err != nil {
+		c.logger.Warn("store close", "component", "repair", "err", err)
+	}
+	c.lock.Unlock()
+}
+
+// takeFlag removes the boolean flag name (-name, --name, --name=true|false)
+// from args, so the rest parse as serve's flags.
+func takeFlag(args []string, name string) (bool, []string) {
+	on := false
+	rest := make([]string, 0, len(args))
+	for _, a := range args {
+		switch a {
+		case "-" + name, "--" + name, "-" + name + "=true", "--" + name + "=true":
+			on = true
+		case "-" + name + "=false", "--" + name + "=false":
+			on = false
+		default:
+			rest = append(rest, a)
+		}
+	}
+	return on, rest
+}
+
+// repairRollups runs `viewcount repair rollups [--force]`: every rollup is
+// rebuilt from views_raw and its damaged parts dropped. A damaged
+// views_raw part means events are gone from the source of truth, and a
+// rebuild would take their views out of the counts too: that is reported,
+// and the rebuild refused unless --force says the loss is accepted.
+func repairRollups(args []string, stdout, stderr io.Writer) error {
+	force, args := takeFlag(args, "force")
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	c, err := openStoreCommand(ctx, "repair rollups", args, stderr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if c.cfg.ClickHouseDSN != "" {
+		fmt.Fprintln(stderr, "repair rollups: against a ClickHouse server: stop every validator (serve, validate) first; views they insert during the rebuild are overwritten by it")
+	}
+	// The rebuild's scripts are written for the newest schema.
+	if err := rollup.Migrate(ctx, c.store, c.logger); err != nil {
+		return err
+	}
+	now := time.Now()
+	broken, err := rollup.BrokenParts(ctx, c.store)
+	if err != nil {
+		return err
+	}
+	var raw []rollup.DetachedPart // views_raw parts whose events are missing
+	for _, p := range rollup.Harmful(broken) {
+		if p.Table == rollup.RawTable {
+			raw = append(raw, p)
+		}
+	}
+	if len(raw) > 0 {
+		lost, err := rollup.RawLost(ctx, c.store, now)
+		if err != nil {
+			return err
+		}
+		writeRawDamage(stdout, raw, lost, c.cfg.Retention)
+		if !force {
+			return errors.New("repair rollups: views_raw is damaged; refusing to rebuild the rollups from it without --force (see above)")
+		}
+		fmt.Fprintln(stdout, "--force: rebuilding anyway; the views above leave the counts for good")
+	}
+
+	start := time.Now()
+	fmt.Fprintf(stdout, "rebuilding %s from views_raw\n", strings.Join(rollup.Rollups(), ", "))
+	err = rollup.Rebuild(ctx, c.store, rollup.RebuildOptions{Now: now, Progress: func(table string, done, total int, rows uint64) {
+		fmt.Fprintf(stdout, "  %s: month %d/%d recounted (%d raw rows), %s\n", table, done, total, rows, time.Since(start).Round(time.Second))
+	}}, c.logger)
+	if err != nil {
+		return fmt.Errorf("repair rollups: %w (page_rollup is unchanged until the final swap; run the repair again)", err)
+	}
+	// Rebuild dropped the rollups' damaged parts. Of the others, outdated
+	// ones (covered) hold nothing that is missing, and views_raw's harmful
+	// ones go only when --force accepted their loss.
+	dropped := 0
+	for _, p := range broken {
+		if rollup.IsRollup(p.Table) {
+			dropped++
+			continue
+		}
+		if !p.Covered && !(force && p.Table == rollup.RawTable) {
+			continue
+		}
+		if err := rollup.DropDetached(ctx, c.store, p); err != nil {
+			return fmt.Errorf("repair rollups: %w", err)
+		}
+		dropped++
+	}
+	results, err := rollup.Recount(ctx, c.store, now, checkExamples)
+	if err != nil {
+		return fmt.Errorf("repair rollups: verify: %w", err)
+	}
+	for _, r := range results {
+		if r.Differing > 0 {
+			return fmt.Errorf("repair rollups: %s still differs from its recount in %d rows after the rebuild (were validators inserting?); run `viewcount check`", r.Table, r.Differing)
+		}
+	}
+	fmt.Fprintf(stdout, "done in %s: %d rollup(s) rebuilt and equal to their recount; %d damaged part(s) dropped\n",
+		time.Since(start).Round(time.Millisecond), len(rollup.Rollups()), dropped)
+	return nil
+}
+
+func writeRawDamage(w io.Writer, raw []rollup.DetachedPart, lost []rollup.Lost, retention time.Duration) {
+	fmt.Fprintf(w, "views_raw is damaged: %d part(s) set aside by the engine, their events gone from the source of truth:\n", len(raw))
+	for _, p := range raw {
+		fmt.Fprintf(w, "  %s (%s, month %s, %d bytes, last written %s)\n", p.Name, p.Reason, p.Partition, p.Bytes, p.Modified)
+	}
+	if len(lost) == 0 {
+		fmt.Fprintln(w, "The rollups count no view that views_raw lacks (the parts held rejected events, or only days the rollups keep by themselves).")
+	} else {
+		fmt.Fprintln(w, "Valid views the rollups still count but views_raw no longer holds (a rebuild would drop them):")
+		for _, l := range lost {
+			fmt.Fprintf(w, "  %s: %d of %d\n", l.Site, l.Lost, l.Stored)
+		}
+	}
+	fmt.Fprintf(w, "The stream keeps the last %s of events (--retention): events younger than that are still there (README, Recovery).\n", retention)
+	fmt.Fprintln(w, "Without a rebuild the public counts stay as they are; `viewcount repair rollups --force` makes them equal to what views_raw holds now.")
+}
+
+// checkReport is what `viewcount check --json` prints.
+type checkReport struct {
+	OK               bool                   `json:"ok"`
+	Problems         []string               `json:"problems"`
+	DamagedParts     []rollup.DetachedPart  `json:"damaged_parts"` // covered ones included, not problems
+	Rollups          []rollup.RecountResult `json:"rollups"`
+	RawLost          []rollup.Lost          `json:"raw_lost"`
+	RawRetentionDays int                    `json:"raw_retention_days"`
+}
+
+// runCheck runs `viewcount check [--json]`, read-only: damaged store
+// parts, every rollup against a recount from views_raw. Exit 1 (an error)
+// with the list of problems, else a one-line summary.
 func runCheck(args []string, stdout, stderr io.Writer) error {
-	return errors.New("check: not built yet")
+	asJSON, args := takeFlag(args, "json")
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	c, err := openStoreCommand(ctx, "check", args, stderr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	rep, err := checkStore(ctx, c.store, time.Now())
+	if err != nil {
+		return fmt.Errorf("check: %w", err)
+	}
+
+	// LEAD: the stream and progress checks join here, e.g.
+	//   rep.Problems = append(rep.Problems, checkProgress(ctx, c.cfg, ...)...)
+	// (stream vs progress records, repair_progress.go).
+
+	rep.OK = len(rep.Problems) == 0
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return fmt.Errorf("check: %w", err)
+		}
+	} else if rep.OK {
+		parts := "no damaged store parts"
+		if n := len(rep.DamagedParts); n > 0 {
+			parts = fmt.Sprintf("%d outdated damaged part(s) set aside with nothing missing (`viewcount repair rollups` deletes them)", n)
+		}
+		fmt.Fprintf(stdout, "ok: every rollup (%s) equals its recount from views_raw; %s; raw events kept %d days\n",
+			strings.Join(rollup.Rollups(), ", "), parts, rep.RawRetentionDays)
+	} else {
+		writeProblems(stdout, rep)
+	}
+	if !rep.OK {
+		return fmt.Errorf("check: %d problem(s) found", len(rep.Problems))
+	}
+	return nil
+}
+
+// writeProblems prints one line per problem and, under a rollup's, the
+// first rows that differ (the JSON has them in "rollups").
+func writeProblems(w io.Writer, rep *checkReport) {
+	fmt.Fprintf(w, "%d problem(s):\n", len(rep.Problems))
+	for _, p := range rep.Problems {
+		fmt.Fprintf(w, "- %s\n", p)
+		for _, r := range rep.Rollups {
+			if r.Differing == 0 || !strings.HasPrefix(p, r.Table+": ") {
+				continue
+			}
+			for _, d := range r.Examples {
+				fmt.Fprintf(w, "    %s %s %q %s: views %d (recount %d), uniques %d (recount %d)\n",
+					d.Grain, d.Site, d.Page, d.Bucket, d.StoredViews, d.RecountViews, d.StoredUniques, d.RecountUniques)
+			}
+			if n := uint64(len(r.Examples)); n < r.Differing {
+				fmt.Fprintf(w, "    … and %d more\n", r.Differing-n)
+			}
+		}
+	}
+}
+
+// checkStore gathers the store's problems, each a readable line.
+func checkStore(ctx context.Context, s rollup.Execer, now time.Time) (*checkReport, error) {
+	rep := &checkReport{Problems: []string{}, RawLost: []rollup.Lost{}}
+	var err error
+	if rep.RawRetentionDays, err = rollup.RawRetentionDays(ctx, s); err != nil {
+		return nil, err
+	}
+	if rep.DamagedParts, err = rollup.BrokenParts(ctx, s); err != nil {
+		return nil, err
+	}
+	rawDamaged := false
+	for _, p := range rollup.Harmful(rep.DamagedParts) {
+		rawDamaged = rawDamaged || p.Table == rollup.RawTable
+		rep.Problems = append(rep.Problems, fmt.Sprintf("damaged part %s of %s (%s, %d bytes): %s", p.Name, p.Table, p.Reason, p.Bytes, rollup.Advice(p.Table)))
+	}
+	if rep.Rollups, err = rollup.Recount(ctx, s, now, checkExamples); err != nil {
+		return nil, err
+	}
+	for _, r := range rep.Rollups {
+		if r.Differing == 0 {
+			continue
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s: %d row(s) differ from the recount of views_raw", r.Table, r.Differing)
+		if rawDamaged {
+			b.WriteString(" (views_raw is damaged too: see raw_lost before repairing)")
+		} else {
+			b.WriteString("; repair: `viewcount repair rollups` with the server stopped")
+		}
+		rep.Problems = append(rep.Problems, b.String())
+	}
+	if rawDamaged {
+		if rep.RawLost, err = rollup.RawLost(ctx, s, now); err != nil {
+			return nil, err
+		}
+		for _, l := range rep.RawLost {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("views_raw lacks %d of the %d valid views the rollups count for %s", l.Lost, l.Stored, l.Site))
+		}
+	}
+	return rep, nil
 }

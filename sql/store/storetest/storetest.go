@@ -119,3 +119,46 @@ func removeStale() {
 		}
 	}
 }
+
+// BreakPart damages one active part of table in s's database the way a
+// crash or a bad disk does (its first .bin data file cut to a few bytes)
+// and makes the engine load the table again, which sets the part aside as
+// broken-on-start_<name>, as chDB does on a restart. It returns the part's
+// name; the test fails if there is no part to break.
+func BreakPart(t testing.TB, s store.Store, table string) string {
+	t.Helper()
+	return breakPart(t, s, table, 1)
+}
+
+// BreakOutdatedPart is BreakPart for a part a merge already replaced (still
+// on disk, waiting to be deleted): nothing is missing when it is set aside.
+func BreakOutdatedPart(t testing.TB, s store.Store, table string) string {
+	t.Helper()
+	return breakPart(t, s, table, 0)
+}
+
+func breakPart(t testing.TB, s store.Store, table string, active int) string {
+	t.Helper()
+	ctx := context.Background()
+	p := store.Params{"t": table, "active": strconv.Itoa(active)}
+	// Test-only SQL: the statements an operator's crash stands in for.
+	res, err := s.Query(ctx, "SELECT name, path FROM system.parts WHERE database = currentDatabase() AND table = {t:String} AND active = {active:UInt8} ORDER BY name LIMIT 1", p)
+	if err != nil || len(res.Rows) != 1 {
+		t.Fatalf("find a part of %s: %v %v", table, err, res)
+	}
+	name, dir := res.Rows[0][0], res.Rows[0][1]
+	if err := s.Exec(ctx, "DETACH TABLE {t:Identifier}", p); err != nil {
+		t.Fatalf("detach %s: %v", table, err)
+	}
+	bins, _ := filepath.Glob(filepath.Join(dir, "*.bin"))
+	if len(bins) == 0 {
+		t.Fatalf("part %s of %s has no .bin file in %s", name, table, dir)
+	}
+	if err := os.Truncate(bins[0], 8); err != nil {
+		t.Fatalf("truncate %s: %v", bins[0], err)
+	}
+	if err := s.Exec(ctx, "ATTACH TABLE {t:Identifier}", p); err != nil {
+		t.Fatalf("attach %s: %v", table, err)
+	}
+	return name
+}

@@ -1,0 +1,210 @@
+package rollup
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/store"
+)
+
+// Rollups returns the tables materialized views fill from views_raw. Each has
+// four scripts in sql/repair: NAME_prepare (a staging table, with what only
+// the rollup still holds), NAME_fill (one month of views_raw, the view's
+// own SELECT), NAME_swap (the staging table replaces the rollup's rows) and
+// NAME_recount (the rows that differ from a recount). A new rollup is one
+// more entry here and its four files.
+func Rollups() []string { return []string{"page_rollup"} }
+
+// IsRollup reports whether table is one of Rollups.
+func IsRollup(table string) bool {
+	for _, r := range Rollups() {
+		if r == table {
+			return true
+		}
+	}
+	return false
+}
+
+// Cutoff is the first day whose events views_raw holds in full: the day
+// after the one the raw retention's TTL reaches into (TTL removes rows in
+// background merges, so the boundary day may be partly gone). Rebuilds and
+// recounts take everything before it from the rollups themselves. With no
+// TTL it is the zero time (everything comes from views_raw).
+func Cutoff(ctx context.Context, q Execer, now time.Time) (time.Time, error) {
+	days, err := RawRetentionDays(ctx, q)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if days == 0 {
+		return time.Unix(0, 0).UTC(), nil
+	}
+	edge := now.UTC().AddDate(0, 0, -days)
+	return time.Date(edge.Year(), edge.Month(), edge.Day()+1, 0, 0, 0, 0, time.UTC), nil
+}
+
+func cutoffParam(t time.Time) string { return t.UTC().Format(time.DateTime) }
+
+// RebuildOptions tunes Rebuild.
+type RebuildOptions struct {
+	Now      time.Time                                        // for the cutoff; zero = time.Now()
+	Progress func(table string, done, total int, rows uint64) // after each month; nil = none
+}
+
+// Rebuild recounts every rollup from views_raw and swaps the result in,
+// one rollup at a time, then drops that rollup's damaged detached parts
+// (they are covered by the rebuild). It does not look at views_raw's own
+// parts: a caller that finds some broken must decide first (the rebuild
+// would drop the views they held). Validators must not be inserting while
+// it runs: views counted by the materialized view during a rebuild would be
+// overwritten by the swap.
+func Rebuild(ctx context.Context, q Execer, opts RebuildOptions, logger *slog.Logger) error {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	logger = logger.With("component", "rebuild")
+	if opts.Now.IsZero() {
+		opts.Now = time.Now()
+	}
+	cutoff, err := Cutoff(ctx, q, opts.Now)
+	if err != nil {
+		return err
+	}
+	months, err := q.Query(ctx, sql.Query(sql.RawMonths), nil)
+	if err != nil {
+		return fmt.Errorf("rebuild: list views_raw months: %w", err)
+	}
+	broken, err := BrokenParts(ctx, q)
+	if err != nil {
+		return fmt.Errorf("rebuild: %w", err)
+	}
+	for _, table := range Rollups() {
+		start := time.Now()
+		p := store.Params{"cutoff": cutoffParam(cutoff)}
+		if err := execScript(ctx, q, table+"_prepare", p); err != nil {
+			return err
+		}
+		for i, m := range months.Rows {
+			rows, _ := strconv.ParseUint(m[1], 10, 64) // only for progress
+			p := store.Params{"cutoff": cutoffParam(cutoff), "month": m[0]}
+			if err := execScript(ctx, q, table+"_fill", p); err != nil {
+				return fmt.Errorf("%w (month %s)", err, m[0])
+			}
+			if opts.Progress != nil {
+				opts.Progress(table, i+1, len(months.Rows), rows)
+			}
+		}
+		if err := execScript(ctx, q, table+"_swap", nil); err != nil {
+			return err
+		}
+		dropped := 0
+		for _, b := range broken {
+			if b.Table != table {
+				continue
+			}
+			if err := DropDetached(ctx, q, b); err != nil {
+				return err
+			}
+			dropped++
+		}
+		logger.Info("rollup rebuilt from views_raw", "table", table, "months", len(months.Rows),
+			"cutoff", cutoff.Format(time.DateOnly), "damaged_parts_dropped", dropped, "took", time.Since(start).Round(time.Millisecond))
+	}
+	return nil
+}
+
+// DropDetached deletes a detached part's files.
+func DropDetached(ctx context.Context, q Execer, p DetachedPart) error {
+	if err := q.Exec(ctx, sql.Query(sql.DropDetachedPart), store.Params{"table": p.Table, "part": p.Name}); err != nil {
+		return fmt.Errorf("drop detached part %s of %s: %w", p.Name, p.Table, err)
+	}
+	return nil
+}
+
+func execScript(ctx context.Context, q Execer, name string, p store.Params) error {
+	for i, st := range sql.Repair(name) {
+		if err := q.Exec(ctx, st, p); err != nil {
+			return fmt.Errorf("rebuild: %s statement %d: %w", name, i+1, err)
+		}
+	}
+	return nil
+}
+
+// Difference is one rollup row that does not equal its recount.
+type Difference struct {
+	Table          string `json:"table"`
+	Grain          string `json:"grain"`
+	Site           string `json:"site"`
+	Page           string `json:"page"`
+	Bucket         string `json:"bucket"`
+	StoredViews    uint64 `json:"stored_views"`
+	RecountViews   uint64 `json:"recount_views"`
+	StoredUniques  uint64 `json:"stored_uniques"`
+	RecountUniques uint64 `json:"recount_uniques"`
+}
+
+// RecountResult is one rollup's comparison with a recount from views_raw.
+type RecountResult struct {
+	Table     string       `json:"table"`
+	Differing uint64       `json:"differing"` // rows that differ, in all
+	Examples  []Difference `json:"examples"`  // the first of them, at most the limit asked for
+}
+
+// Recount compares every rollup with a recount from views_raw (read-only),
+// listing at most limit differing rows of each.
+func Recount(ctx context.Context, q Execer, now time.Time, limit int) ([]RecountResult, error) {
+	cutoff, err := Cutoff(ctx, q, now)
+	if err != nil {
+		return nil, err
+	}
+	var out []RecountResult
+	for _, table := range Rollups() {
+		res, err := q.Query(ctx, sql.Repair(table + "_recount")[0], store.Params{"cutoff": cutoffParam(cutoff), "limit": strconv.Itoa(limit)})
+		if err != nil {
+			return nil, fmt.Errorf("recount %s: %w", table, err)
+		}
+		r := RecountResult{Table: table, Examples: []Difference{}}
+		for _, row := range res.Rows {
+			if len(row) < 9 {
+				return nil, fmt.Errorf("recount %s: row of %d columns, want 9", table, len(row))
+			}
+			n := func(i int) uint64 { v, _ := strconv.ParseUint(row[i], 10, 64); return v }
+			r.Differing = n(8)
+			r.Examples = append(r.Examples, Difference{Table: table, Grain: row[0], Site: row[1], Page: row[2], Bucket: row[3],
+				StoredViews: n(4), RecountViews: n(5), StoredUniques: n(6), RecountUniques: n(7)})
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Lost is what views_raw misses per site compared with the day rollup
+// (sql/queries/raw_lost.sql): the views a rebuild would drop.
+type Lost struct {
+	Site   string `json:"site"`
+	Stored uint64 `json:"stored"`
+	Raw    uint64 `json:"raw"`
+	Lost   uint64 `json:"lost"`
+}
+
+// RawLost lists, per site, the valid views the rollups hold that views_raw
+// no longer does (from the cutoff on).
+func RawLost(ctx context.Context, q Execer, now time.Time) ([]Lost, error) {
+	cutoff, err := Cutoff(ctx, q, now)
+	if err != nil {
+		return nil, err
+	}
+	res, err := q.Query(ctx, sql.Query(sql.RawLost), store.Params{"cutoff": cutoffParam(cutoff)})
+	if err != nil {
+		return nil, fmt.Errorf("compare views_raw with the rollups: %w", err)
+	}
+	out := make([]Lost, 0, len(res.Rows))
+	for _, row := range res.Rows {
+		n := func(i int) uint64 { v, _ := strconv.ParseUint(row[i], 10, 64); return v }
+		out = append(out, Lost{Site: row[0], Stored: n(1), Raw: n(2), Lost: n(3)})
+	}
+	return out, nil
+}
