@@ -208,6 +208,12 @@ func TestAdminSites(t *testing.T) {
 	check(post("Bearer wrong", `{"domain":"a.example"}`), 401, "token")
 	check(post("Bearer "+testAdmin, `{"domain":`), 400, "domain")
 	check(post("Bearer "+testAdmin, `{"domain":"not a domain"}`), 400, "domain")
+	// Only public-looking host names (issue 9).
+	check(post("Bearer "+testAdmin, `{"domain":"localhost"}`), 400, "domain: a single label")
+	check(post("Bearer "+testAdmin, `{"domain":"127.0.0.1"}`), 400, "domain: an IP address")
+	check(post("Bearer "+testAdmin, `{"domain":"[::1]"}`), 400, "domain: an IP address")
+	check(post("Bearer "+testAdmin, `{"domain":"_.test"}`), 400, "domain: underscore")
+	check(post("Bearer "+testAdmin, `{"domain":"app.localhost"}`), 400, "domain: localhost")
 	check(post("Bearer "+testAdmin, `{"domain":"A.Example"}`), 201, `"site":"a.example"`)
 	check(post("Bearer "+testAdmin, `{"domain":"a.example"}`), 409, "already")
 	if !f.sites.Known("a.example") {
