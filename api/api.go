@@ -188,13 +188,27 @@ func countBody(site, page string, cnt Count) ([]byte, error) {
 var pageParam = [...]string{"page"}
 
 func (s *Server) requireAdmin(c *gin.Context) {
-	token, ok := strings.CutPrefix(c.GetHeader("Authorization"), "Bearer ")
+	token, ok := bearerToken(c.GetHeader("Authorization"))
 	if !ok || subtle.ConstantTimeCompare([]byte(token), []byte(s.cfg.AdminToken)) != 1 {
 		s.fail(c, errUnauthorized)
 		c.Abort()
 		return
 	}
 	c.Next()
+}
+
+// bearerToken returns the token of an Authorization header of the Bearer
+// scheme. The scheme is case-insensitive and may be followed by more than
+// one space (RFC 7235 section 2.1: auth-scheme 1*SP token68); clients
+// and proxies that write "bearer" or pad the header must still get in.
+func bearerToken(header string) (string, bool) {
+	const scheme = "Bearer"
+	if len(header) <= len(scheme) || !strings.EqualFold(header[:len(scheme)], scheme) ||
+		(header[len(scheme)] != ' ' && header[len(scheme)] != '\t') {
+		return "", false
+	}
+	token := strings.Trim(header[len(scheme):], " \t")
+	return token, token != ""
 }
 
 func (s *Server) addSite(c *gin.Context) {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -159,8 +158,8 @@ func (s *Server) siteAuth(c *gin.Context) (string, bool) {
 		s.fail(c, errBadRequest("site: not a domain name"))
 		return "", false
 	}
-	token, ok := strings.CutPrefix(c.GetHeader("Authorization"), "Bearer ")
-	if !ok || token == "" {
+	token, ok := bearerToken(c.GetHeader("Authorization"))
+	if !ok {
 		s.fail(c, errUnauthorized)
 		return "", false
 	}

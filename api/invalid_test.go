@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -114,4 +115,53 @@ func TestReportRange(t *testing.T) {
 	f("2020-01-01", "2026-11-01", "at most 366 days", "", "")
 	f("yesterday", "", "from: want", "", "")
 	f("", "+12026-01-01", "to: want", "", "")
+}
+
+// TestBearerScheme: the auth scheme is case-insensitive and may be followed
+// by several spaces (RFC 7235), for the admin token and site tokens alike
+// (issue 9: only "Bearer " exactly was accepted).
+func TestBearerScheme(t *testing.T) {
+	f := newFixture(t, nil)
+	_, token, err := f.sites.Add(context.Background(), "audit.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	do := func(method, path, auth, body string) int {
+		t.Helper()
+		r := httptest.NewRequest(method, path, strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Authorization", auth)
+		w := httptest.NewRecorder()
+		f.srv.ServeHTTP(w, r)
+		return w.Code
+	}
+	n := 0
+	check := func(auth string, want int) {
+		t.Helper()
+		for _, tok := range []string{token, testAdmin} {
+			if got := do("GET", "/v1/sites/audit.example/invalid", strings.ReplaceAll(auth, "T", tok), ""); got != want {
+				t.Errorf("report with %q: %d, want %d", strings.ReplaceAll(auth, "T", "<token>"), got, want)
+			}
+		}
+		n++
+		wantAdd := want
+		if want == 200 {
+			wantAdd = 201
+		}
+		body := `{"domain":"s` + strconv.Itoa(n) + `.example"}`
+		if got := do("POST", "/v1/admin/sites", strings.ReplaceAll(auth, "T", testAdmin), body); got != wantAdd {
+			t.Errorf("admin with %q: %d, want %d", strings.ReplaceAll(auth, "T", "<token>"), got, wantAdd)
+		}
+	}
+	check("Bearer T", 200)
+	check("bearer T", 200)
+	check("BEARER T", 200)
+	check("bEaReR    T", 200)
+	check("Bearer\tT", 200)
+	check("BearerT", 401)
+	check("Bearer", 401)
+	check("Bearer    ", 401)
+	check("Basic T", 401)
+	check("Bearer T T", 401)
+	check("Bearers T", 401)
 }
