@@ -156,8 +156,33 @@ func TestCountIsLaggedSnapshot(t *testing.T) {
 		t.Fatalf("site total after refresh: %+v, want 57", c)
 	}
 
-	if w := f.get(t, "/v1/sites/nope.example/count?page=/"); w.Code != 404 {
-		t.Errorf("unknown site: %d", w.Code)
+	// An unregistered site reads like a registered one without views, with
+	// no store query and no snapshot entry (issue 9: a 404 told which sites
+	// exist, while /invalid hides it).
+	queries, tracked := f.reads.n.Load(), len(f.snap.entries)
+	for _, q := range []string{"?page=/", "?page=/never", ""} {
+		w := f.get(t, "/v1/sites/nope.example/count"+q)
+		known := f.get(t, "/v1/sites/example.com/count?page=/never")
+		if w.Code != 200 || w.Header().Get("Cache-Control") != known.Header().Get("Cache-Control") ||
+			w.Header().Get("Content-Type") != known.Header().Get("Content-Type") {
+			t.Errorf("unknown site %s: %d %v, want 200 like %v", q, w.Code, w.Header(), known.Header())
+		}
+		want := strings.ReplaceAll(known.Body.String(), `"example.com","page":"/never"`, `"nope.example"`)
+		if q != "" {
+			want = strings.ReplaceAll(known.Body.String(), `"example.com","page":"/never"`, `"nope.example","page":"`+strings.TrimPrefix(q, "?page=")+`"`)
+		}
+		if w.Body.String() != want {
+			t.Errorf("unknown site %s: %s, want %s", q, w.Body, want)
+		}
+	}
+	if n := f.reads.n.Load(); n != queries {
+		t.Errorf("%d store queries for an unknown site", n-queries)
+	}
+	if n := len(f.snap.entries); n != tracked {
+		t.Errorf("snapshot grew from %d to %d entries for an unknown site", tracked, n)
+	}
+	if w := f.get(t, "/v1/sites/nope.example/count?page=%00"); w.Code != 400 {
+		t.Errorf("unknown site, bad page: %d", w.Code)
 	}
 	if w := f.get(t, "/v1/sites/bad..site/count?page=/"); w.Code != 400 {
 		t.Errorf("bad site: %d", w.Code)
