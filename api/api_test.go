@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -134,12 +135,17 @@ func TestCountIsLaggedSnapshot(t *testing.T) {
 	golden(t, "count_site.json", f.get(t, "/v1/sites/example.com/count").Body.Bytes())
 	golden(t, "count_unseen.json", f.get(t, "/v1/sites/example.com/count?page=/never").Body.Bytes())
 
-	// New views are not seen until the next refresh: reads are cache hits.
+	// New views are not seen until the next refresh: reads are cache hits
+	// (and, being second reads, make the refresh re-read those counts).
 	f.views(t, "example.com", "/post", 8)
 	var c countResponse
 	_ = json.Unmarshal(f.get(t, "/v1/sites/example.com/count?page=/post").Body.Bytes(), &c)
 	if c.Views != 42 {
 		t.Fatalf("before refresh: %d views, want the cached 42", c.Views)
+	}
+	_ = json.Unmarshal(f.get(t, "/v1/sites/example.com/count").Body.Bytes(), &c)
+	if c.Views != 49 {
+		t.Fatalf("site total before refresh: %d views, want the cached 49", c.Views)
 	}
 	f.clock.t = f.clock.t.Add(10 * time.Second)
 	f.snap.refresh(context.Background())
@@ -171,6 +177,9 @@ func TestCountIsLaggedSnapshot(t *testing.T) {
 		if q != "" {
 			want = strings.ReplaceAll(known.Body.String(), `"example.com","page":"/never"`, `"nope.example","page":"`+strings.TrimPrefix(q, "?page=")+`"`)
 		}
+		// as_of is when the answer was true: now, in steps of the lag.
+		asOf := regexp.MustCompile(`"as_of":"[^"]*"`)
+		want = asOf.ReplaceAllString(want, `"as_of":"2026-11-29T12:00:10Z"`)
 		if w.Body.String() != want {
 			t.Errorf("unknown site %s: %s, want %s", q, w.Body, want)
 		}
@@ -342,7 +351,8 @@ func TestCountDuringRefresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	fx.views(t, "example.com", "/post", 3)
-	for _, q := range []string{"?page=/post", ""} {
+	// Read twice: the second read is what makes the first refresh re-read.
+	for _, q := range []string{"?page=/post", "", "?page=/post", ""} {
 		if w := fx.get(t, "/v1/sites/example.com/count"+q); w.Code != 200 {
 			t.Fatalf("warm-up %q: %d %s", q, w.Code, w.Body)
 		}
