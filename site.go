@@ -2,6 +2,8 @@ package viewcount
 
 import (
 	"errors"
+	"fmt"
+	"net/netip"
 	"strings"
 )
 
@@ -42,4 +44,41 @@ func NormaliseSite(s string) (string, error) {
 		}
 	}
 	return s, nil
+}
+
+// CheckRegistrable normalises a domain being registered as a site
+// (NormaliseSite) and refuses what is not a public host name: an IP
+// address (bracketed or not), a single label, "localhost" or a name under
+// it, a label with an underscore, a top-level label of digits only. A
+// site's hits come from browsers on the public web; registering "localhost"
+// or an address would let any local or scanned traffic count (issue 9).
+// Ingest keeps NormaliseSite's looser rule, so hits for such names are
+// still recorded, as unknown_site.
+//
+// The error wraps ErrBadSite; its text after "invalid site: " is worded
+// for the client.
+func CheckRegistrable(s string) (string, error) {
+	raw := strings.Trim(strings.TrimSpace(s), "[]")
+	if _, err := netip.ParseAddr(raw); err == nil {
+		return "", fmt.Errorf("%w: an IP address, not a host name", ErrBadSite)
+	}
+	site, err := NormaliseSite(s)
+	if err != nil {
+		return "", fmt.Errorf("%w: not a host name", ErrBadSite)
+	}
+	dot := strings.LastIndexByte(site, '.')
+	if dot < 0 {
+		return "", fmt.Errorf("%w: a single label, not a public host name", ErrBadSite)
+	}
+	if strings.Contains(site, "_") {
+		return "", fmt.Errorf("%w: underscore in a host name", ErrBadSite)
+	}
+	tld := site[dot+1:]
+	if strings.Trim(tld, "0123456789") == "" {
+		return "", fmt.Errorf("%w: the last label is a number (an IP address?)", ErrBadSite)
+	}
+	if tld == "localhost" {
+		return "", fmt.Errorf("%w: localhost is not a public host name", ErrBadSite)
+	}
+	return site, nil
 }

@@ -132,10 +132,6 @@ func (s *Server) count(c *gin.Context) {
 		s.fail(c, errBadRequest("site: not a domain name"))
 		return
 	}
-	if !s.sites.Known(site) {
-		s.fail(c, errNotFound("site not registered"))
-		return
-	}
 	var page string
 	var q [1]string
 	if viewcount.QueryValues(c.Request.URL.RawQuery, pageParam[:], q[:]) != 0 {
@@ -148,6 +144,10 @@ func (s *Server) count(c *gin.Context) {
 			s.fail(c, errBadRequest("page: "+err.Error()))
 			return
 		}
+	}
+	if !s.sites.Known(site) {
+		s.unknownCount(c, site, page)
+		return
 	}
 	r, err := s.snap.get(c.Request.Context(), site, page)
 	if err != nil {
@@ -172,6 +172,26 @@ func (s *Server) count(c *gin.Context) {
 	_, _ = c.Writer.Write(*body)
 }
 
+// unknownCount answers a count of a site that is not registered as a
+// registered site with no views would be answered: /invalid does not say
+// which sites exist, so /count must not either (issue 9: it answered 404).
+// It costs no store query and takes no room in the snapshot, so reading
+// random site names is free. An unregistered site never has a valid view
+// (validators judge its hits unknown_site), so zeros are its true count;
+// as_of moves in steps of the lag, as a snapshot reading does.
+func (s *Server) unknownCount(c *gin.Context, site, page string) {
+	body, err := countBody(site, page, Count{AsOf: s.now().Truncate(s.cfg.PublicLag)})
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	h := c.Writer.Header()
+	h["Cache-Control"] = s.cacheControl
+	h["Content-Type"] = s.jsonType
+	c.Status(http.StatusOK)
+	_, _ = c.Writer.Write(body)
+}
+
 // countBody is the JSON answer for cnt of site+page. It goes through the
 // encoder c.JSON uses, so the bytes are those c.JSON wrote before answers
 // were cached (the golden files hold them).
@@ -188,13 +208,27 @@ func countBody(site, page string, cnt Count) ([]byte, error) {
 var pageParam = [...]string{"page"}
 
 func (s *Server) requireAdmin(c *gin.Context) {
-	token, ok := strings.CutPrefix(c.GetHeader("Authorization"), "Bearer ")
+	token, ok := bearerToken(c.GetHeader("Authorization"))
 	if !ok || subtle.ConstantTimeCompare([]byte(token), []byte(s.cfg.AdminToken)) != 1 {
 		s.fail(c, errUnauthorized)
 		c.Abort()
 		return
 	}
 	c.Next()
+}
+
+// bearerToken returns the token of an Authorization header of the Bearer
+// scheme. The scheme is case-insensitive and may be followed by more than
+// one space (RFC 7235 section 2.1: auth-scheme 1*SP token68); clients
+// and proxies that write "bearer" or pad the header must still get in.
+func bearerToken(header string) (string, bool) {
+	const scheme = "Bearer"
+	if len(header) <= len(scheme) || !strings.EqualFold(header[:len(scheme)], scheme) ||
+		(header[len(scheme)] != ' ' && header[len(scheme)] != '\t') {
+		return "", false
+	}
+	token := strings.Trim(header[len(scheme):], " \t")
+	return token, token != ""
 }
 
 func (s *Server) addSite(c *gin.Context) {

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -134,12 +135,17 @@ func TestCountIsLaggedSnapshot(t *testing.T) {
 	golden(t, "count_site.json", f.get(t, "/v1/sites/example.com/count").Body.Bytes())
 	golden(t, "count_unseen.json", f.get(t, "/v1/sites/example.com/count?page=/never").Body.Bytes())
 
-	// New views are not seen until the next refresh: reads are cache hits.
+	// New views are not seen until the next refresh: reads are cache hits
+	// (and, being second reads, make the refresh re-read those counts).
 	f.views(t, "example.com", "/post", 8)
 	var c countResponse
 	_ = json.Unmarshal(f.get(t, "/v1/sites/example.com/count?page=/post").Body.Bytes(), &c)
 	if c.Views != 42 {
 		t.Fatalf("before refresh: %d views, want the cached 42", c.Views)
+	}
+	_ = json.Unmarshal(f.get(t, "/v1/sites/example.com/count").Body.Bytes(), &c)
+	if c.Views != 49 {
+		t.Fatalf("site total before refresh: %d views, want the cached 49", c.Views)
 	}
 	f.clock.t = f.clock.t.Add(10 * time.Second)
 	f.snap.refresh(context.Background())
@@ -156,8 +162,36 @@ func TestCountIsLaggedSnapshot(t *testing.T) {
 		t.Fatalf("site total after refresh: %+v, want 57", c)
 	}
 
-	if w := f.get(t, "/v1/sites/nope.example/count?page=/"); w.Code != 404 {
-		t.Errorf("unknown site: %d", w.Code)
+	// An unregistered site reads like a registered one without views, with
+	// no store query and no snapshot entry (issue 9: a 404 told which sites
+	// exist, while /invalid hides it).
+	queries, tracked := f.reads.n.Load(), len(f.snap.entries)
+	for _, q := range []string{"?page=/", "?page=/never", ""} {
+		w := f.get(t, "/v1/sites/nope.example/count"+q)
+		known := f.get(t, "/v1/sites/example.com/count?page=/never")
+		if w.Code != 200 || w.Header().Get("Cache-Control") != known.Header().Get("Cache-Control") ||
+			w.Header().Get("Content-Type") != known.Header().Get("Content-Type") {
+			t.Errorf("unknown site %s: %d %v, want 200 like %v", q, w.Code, w.Header(), known.Header())
+		}
+		want := strings.ReplaceAll(known.Body.String(), `"example.com","page":"/never"`, `"nope.example"`)
+		if q != "" {
+			want = strings.ReplaceAll(known.Body.String(), `"example.com","page":"/never"`, `"nope.example","page":"`+strings.TrimPrefix(q, "?page=")+`"`)
+		}
+		// as_of is when the answer was true: now, in steps of the lag.
+		asOf := regexp.MustCompile(`"as_of":"[^"]*"`)
+		want = asOf.ReplaceAllString(want, `"as_of":"2026-11-29T12:00:10Z"`)
+		if w.Body.String() != want {
+			t.Errorf("unknown site %s: %s, want %s", q, w.Body, want)
+		}
+	}
+	if n := f.reads.n.Load(); n != queries {
+		t.Errorf("%d store queries for an unknown site", n-queries)
+	}
+	if n := len(f.snap.entries); n != tracked {
+		t.Errorf("snapshot grew from %d to %d entries for an unknown site", tracked, n)
+	}
+	if w := f.get(t, "/v1/sites/nope.example/count?page=%00"); w.Code != 400 {
+		t.Errorf("unknown site, bad page: %d", w.Code)
 	}
 	if w := f.get(t, "/v1/sites/bad..site/count?page=/"); w.Code != 400 {
 		t.Errorf("bad site: %d", w.Code)
@@ -208,6 +242,12 @@ func TestAdminSites(t *testing.T) {
 	check(post("Bearer wrong", `{"domain":"a.example"}`), 401, "token")
 	check(post("Bearer "+testAdmin, `{"domain":`), 400, "domain")
 	check(post("Bearer "+testAdmin, `{"domain":"not a domain"}`), 400, "domain")
+	// Only public-looking host names (issue 9).
+	check(post("Bearer "+testAdmin, `{"domain":"localhost"}`), 400, "domain: a single label")
+	check(post("Bearer "+testAdmin, `{"domain":"127.0.0.1"}`), 400, "domain: an IP address")
+	check(post("Bearer "+testAdmin, `{"domain":"[::1]"}`), 400, "domain: an IP address")
+	check(post("Bearer "+testAdmin, `{"domain":"_.test"}`), 400, "domain: underscore")
+	check(post("Bearer "+testAdmin, `{"domain":"app.localhost"}`), 400, "domain: localhost")
 	check(post("Bearer "+testAdmin, `{"domain":"A.Example"}`), 201, `"site":"a.example"`)
 	check(post("Bearer "+testAdmin, `{"domain":"a.example"}`), 409, "already")
 	if !f.sites.Known("a.example") {
@@ -311,7 +351,8 @@ func TestCountDuringRefresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	fx.views(t, "example.com", "/post", 3)
-	for _, q := range []string{"?page=/post", ""} {
+	// Read twice: the second read is what makes the first refresh re-read.
+	for _, q := range []string{"?page=/post", "", "?page=/post", ""} {
 		if w := fx.get(t, "/v1/sites/example.com/count"+q); w.Code != 200 {
 			t.Fatalf("warm-up %q: %d %s", q, w.Code, w.Body)
 		}

@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -33,7 +34,12 @@ func (s *Server) fail(c *gin.Context, err error) {
 	case errors.As(err, &he):
 		c.JSON(he.status, gin.H{"error": he.msg})
 	case errors.Is(err, viewcount.ErrBadSite):
-		c.JSON(http.StatusBadRequest, gin.H{"error": "domain: not a valid domain name"})
+		// CheckRegistrable words why, from fixed text only.
+		msg := "not a valid domain name"
+		if why, ok := strings.CutPrefix(err.Error(), viewcount.ErrBadSite.Error()+": "); ok {
+			msg = why
+		}
+		c.JSON(http.StatusBadRequest, gin.H{"error": "domain: " + msg})
 	case errors.Is(err, stream.ErrSiteExists):
 		c.JSON(http.StatusConflict, gin.H{"error": "site already registered"})
 	case errors.Is(err, stream.ErrSiteUnknown):

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -96,7 +95,15 @@ func (s *Server) invalidReport(ctx context.Context, site string, from, to time.T
 	return rep, nil
 }
 
-// reportRange parses the from/to of a report into [from, to).
+// reportEpoch is the earliest time a report covers: no view is older, and
+// the store's DateTime64 holds only 1900 to 2299 (beyond, ClickHouse clamps
+// silently or fails, which a client would see as an empty report or a 503).
+var reportEpoch = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// reportRange parses the from/to of a report into [from, to). A range the
+// report cannot serve is the client's mistake, answered 400, never a store
+// error: from must lie between 1970 and the end of tomorrow (UTC, so every
+// time zone's today is in), to after from and at most maxReportDays later.
 func reportRange(fromS, toS string, now time.Time) (from, to time.Time, err error) {
 	parse := func(name, v string, end bool) (time.Time, error) {
 		if t, err := time.Parse(time.DateOnly, v); err == nil {
@@ -123,7 +130,17 @@ func reportRange(fromS, toS string, now time.Time) (from, to time.Time, err erro
 			return
 		}
 	}
+	latest := now.Truncate(24*time.Hour).AddDate(0, 0, 2)
+	const day = "2006-01-02"
 	switch {
+	case !to.After(reportEpoch) || to.After(latest.AddDate(0, 0, maxReportDays)):
+		err = fmt.Errorf("to: must be between %s and %s", reportEpoch.Format(day), latest.AddDate(0, 0, maxReportDays-1).Format(day))
+	case from.Before(reportEpoch):
+		err = fmt.Errorf("from: must not be before %s", reportEpoch.Format(day))
+	case !from.Before(latest) && fromS == "":
+		err = fmt.Errorf("from (30 days before to by default) is in the future: give from")
+	case !from.Before(latest):
+		err = fmt.Errorf("from: in the future (at most %s)", latest.AddDate(0, 0, -1).Format(day))
 	case !from.Before(to):
 		err = fmt.Errorf("from must be before to")
 	case to.Sub(from) > maxReportDays*24*time.Hour:
@@ -141,8 +158,8 @@ func (s *Server) siteAuth(c *gin.Context) (string, bool) {
 		s.fail(c, errBadRequest("site: not a domain name"))
 		return "", false
 	}
-	token, ok := strings.CutPrefix(c.GetHeader("Authorization"), "Bearer ")
-	if !ok || token == "" {
+	token, ok := bearerToken(c.GetHeader("Authorization"))
+	if !ok {
 		s.fail(c, errUnauthorized)
 		return "", false
 	}

@@ -17,7 +17,8 @@ import (
 // arbitrary input). Anything else — an escape, an unknown or differently
 // cased key, null, a float, invalid UTF-8, a syntax error — returns !ok,
 // and decodeBeacon takes the encoding/json path, which also words the
-// error a client sees.
+// error a client sees (checkBeaconText first refuses the text encoding/json
+// would silently turn into U+FFFD).
 //
 // The strings of all hits share one copy of the body, so a request costs
 // one allocation for its text instead of four per event.
@@ -198,7 +199,7 @@ func (p *beaconParser) str() (string, bool) {
 		switch {
 		case c == '"':
 			v := p.s[start:j]
-			// encoding/json replaces invalid UTF-8 with U+FFFD.
+			// Left to the slow path, which refuses it naming the field.
 			if !ascii && !utf8.ValidString(v) {
 				return "", false
 			}

@@ -2,32 +2,85 @@ package ingest
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 )
 
-// slowBeacon is decodeBeacon without the fast path: encoding/json only.
-func slowBeacon(t testing.TB, body []byte) ([]Hit, bool, error) {
+// slowBeacon is the reference decoder: encoding/json, then the rule that a
+// text field must be valid Unicode as sent (textErr), judged independently of
+// checkBeaconText: a field is broken when its decoded value holds more
+// U+FFFD than its literal spelled out, i.e. encoding/json replaced something.
+func slowBeacon(t testing.TB, body []byte) (hits []Hit, array bool, err, textErr error) {
 	t.Helper()
+	type texts struct {
+		Site     json.RawMessage `json:"site"`
+		Page     json.RawMessage `json:"page"`
+		Referrer json.RawMessage `json:"referrer"`
+		ID       json.RawMessage `json:"id"`
+	}
+	var raws []texts
 	s := strings.TrimLeft(string(body), " \t\r\n")
 	if strings.HasPrefix(s, "{") {
 		var e BeaconEvent
 		if err := json.Unmarshal(body, &e); err != nil {
-			return nil, false, err
+			return nil, false, err, nil
 		}
-		return []Hit{e.hit()}, false, nil
+		hits = []Hit{e.hit()}
+		raws = make([]texts, 1)
+		if err := json.Unmarshal(body, &raws[0]); err != nil {
+			t.Fatalf("%q: decodes as an event but not its texts: %v", body, err)
+		}
+	} else {
+		array = true
+		var evs []BeaconEvent
+		if err := json.Unmarshal(body, &evs); err != nil {
+			return nil, true, err, nil
+		}
+		hits = make([]Hit, len(evs))
+		for i := range evs {
+			hits[i] = evs[i].hit()
+		}
+		if err := json.Unmarshal(body, &raws); err != nil {
+			t.Fatalf("%q: decodes as events but not their texts: %v", body, err)
+		}
 	}
-	var evs []BeaconEvent
-	if err := json.Unmarshal(body, &evs); err != nil {
-		return nil, true, err
+	for i, r := range raws {
+		for _, lit := range []json.RawMessage{r.Site, r.Page, r.Referrer, r.ID} {
+			var v string
+			if json.Unmarshal(lit, &v) != nil {
+				continue // not a string: the decoder refused it already
+			}
+			if strings.Count(v, "\uFFFD") != spelledReplacements(lit) {
+				textErr = fmt.Errorf("event %d: %s replaced", i, lit)
+			}
+		}
 	}
-	hits := make([]Hit, len(evs))
-	for i := range evs {
-		hits[i] = evs[i].hit()
+	return hits, array, nil, textErr
+}
+
+// spelledReplacements counts the U+FFFD a JSON string literal spells out,
+// as UTF-8 bytes or as the escape \ufffd.
+func spelledReplacements(lit []byte) int {
+	n := 0
+	for i := 0; i < len(lit); i++ {
+		switch {
+		case lit[i] == '\\' && i+1 < len(lit) && lit[i+1] == 'u' && i+5 < len(lit):
+			if strings.EqualFold(string(lit[i+2:i+6]), "fffd") {
+				n++
+			}
+			i += 5
+		case lit[i] == '\\':
+			i++
+		case strings.HasPrefix(string(lit[i:]), "\uFFFD"):
+			n++
+			i += 2
+		}
 	}
-	return hits, true, nil
+	return n
 }
 
 var fastBeaconCorpus = []string{
@@ -41,10 +94,14 @@ var fastBeaconCorpus = []string{
 	`{"hints":{"sw":1e3}}`, `{"hints":{"sw":01}}`, `{"hints":{"sw":-0}}`, `{"extra":1,"site":"a"}`, "{\"page\":\"\xff\"}",
 	`{"site":"a"} x`, `[{"site":"a"},]`, `{"webdriver":true,"hints":{"tz":false},"hints":{"sec":true}}`,
 	`{"hints":{"sw":123456789012345678901}}`, `{"site":"a",}`, `{"site" "a"}`,
+	`{"page":"\ud800"}`, `{"page":"\udc00x"}`, `{"page":"\ud83d\ude00"}`, `{"page":"\ud83d\u0041"}`, `{"page":"\ufffd"}`,
+	"{\"page\":\"\xef\xbf\xbd\"}", `{"PAGE":"\ud800","page":"/ok"}`, `[{"id":"a"},{"referrer":"\udbff"}]`, `{"page":"\\ud800"}`,
 }
 
 // The fast path never disagrees with encoding/json: when it answers, the
-// hits are the ones encoding/json decodes from the same body.
+// hits are the ones encoding/json decodes from the same body, and their
+// text is what the client sent. The whole decoder accepts nothing the
+// reference refuses.
 func FuzzFastBeaconMatchesJSON(f *testing.F) {
 	for _, s := range fastBeaconCorpus {
 		f.Add([]byte(s))
@@ -56,19 +113,27 @@ func FuzzFastBeaconMatchesJSON(f *testing.F) {
 
 func checkFastBeacon(t *testing.T, body []byte) {
 	t.Helper()
-	hits, array, ok := fastBeacon(body)
-	if !ok {
-		return
+	want, wantArray, jsonErr, textErr := slowBeacon(t, body)
+	if hits, array, ok := fastBeacon(body); ok {
+		if jsonErr != nil || textErr != nil {
+			t.Fatalf("%q: fast path decoded %d hits, the reference refuses: %v", body, len(hits), errors.Join(jsonErr, textErr))
+		}
+		if array != wantArray || !reflect.DeepEqual(hits, want) {
+			t.Fatalf("%q:\nfast %+v (array %v)\njson %+v (array %v)", body, hits, array, want, wantArray)
+		}
+		if len(hits) < 1 || len(hits) > MaxBeaconEvents {
+			t.Fatalf("%q: %d hits", body, len(hits))
+		}
 	}
-	want, wantArray, err := slowBeacon(t, body)
-	if err != nil {
-		t.Fatalf("%q: fast path decoded %d hits, encoding/json fails: %v", body, len(hits), err)
-	}
-	if array != wantArray || !reflect.DeepEqual(hits, want) {
-		t.Fatalf("%q:\nfast %+v (array %v)\njson %+v (array %v)", body, hits, array, want, wantArray)
-	}
-	if len(hits) < 1 || len(hits) > MaxBeaconEvents {
-		t.Fatalf("%q: %d hits", body, len(hits))
+	// The whole decoder (fast path or fallback) keeps the text rule too.
+	hits, array, err := decodeBeacon(body)
+	switch {
+	case err == nil && (jsonErr != nil || textErr != nil):
+		t.Fatalf("%q: decoded %d hits, the reference refuses: %v", body, len(hits), errors.Join(jsonErr, textErr))
+	case err == nil && (array != wantArray || !reflect.DeepEqual(hits, want)):
+		t.Fatalf("%q:\ndecoded %+v (array %v)\njson %+v (array %v)", body, hits, array, want, wantArray)
+	case jsonErr == nil && textErr != nil && err == nil:
+		t.Fatalf("%q: broken text accepted", body)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/viewcount/viewcount"
 )
@@ -128,6 +129,11 @@ func (h *Handler) event(e *viewcount.Event, hit *Hit, field func(int) string, i 
 	if err != nil {
 		return badInput("%spage: %s", field(i), reason(err))
 	}
+	// A bad referrer is dropped (NormaliseReferrer), but text that is not
+	// UTF-8 is a broken client, refused as for every other field.
+	if !utf8.ValidString(hit.Referrer) {
+		return badInput("%sreferrer: invalid UTF-8", field(i))
+	}
 	id := hit.ID
 	if id == "" {
 		id = newEventID()
@@ -222,6 +228,9 @@ func clamp(v, hi int64) int64 { return max(0, min(v, hi)) }
 func decodeBeacon(body []byte) (hits []Hit, array bool, err error) {
 	if hits, array, ok := fastBeacon(body); ok {
 		return hits, array, nil
+	}
+	if array, err := checkBeaconText(body); err != nil {
+		return nil, array, err
 	}
 	body = bytes.TrimLeft(body, " \t\r\n")
 	if len(body) == 0 {

@@ -103,9 +103,10 @@ func (s *Sites) Known(domain string) bool {
 
 // Add registers a site and returns its token, shown to the caller once.
 // It returns ErrSiteExists if the domain is already registered and
-// viewcount.ErrBadSite for a name that is not a domain.
+// viewcount.ErrBadSite for a name that is not a public host name
+// (viewcount.CheckRegistrable).
 func (s *Sites) Add(ctx context.Context, domain string) (site Site, token string, err error) {
-	domain, err = viewcount.NormaliseSite(domain)
+	domain, err = viewcount.CheckRegistrable(domain)
 	if err != nil {
 		return Site{}, "", err
 	}

@@ -33,6 +33,12 @@ func TestSitesRegistry(t *testing.T) {
 	if _, _, err := a.Add(ctx, "not a domain"); !errors.Is(err, viewcount.ErrBadSite) {
 		t.Fatalf("bad domain: %v, want ErrBadSite", err)
 	}
+	// Only public-looking host names are registered (issue 9).
+	for _, d := range []string{"localhost", "127.0.0.1", "_.test", "[::1]", "::1", "10.0.0.1:8080", "a.localhost", "a.123"} {
+		if _, _, err := a.Add(ctx, d); !errors.Is(err, viewcount.ErrBadSite) {
+			t.Errorf("Add(%q): %v, want ErrBadSite", d, err)
+		}
+	}
 	if _, err := a.Get(ctx, "nope.example"); !errors.Is(err, stream.ErrSiteUnknown) {
 		t.Fatalf("Get unknown: %v", err)
 	}
