@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/viewcount/viewcount/ingest/stream"
 	"github.com/viewcount/viewcount/rollup"
 	"github.com/viewcount/viewcount/sql/store"
 )
@@ -47,6 +48,24 @@ func openStoreCommand(ctx context.Context, name string, args []string, stderr io
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return c, nil
+}
+
+// checkProgress opens the stream too and compares each partition's progress
+// record with it and with views_raw (checkProgress in repair_progress.go).
+func (c *storeCommand) checkProgress(ctx context.Context) ([]string, error) {
+	if c.lock == nil && c.cfg.NATSURL == "" {
+		var err error
+		if c.lock, err = lockDataDir(c.cfg.Data); err != nil {
+			return nil, fmt.Errorf("%w (stop the server first)", err)
+		}
+	}
+	conn, err := stream.Open(ctx, stream.Config{URL: c.cfg.NATSURL, DataDir: c.cfg.Data, Partitions: c.cfg.Partitions,
+		Retention: c.cfg.Retention}, c.logger)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	return checkProgress(ctx, conn.JS, c.store, conn.Partitions)
 }
 
 func (c *storeCommand) Close() {
@@ -201,9 +220,11 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("check: %w", err)
 	}
 
-	// LEAD: the stream and progress checks join here, e.g.
-	//   rep.Problems = append(rep.Problems, checkProgress(ctx, c.cfg, ...)...)
-	// (stream vs progress records, repair_progress.go).
+	progress, err := c.checkProgress(ctx)
+	if err != nil {
+		return fmt.Errorf("check: %w", err)
+	}
+	rep.Problems = append(rep.Problems, progress...)
 
 	rep.OK = len(rep.Problems) == 0
 	if asJSON {
