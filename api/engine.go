@@ -2,8 +2,11 @@ package api
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/viewcount/viewcount/ingest/redact"
 )
 
 // NewEngine returns the HTTP router every role registers on. Only requests
@@ -13,7 +16,10 @@ import (
 func NewEngine(trustedProxies []string) (*gin.Engine, error) {
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()
-	e.Use(gin.Recovery())
+	// Gin's recovery prints the request's headers on a broken pipe
+	// (X-Forwarded-For included) and error texts naming both socket
+	// addresses: the writer masks every address before it reaches stderr.
+	e.Use(gin.RecoveryWithWriter(redact.NewWriter(os.Stderr)))
 	e.RemoteIPHeaders = []string{"X-Forwarded-For", "X-Real-IP"}
 	if err := e.SetTrustedProxies(trustedProxies); err != nil {
 		return nil, fmt.Errorf("api: trusted proxies: %w", err)
