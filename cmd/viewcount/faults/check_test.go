@@ -50,19 +50,24 @@ func liveValid(base, site string) (uint64, error) {
 	return rep.Valid, nil
 }
 
-// waitCounted polls the live valid count until it reaches want or d
-// passes; it returns the last count seen and whether want was reached.
-func waitCounted(c *child, site string, want int, d time.Duration) (uint64, bool) {
+// waitCounted polls the live valid count until it reaches want, d passes,
+// or the count stays the same for stall (0 = no such limit; with the load
+// stopped a healthy pipeline never stands still that long); it returns the
+// last count seen and whether want was reached.
+func waitCounted(c *child, site string, want int, d, stall time.Duration) (uint64, bool) {
 	deadline := time.Now().Add(d)
 	var last uint64
+	lastChange := time.Now()
 	for {
 		if n, err := liveValid(c.base(), site); err == nil {
-			last = n
+			if n != last {
+				last, lastChange = n, time.Now()
+			}
 			if n >= uint64(want) {
 				return n, true
 			}
 		}
-		if time.Now().After(deadline) || !c.running() {
+		if time.Now().After(deadline) || !c.running() || stall > 0 && time.Since(lastChange) > stall {
 			return last, false
 		}
 		time.Sleep(250 * time.Millisecond)

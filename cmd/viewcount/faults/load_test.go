@@ -63,9 +63,10 @@ type load struct {
 	hc   *http.Client
 
 	mu      sync.Mutex
-	acked   map[string]int // id → acknowledgements (a retry after a lost answer may ack twice)
-	gaveUp  map[string]bool
-	refused []string // 4xx answers other than 429: a harness bug, fails the scenario
+	acked   map[string]int  // id → acknowledgements (a retry after a lost answer may ack twice)
+	gaveUp  map[string]bool // ids of pending
+	pending []request       // requests given up on, unacknowledged
+	refused []string        // 4xx answers other than 429: a harness bug, fails the scenario
 
 	attempts, retries atomic.Int64
 	stop              chan struct{}
@@ -108,7 +109,7 @@ func (l *load) worker(vs []*visitor, rng *rand.Rand) {
 		v := vs[i%len(vs)]
 		if rng.IntN(2) == 0 {
 			id := l.id(v)
-			l.send(l.pixel(v, id), []string{id})
+			l.send(request{l.pixel(v, id), []string{id}})
 			continue
 		}
 		n := 1 + rng.IntN(4)
@@ -121,11 +122,11 @@ func (l *load) worker(vs []*visitor, rng *rand.Rand) {
 				Hints:    &ingest.BeaconHints{ScreenW: 1920, ScreenH: 1080, Languages: 2, TZ: true, UAData: browsers[v.browser].uad, Secure: true}}
 		}
 		body, _ := json.Marshal(evs)
-		l.send(func() *http.Request {
+		l.send(request{func() *http.Request {
 			req, _ := http.NewRequest("POST", l.base+"/v1/events", bytes.NewReader(body))
 			req.Header.Set("Content-Type", "text/plain;charset=UTF-8")
 			return l.headers(req, v)
-		}, ids)
+		}, ids})
 	}
 }
 
@@ -153,33 +154,42 @@ func (l *load) headers(req *http.Request, v *visitor) *http.Request {
 	return req
 }
 
+// request is one HTTP request of the load, remade for each attempt.
+type request struct {
+	make func() *http.Request
+	ids  []string
+}
+
 // send retries one request with the same ids until it is acknowledged.
 // 503, 429, timeouts, resets and refused connections are what a browser's
-// retry would meet while the server is degraded or down.
-func (l *load) send(newReq func() *http.Request, ids []string) {
+// retry would meet while the server is degraded or down. A request still
+// unacknowledged at the give-up time is kept for resend.
+func (l *load) send(r request) {
 	backoff := 50 * time.Millisecond
 	for {
 		l.attempts.Add(1)
-		code, err := l.do(newReq())
+		code, err := l.do(r.make())
 		switch {
 		case err == nil && (code == http.StatusOK || code == http.StatusAccepted):
 			l.mu.Lock()
-			for _, id := range ids {
+			for _, id := range r.ids {
 				l.acked[id]++
+				delete(l.gaveUp, id)
 			}
 			l.mu.Unlock()
 			return
 		case err == nil && code >= 400 && code < 500 && code != http.StatusTooManyRequests && code != http.StatusRequestTimeout:
 			l.mu.Lock()
-			l.refused = append(l.refused, fmt.Sprintf("%d for %s", code, ids[0]))
+			l.refused = append(l.refused, fmt.Sprintf("%d for %s", code, r.ids[0]))
 			l.mu.Unlock()
 			return
 		}
 		if time.Now().UnixNano() > l.giveUpAt.Load() {
 			l.mu.Lock()
-			for _, id := range ids {
+			for _, id := range r.ids {
 				l.gaveUp[id] = true
 			}
+			l.pending = append(l.pending, r)
 			l.mu.Unlock()
 			return
 		}
@@ -187,6 +197,25 @@ func (l *load) send(newReq func() *http.Request, ids []string) {
 		time.Sleep(backoff)
 		backoff = min(2*backoff, time.Second)
 	}
+}
+
+// resend retries the requests given up on (after a restart), each until
+// acknowledged or d has passed.
+func (l *load) resend(d time.Duration) {
+	l.giveUpAt.Store(time.Now().Add(d).UnixNano())
+	l.mu.Lock()
+	rs := l.pending
+	l.pending = nil
+	l.mu.Unlock()
+	for _, r := range rs {
+		l.send(r)
+	}
+}
+
+func (l *load) gaveUpCount() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.gaveUp)
 }
 
 func (l *load) do(req *http.Request) (int, error) {
@@ -199,8 +228,7 @@ func (l *load) do(req *http.Request) (int, error) {
 	return resp.StatusCode, nil
 }
 
-// finish stops new requests, lets those in flight retry until deadline,
-// and returns the acknowledged ids.
+// finish stops new requests and lets those in flight retry until deadline.
 func (l *load) finish(deadline time.Duration) {
 	l.giveUpAt.Store(time.Now().Add(deadline).UnixNano())
 	close(l.stop)
