@@ -87,6 +87,9 @@ func flood(ctx context.Context, from, addr string, idle, slow int) int {
 			mu.Unlock()
 			hold(ctx, conn, slowly)
 			conn.Close()
+			// A server that closes at once must not turn the flood into a
+			// busy loop on this shared machine.
+			sleepCtx(ctx, 100*time.Millisecond)
 		}
 	}
 	for i := range idle + slow {

@@ -85,7 +85,7 @@ func exhaustDescriptors(e *env) {
 	defer cancel()
 	conns, failed := keepAlive(ctx, exhaustFrom, "127.0.0.1:"+strconv.Itoa(e.c.port), 2*e.c.nofile)
 	e.t.Logf("%d idle keep-alive connections open from %s (%d attempts failed)", len(conns), exhaustFrom, failed)
-	time.Sleep(pick(e.soak, 10*time.Second, time.Minute))
+	e.hold(pick(e.soak, 10*time.Second, time.Minute))
 	for _, c := range conns {
 		c.Close()
 	}
@@ -114,10 +114,15 @@ func stallNATS(e *env) {
 }
 
 // connFlood holds idle and slow (headers trickled) connections open from
-// one address while the load runs.
+// one address while the load runs: 5000 in all, more than the child's
+// 4096 descriptors. The load is measured after a few seconds, once the
+// flood has opened what it can.
 func connFlood(e *env) {
 	ctx, cancel := context.WithTimeout(context.Background(), pick(e.soak, 20*time.Second, 2*time.Minute))
 	defer cancel()
-	opened := flood(ctx, floodFrom, "127.0.0.1:"+strconv.Itoa(e.c.port), 500, 500)
-	e.t.Logf("flood from %s: %d connections opened", floodFrom, opened)
+	done := make(chan int)
+	go func() { done <- flood(ctx, floodFrom, "127.0.0.1:"+strconv.Itoa(e.c.port), 3000, 2000) }()
+	time.Sleep(5 * time.Second)
+	e.hold(pick(e.soak, 15*time.Second, 115*time.Second) - 500*time.Millisecond)
+	e.t.Logf("flood from %s: %d connections opened", floodFrom, <-done)
 }
