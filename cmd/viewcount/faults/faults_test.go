@@ -70,6 +70,7 @@ type scenario struct {
 	nofile    int    // descriptor limit of the child; 0 = inherited
 	nats      bool   // an external nats-server (NATS_URL) instead of the embedded one
 	mustServe bool   // the load must still be acknowledged while the fault is held
+	degrades  bool   // /readyz must answer 503 at some point while the fault lasts
 	inject    func(e *env)
 }
 
@@ -105,18 +106,18 @@ func scenarios(soak bool) []scenario {
 	ss := []scenario{
 		{name: "kill9", inject: killAtRandom},
 		{name: "store-1s", transient: true, inject: storeDown(time.Second)},
-		{name: "store-10s", transient: true, inject: storeDown(10 * time.Second)},
+		{name: "store-10s", transient: true, degrades: true, inject: storeDown(10 * time.Second)},
 	}
 	if soak {
-		ss = append(ss, scenario{name: "store-2m", transient: true, inject: storeDown(2 * time.Minute)})
+		ss = append(ss, scenario{name: "store-2m", transient: true, degrades: true, inject: storeDown(2 * time.Minute)})
 	}
 	return append(ss,
-		scenario{name: "full-disk", transient: true, tmpfs: "512m", inject: fullDisk},
+		scenario{name: "full-disk", transient: true, degrades: true, tmpfs: "512m", inject: fullDisk},
 		// One client's connections must not take the descriptors everyone
 		// else, the stream and the store need: under a 4096 limit, both
 		// floods are large enough to exhaust it without a connection cap.
 		scenario{name: "fd-exhaustion", transient: true, nofile: 4096, mustServe: true, inject: exhaustDescriptors},
-		scenario{name: "nats-stall", transient: true, nats: true, inject: stallNATS},
+		scenario{name: "nats-stall", transient: true, degrades: true, nats: true, inject: stallNATS},
 		scenario{name: "conn-flood", transient: true, nofile: 4096, mustServe: true, inject: connFlood},
 	)
 }
@@ -230,6 +231,9 @@ func runScenario(t *testing.T, sc scenario, seed int64, i int, soak bool, report
 	if !o.ok() {
 		problems = append(problems, fmt.Sprintf("store differs from the acknowledged ids (missing %d, duplicates %d, unexpected %d) or the rollups from a recount (%d rows, first: %v)",
 			o.missing, o.duplicates, o.unexpected, len(o.rollupDiffs), first(o.rollupDiffs)))
+	}
+	if sc.degrades && !degraded.Load() {
+		problems = append(problems, "/readyz answered 200 throughout the fault")
 	}
 	if sc.mustServe && e.held == 0 {
 		problems = append(problems, "the load got no acknowledgement while the fault was held")

@@ -21,18 +21,20 @@ const (
 )
 
 func dialFrom(ctx context.Context, from, addr string) (net.Conn, error) {
-	d := net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+	d := net.Dialer{Timeout: time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
 	return d.DialContext(ctx, "tcp", addr)
 }
 
 // keepAlive opens connections from one address, each making one request
 // and then staying idle (as a keep-alive client does), until max are open
-// or failures in a row say the server takes no more. It returns the open
+// or ten failures in a row say the server takes no more (a server out of
+// descriptors leaves connections in the kernel's backlog unanswered, so
+// each failure costs a timeout). It returns the open
 // connections, and how many attempts failed.
 func keepAlive(ctx context.Context, from, addr string, max int) ([]net.Conn, int) {
 	var conns []net.Conn
 	failed, inRow := 0, 0
-	for len(conns) < max && inRow < 50 && ctx.Err() == nil {
+	for len(conns) < max && inRow < 10 && ctx.Err() == nil {
 		conn, err := dialFrom(ctx, from, addr)
 		if err == nil {
 			err = oneRequest(conn, addr)
@@ -52,7 +54,7 @@ func keepAlive(ctx context.Context, from, addr string, max int) ([]net.Conn, int
 }
 
 func oneRequest(conn net.Conn, addr string) error {
-	_ = conn.SetDeadline(time.Now().Add(2 * time.Second))
+	_ = conn.SetDeadline(time.Now().Add(time.Second))
 	if _, err := conn.Write([]byte("GET /healthz HTTP/1.1\r\nHost: " + addr + "\r\n\r\n")); err != nil {
 		return err
 	}
