@@ -117,13 +117,13 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (Store, error) {
 		if err != nil {
 			return nil, err // not a typed nil in a non-nil Store
 		}
-		return s, nil
+		return withFaults(s), nil
 	}
 	s, err := openClickHouse(ctx, cfg, logger)
 	if err != nil {
 		return nil, err
 	}
-	return s, nil
+	return withFaults(s), nil
 }
 
 // defaultDatabase fills in cfg.Database (the DSN's database, else

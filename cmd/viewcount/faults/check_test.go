@@ -1,0 +1,144 @@
+//go:build faults
+
+package faults
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/viewcount/viewcount/sql/store"
+)
+
+var (
+	//go:embed testdata/valid_ids.sql
+	validIDsSQL string
+	//go:embed testdata/rollup_diff.sql
+	rollupDiffSQL string
+	//go:embed testdata/verdict_counts.sql
+	verdictCountsSQL string
+)
+
+// liveValid reads the site's valid total from the running child's
+// invalid-traffic report (the admin token may read any site's).
+func liveValid(base, site string) (uint64, error) {
+	day := time.Now().UTC()
+	q := url.Values{"from": {day.AddDate(0, 0, -1).Format(time.DateOnly)}, "to": {day.AddDate(0, 0, 1).Format(time.DateOnly)}}
+	req, _ := http.NewRequest("GET", base+"/v1/sites/"+site+"/invalid?"+q.Encode(), nil)
+	req.Header.Set("Authorization", "Bearer "+adminToken)
+	hc := &http.Client{Timeout: 5 * time.Second}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("invalid report: %d", resp.StatusCode)
+	}
+	var rep struct {
+		Valid uint64 `json:"valid"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil {
+		return 0, fmt.Errorf("invalid report: %w", err)
+	}
+	return rep.Valid, nil
+}
+
+// waitCounted polls the live valid count until it reaches want, d passes,
+// or the count stays the same for stall (0 = no such limit; with the load
+// stopped a healthy pipeline never stands still that long); it returns the
+// last count seen and whether want was reached.
+func waitCounted(c *child, site string, want int, d, stall time.Duration) (uint64, bool) {
+	deadline := time.Now().Add(d)
+	var last uint64
+	lastChange := time.Now()
+	for {
+		if n, err := liveValid(c.base(), site); err == nil {
+			if n != last {
+				last, lastChange = n, time.Now()
+			}
+			if n >= uint64(want) {
+				return n, true
+			}
+		}
+		if time.Now().After(deadline) || !c.running() || stall > 0 && time.Since(lastChange) > stall {
+			return last, false
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// outcome is what the store holds after a scenario, compared with the
+// ids the load had acknowledged.
+type outcome struct {
+	acknowledged int
+	counted      uint64 // valid rows in views_raw
+	missing      int    // acknowledged, not valid
+	duplicates   uint64 // valid rows beyond the first of an id
+	unexpected   int    // valid ids never sent by the load
+	rollupDiffs  []string
+	verdicts     map[string]uint64
+}
+
+func (o outcome) ok() bool {
+	return o.missing == 0 && o.duplicates == 0 && o.unexpected == 0 && len(o.rollupDiffs) == 0
+}
+
+// inspect opens the stopped child's store directly and compares it with
+// the load's acknowledged ids. The rollups are checked against a recount
+// of views_raw in testdata/rollup_diff.sql.
+// TODO(issue 9): run `viewcount check --json` here as well once it exists
+// (it is a placeholder on this branch), so the suite also proves the
+// operator's check command sees what the recount sees.
+func inspect(ctx context.Context, data, site string, l *load) (outcome, error) {
+	var o outcome
+	s, err := store.Open(ctx, store.Config{DataDir: data}, nil)
+	if err != nil {
+		return o, fmt.Errorf("open the child's store: %w", err)
+	}
+	defer s.Close()
+	res, err := s.Query(ctx, validIDsSQL, store.Params{"site": site})
+	if err != nil {
+		return o, fmt.Errorf("valid ids: %w", err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	o.acknowledged = len(l.acked)
+	seen := make(map[string]bool, len(res.Rows))
+	for _, r := range res.Rows {
+		n, _ := strconv.ParseUint(r[1], 10, 64)
+		o.counted += n
+		o.duplicates += n - 1
+		seen[r[0]] = true
+		if l.acked[r[0]] == 0 && !l.gaveUp[r[0]] {
+			o.unexpected++
+		}
+	}
+	for id := range l.acked {
+		if !seen[id] {
+			o.missing++
+		}
+	}
+	res, err = s.Query(ctx, rollupDiffSQL, nil)
+	if err != nil {
+		return o, fmt.Errorf("rollup recount: %w", err)
+	}
+	for _, r := range res.Rows {
+		o.rollupDiffs = append(o.rollupDiffs, strings.Join(r, " "))
+	}
+	res, err = s.Query(ctx, verdictCountsSQL, store.Params{"site": site})
+	if err != nil {
+		return o, fmt.Errorf("verdicts: %w", err)
+	}
+	o.verdicts = map[string]uint64{}
+	for _, r := range res.Rows {
+		o.verdicts[r[0]], _ = strconv.ParseUint(r[1], 10, 64)
+	}
+	return o, nil
+}
