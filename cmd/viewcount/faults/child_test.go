@@ -104,7 +104,7 @@ func newChild(t *testing.T, data, dir string) *child {
 	if err := os.MkdirAll(c.faultDir, 0o750); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.kill() })
+	t.Cleanup(c.kill9)
 	return c
 }
 
@@ -205,8 +205,6 @@ func (c *child) kill9() {
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	<-exited
 }
-
-func (c *child) kill() { c.kill9() }
 
 // stop asks for a graceful shutdown (SIGTERM) and reports whether the
 // process exited by itself within d; if not, it is killed.

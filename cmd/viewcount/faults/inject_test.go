@@ -28,7 +28,10 @@ func killAtRandom(e *env) {
 		time.Sleep(time.Duration(e.rng.Int64N(int64(time.Second))))
 		e.c.start()
 		if e.rng.IntN(2) == 0 {
-			at := time.Duration(e.rng.Int64N(int64(e.startup)))
+			// The validators rebuild their state from the stream just after
+			// the process serves, so up to three first-start times covers
+			// both opening the stores and the replay.
+			at := time.Duration(e.rng.Int64N(int64(3 * e.startup)))
 			time.Sleep(at)
 			e.t.Logf("kill %d: again %s into the restart", k+1, at.Round(time.Millisecond))
 			e.c.kill9()
