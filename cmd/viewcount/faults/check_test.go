@@ -3,12 +3,15 @@
 package faults
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -93,9 +96,6 @@ func (o outcome) ok() bool {
 // inspect opens the stopped child's store directly and compares it with
 // the load's acknowledged ids. The rollups are checked against a recount
 // of views_raw in testdata/rollup_diff.sql.
-// TODO(issue 9): run `viewcount check --json` here as well once it exists
-// (it is a placeholder on this branch), so the suite also proves the
-// operator's check command sees what the recount sees.
 func inspect(ctx context.Context, data, site string, l *load) (outcome, error) {
 	var o outcome
 	s, err := store.Open(ctx, store.Config{DataDir: data}, nil)
@@ -141,4 +141,30 @@ func inspect(ctx context.Context, data, site string, l *load) (outcome, error) {
 		o.verdicts[r[0]], _ = strconv.ParseUint(r[1], 10, 64)
 	}
 	return o, nil
+}
+
+// operatorCheck runs `viewcount check --json` on the stopped child's data
+// dir, as an operator would after an incident, and returns its problems:
+// the suite's own recount and the operator's command must agree that the
+// store is sound.
+func operatorCheck(ctx context.Context, c *child) ([]string, error) {
+	cmd := exec.CommandContext(ctx, c.bin, "check", "--json", "--data", c.data)
+	cmd.Env = os.Environ()
+	if c.natsURL != "" {
+		cmd.Env = append(cmd.Env, "NATS_URL="+c.natsURL)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var rep struct {
+		OK       bool     `json:"ok"`
+		Problems []string `json:"problems"`
+	}
+	if jerr := json.Unmarshal(out, &rep); jerr != nil {
+		return nil, fmt.Errorf("viewcount check: %v (%v): %s%s", err, jerr, out, stderr.Bytes())
+	}
+	if rep.OK != (err == nil) {
+		return nil, fmt.Errorf("viewcount check: ok=%v but exit %v", rep.OK, err)
+	}
+	return rep.Problems, nil
 }

@@ -216,6 +216,10 @@ func runScenario(t *testing.T, sc scenario, seed int64, i int, soak bool, report
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	checkProblems, err := operatorCheck(ctx, e.c)
+	if err != nil {
+		t.Fatalf("viewcount check: %v", err)
+	}
 	o, err := inspect(ctx, data, site, l)
 	if err != nil {
 		t.Fatalf("inspect the store: %v", err)
@@ -231,6 +235,9 @@ func runScenario(t *testing.T, sc scenario, seed int64, i int, soak bool, report
 	if !o.ok() {
 		problems = append(problems, fmt.Sprintf("store differs from the acknowledged ids (missing %d, duplicates %d, unexpected %d) or the rollups from a recount (%d rows, first: %v)",
 			o.missing, o.duplicates, o.unexpected, len(o.rollupDiffs), first(o.rollupDiffs)))
+	}
+	if len(checkProblems) > 0 {
+		problems = append(problems, fmt.Sprintf("viewcount check found %d problem(s), first: %s", len(checkProblems), checkProblems[0]))
 	}
 	if sc.degrades && !degraded.Load() {
 		problems = append(problems, "/readyz answered 200 throughout the fault")
