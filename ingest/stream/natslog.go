@@ -4,10 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/netip"
-	"regexp"
-	"strings"
 	"sync/atomic"
+
+	"github.com/viewcount/viewcount/ingest/redact"
 )
 
 // natsLogger puts the embedded server's notices, warnings and errors into
@@ -39,7 +38,7 @@ func (n *natsLogger) log(level slog.Level, format string, v []any) {
 	if !n.l.Enabled(ctx, level) {
 		return
 	}
-	n.l.Log(ctx, level, maskAddrs(fmt.Sprintf(format, v...)))
+	n.l.Log(ctx, level, redact.Addresses(fmt.Sprintf(format, v...)))
 }
 
 func (n *natsLogger) Noticef(format string, v ...any) {
@@ -57,27 +56,3 @@ func (n *natsLogger) Errorf(format string, v ...any) { n.log(slog.LevelError, fo
 func (n *natsLogger) Fatalf(format string, v ...any) { n.log(slog.LevelError, format, v) }
 func (n *natsLogger) Debugf(string, ...any)          {}
 func (n *natsLogger) Tracef(string, ...any)          {}
-
-// addrCandidateRE finds runs that could be an address, with or without a
-// port or brackets; maskAddr keeps only those that parse as one, so times
-// ("12:34:56") and versions stay readable.
-var addrCandidateRE = regexp.MustCompile(`\[?[0-9A-Fa-f]*[:.][0-9A-Fa-f:.]*(?:%[0-9A-Za-z]+)?\]?(?::\d+)?`)
-
-func maskAddrs(s string) string { return addrCandidateRE.ReplaceAllStringFunc(s, maskAddr) }
-
-func maskAddr(tok string) string {
-	if ap, err := netip.ParseAddrPort(tok); err == nil && ap.Addr().IsValid() {
-		return "<addr>"
-	}
-	if _, err := netip.ParseAddr(strings.Trim(tok, "[]")); err == nil {
-		return "<addr>"
-	}
-	// "1.2.3.4:5678" parses above; a trailing ":" or "." from the sentence
-	// around it must not save the address.
-	if t := strings.TrimRight(tok, ":."); t != tok {
-		if m := maskAddr(t); m != t {
-			return m + tok[len(t):]
-		}
-	}
-	return tok
-}

@@ -5,20 +5,22 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/viewcount/viewcount/ingest/redact"
 )
 
 func TestMaskAddrs(t *testing.T) {
 	f := func(in, want string) {
 		t.Helper()
-		if got := maskAddrs(in); got != want {
-			t.Errorf("maskAddrs(%q) = %q, want %q", in, got, want)
+		if got := redact.Addresses(in); got != want {
+			t.Errorf("redact.Addresses(%q) = %q, want %q", in, got, want)
 		}
 	}
-	f("203.0.113.7:4222 - cid:5 - Slow Consumer", "<addr> - cid:5 - Slow Consumer")
-	f("[2001:db8::1]:4222 - cid:9 - closed", "<addr> - cid:9 - closed")
-	f("peer 2001:db8:0:1::7 left.", "peer <addr> left.")
-	f("from 10.0.0.1.", "from <addr>.")
-	f("::1 - rid:3", "<addr> - rid:3")
+	f("203.0.113.7:4222 - cid:5 - Slow Consumer", "<address> - cid:5 - Slow Consumer")
+	f("[2001:db8::1]:4222 - cid:9 - closed", "<address> - cid:9 - closed")
+	f("peer 2001:db8:0:1::7 left.", "peer <address> left.")
+	f("from 10.0.0.1.", "from <address>.")
+	f("::1 - rid:3", "<address> - rid:3")
 	f("Took 12:34:56 to start, version 2.15.2", "Took 12:34:56 to start, version 2.15.2")
 	f("Starting JetStream", "Starting JetStream")
 	f("pipe - cid:4 - Client connection closed", "pipe - cid:4 - Client connection closed")
@@ -41,7 +43,7 @@ func TestNATSLoggerLevels(t *testing.T) {
 		`level=DEBUG msg="  Version:  2.15.2" component=nats`,
 		`level=INFO msg="Starting JetStream" component=nats`,
 		`level=WARN msg="slow 1" component=nats`,
-		`level=ERROR msg="JetStream failed to store a msg from <addr>: too many open files" component=nats`,
+		`level=ERROR msg="JetStream failed to store a msg from <address>: too many open files" component=nats`,
 		`level=ERROR msg=boom component=nats`,
 	} {
 		if !strings.Contains(out, want) {

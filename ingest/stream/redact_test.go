@@ -5,8 +5,8 @@ import "testing"
 func TestRedact(t *testing.T) {
 	f := func(in, want string) {
 		t.Helper()
-		if got := redact(in); got != want {
-			t.Errorf("redact(%q) = %q, want %q", in, got, want)
+		if got := redactURL(in); got != want {
+			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)
 		}
 	}
 	f("nats://127.0.0.1:4222", "nats://127.0.0.1:4222")

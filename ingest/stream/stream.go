@@ -116,7 +116,7 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Conn, error) {
 	nc, err := nats.Connect(url, c.clientOptions()...)
 	if err != nil {
 		c.shutdownServer()
-		return nil, fmt.Errorf("stream: connect %s: %w", redact(url), err)
+		return nil, fmt.Errorf("stream: connect %s: %w", redactURL(url), err)
 	}
 	c.NC = nc
 	c.JS, err = jetstream.New(nc)
@@ -132,7 +132,7 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (*Conn, error) {
 	if c.emb != nil {
 		c.logger.Info("embedded NATS server started", "dir", filepath.Join(cfg.DataDir, "nats"), "partitions", c.Partitions)
 	} else {
-		c.logger.Info("connected to NATS", "url", redact(url), "partitions", c.Partitions)
+		c.logger.Info("connected to NATS", "url", redactURL(url), "partitions", c.Partitions)
 	}
 	return c, nil
 }
@@ -275,7 +275,7 @@ func (c *Conn) shutdownServer() {
 
 // redact drops credentials from a NATS URL before it is logged. The URL
 // may be a comma-separated list of servers, each with its own user:pass@.
-func redact(url string) string {
+func redactURL(url string) string {
 	servers := strings.Split(url, ",")
 	for i, u := range servers {
 		scheme, rest, ok := strings.Cut(u, "://")
