@@ -85,14 +85,7 @@ func (e *embedded) current() *server.Server {
 // was written; what a client had acknowledged is on disk and recovered.
 // If the new server cannot start, the caller retries later.
 func (e *embedded) restart() error {
-	e.mu.Lock()
-	old := e.srv
-	e.srv = nil
-	e.mu.Unlock()
-	if old != nil {
-		old.Shutdown()
-		old.WaitForShutdown()
-	}
+	e.close()
 	srv, err := e.newServer()
 	if err != nil {
 		return err
@@ -103,7 +96,7 @@ func (e *embedded) restart() error {
 	return nil
 }
 
-// close stops the server for good; InProcessConn fails afterwards.
+// close stops the server; InProcessConn fails until a restart.
 func (e *embedded) close() {
 	e.mu.Lock()
 	old := e.srv
