@@ -104,3 +104,28 @@ func TestPartitionHealthRecovers(t *testing.T) {
 		t.Fatalf("views_raw has %d rows, want %d", len(rows), len(evs))
 	}
 }
+
+// TestLagBoundStartsAfterSettling: a view settling held for the settle
+// window reaches the writer that old by design; the lag part fails only for
+// what is older than the bound beyond it.
+func TestLagBoundStartsAfterSettling(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	cfg := DefaultConfig()
+	cfg.SettleWindow = 2 * time.Minute
+	v := &Validator{cfg: cfg, opts: Options{MaxLag: time.Minute, Now: func() time.Time { return now }}, metrics: viewcount.NewMetrics()}
+	pp := &partProgress{}
+	f := func(age time.Duration, failing bool) {
+		t.Helper()
+		pp.advanced(now, false, now.Add(-age), false, false)
+		v.reportHealth(map[int]*partProgress{0: pp})
+		if _, got := v.metrics.Failing()["lag"]; got != failing {
+			t.Errorf("oldest %s old: lag failing = %v, want %v (%v)", age, got, failing, v.metrics.Failing())
+		}
+	}
+	f(2*time.Minute+time.Second, false) // a held view just released
+	f(2*time.Minute+59*time.Second, false)
+	f(3*time.Minute+time.Second, true)
+	cfg.SettleWindow = -1 // settling off: the bound is --ready-max-lag alone
+	v.cfg = cfg
+	f(61*time.Second, true)
+}
