@@ -139,7 +139,7 @@ func parseConfig(name string, args []string) (Config, error) {
 	e.bool(&c.NATSSyncAlways, "nats-sync-always", "VIEWCOUNT_NATS_SYNC_ALWAYS", "embedded NATS fsyncs every write (survives power loss, slower)")
 	e.str(&c.PprofListen, "pprof-listen", "VIEWCOUNT_PPROF_LISTEN", "", "serve Go's /debug/pprof on this address (e.g. 127.0.0.1:6060); empty = off")
 	e.str(&c.LogLevel, "log-level", "VIEWCOUNT_LOG_LEVEL", "info", "debug, info, warn or error")
-	e.dur(&c.ReadyMaxLag, "ready-max-lag", "VIEWCOUNT_READY_MAX_LAG", 2*time.Minute, "/readyz fails when the oldest event not yet counted is older than this, or a partition with events waiting makes no progress for this long")
+	e.dur(&c.ReadyMaxLag, "ready-max-lag", "VIEWCOUNT_READY_MAX_LAG", 2*time.Minute, "/readyz fails when the oldest event not yet counted is older than this (beyond --settle-window), or a partition with events waiting makes no progress for this long")
 	e.int(&c.MaxConns, "max-conns", "VIEWCOUNT_MAX_CONNS", 0, "HTTP connections open at once (0 = half the open-file limit, at most 65536); idle keep-alive connections give way first")
 	e.int(&c.MaxConnsPerIP, "max-conns-per-ip", "VIEWCOUNT_MAX_CONNS_PER_IP", 0, "HTTP connections open at once from one address, IPv6 /64 (0 = a sixteenth of --max-conns); --trusted-proxies are exempt")
 	e.int(&c.ClientRate, "client-rate", "VIEWCOUNT_CLIENT_RATE", 0, "ingest requests per second per client address, answered 429 beyond (0 = default 1000, bursts of 2 s; negative = off)")
