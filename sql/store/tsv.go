@@ -26,11 +26,28 @@ func parseTSVWithNames(buf []byte) (*Result, error) {
 		line, rest, _ = bytes.Cut(rest, []byte{'\n'})
 		row := splitRow(line)
 		if len(row) != len(res.Columns) {
+			if msg := engineError(buf); msg != "" {
+				return nil, fmt.Errorf("engine error in the output: %s", msg)
+			}
 			return nil, fmt.Errorf("TSV row %d has %d cells, header has %d", len(res.Rows)+1, len(row), len(res.Columns))
 		}
 		res.Rows = append(res.Rows, row)
 	}
 	return res, nil
+}
+
+// engineError finds an exception ClickHouse wrote into the output instead
+// of (or after part of) the result, as chDB does when it runs out of file
+// descriptors: the error is then in the text, not in the result's error,
+// and reporting it beats reporting a malformed row. Empty when none.
+func engineError(buf []byte) string {
+	i := bytes.Index(buf, []byte("DB::Exception"))
+	if i < 0 {
+		return ""
+	}
+	start := bytes.LastIndexByte(buf[:i], '\n') + 1
+	line, _, _ := bytes.Cut(buf[start:], []byte{'\n'})
+	return trimEngineError(string(line))
 }
 
 func splitRow(line []byte) []string {

@@ -87,3 +87,17 @@ func TestParamEscaper(t *testing.T) {
 	f("plain 'q' {x:String}", "plain 'q' {x:String}")
 	f("a\tb\nc\rd\x00e\\f", `a\tb\nc\rd\0e\\f`)
 }
+
+// TestTSVEngineErrorInOutput: chDB out of file descriptors wrote its
+// exception into the result text; the error says so rather than naming a
+// malformed row.
+func TestTSVEngineErrorInOutput(t *testing.T) {
+	out := "day\tverdict\tn\n2026-11-30\tvalid\t3\nCode: 24. DB::Exception: Cannot open file /d/x.bin, errno: 24, strerror: Too many open files. (CANNOT_OPEN_FILE)\n"
+	_, err := parseTSVWithNames([]byte(out))
+	if err == nil || !strings.Contains(err.Error(), "engine error in the output: Code: 24. DB::Exception: Cannot open file") {
+		t.Fatalf("err = %v, want the engine's exception", err)
+	}
+	if _, err := parseTSVWithNames([]byte("a\tb\n1\n")); err == nil || !strings.Contains(err.Error(), "TSV row 1 has 1 cells") {
+		t.Fatalf("a malformed row without an exception: %v", err)
+	}
+}
