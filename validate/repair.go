@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strconv"
@@ -106,6 +107,7 @@ type StreamRepair struct {
 	Events      int    // the events in them
 	Partitions  int    // records reset to resume after Used
 	NothingToDo bool
+	Resumed     bool // a repair cut short after its purge was finished: Messages were its saved ones
 }
 
 // savedMsg is a message kept aside while the stream is purged.
@@ -121,16 +123,18 @@ type savedMsg struct {
 // since sequences may have been reused) are first written to saveTo, then
 // published again after the purge, so nothing acknowledged is lost; then
 // every partition's record is set to resume after the purge point. The
-// save file is removed when all is done; if a run is cut short, it holds
-// what was not yet published again, and a later run refuses until an
-// operator has dealt with it. The duplicate and rate windows lose the
-// purged history: events published again are judged without it.
+// save file is removed when all is done. A run cut short is finished by
+// the next one: if the cut came before the purge, the messages are still in
+// the stream and are found again; if after, the saved ones are published
+// (again: a message published before the cut then comes twice, and its
+// events, which keep their ids, count once as duplicate_id). The duplicate
+// and rate windows lose the purged history: events published again are
+// judged without it.
 func RepairStream(ctx context.Context, js jetstream.JetStream, st RawStore, partitions int, saveTo string, dryRun bool) (StreamRepair, error) {
 	var r StreamRepair
-	if _, err := os.Stat(saveTo); err == nil {
-		return r, fmt.Errorf("validate: repair stream: %s exists: a previous repair was cut short and its events may not be published again yet; publish them or move the file aside", saveTo)
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return r, fmt.Errorf("validate: repair stream: %w", err)
+	saved, cut, err := loadMsgs(saveTo)
+	if err != nil {
+		return r, err
 	}
 	all := make([]int, partitions)
 	for p := range all {
@@ -149,6 +153,17 @@ func RepairStream(ctx context.Context, js jetstream.JetStream, st RawStore, part
 		r.Used = max(r.Used, s.RawMax)
 		if s.HasRecord {
 			r.Used = max(r.Used, s.Record.Last)
+		}
+	}
+	if cut {
+		if r.Used == r.StreamLast {
+			return finishCut(ctx, js, saveTo, saved, r, dryRun)
+		}
+		// Cut before the purge: the survivors are found again below.
+		if !dryRun {
+			if err := os.Remove(saveTo); err != nil {
+				return r, fmt.Errorf("validate: repair stream: %w", err)
+			}
 		}
 	}
 	if r.Used == r.StreamLast {
@@ -319,6 +334,51 @@ func counted(ctx context.Context, st RawStore, p int, from, to uint64) (map[rawK
 
 // saveMsgs writes msgs to path, synced, before the purge removes them from
 // the stream.
+// finishCut publishes what a repair cut short after its purge had saved,
+// then removes the file.
+func finishCut(ctx context.Context, js jetstream.JetStream, saveTo string, saved []savedMsg, r StreamRepair, dryRun bool) (StreamRepair, error) {
+	r.Resumed, r.Messages = true, len(saved)
+	for _, m := range saved {
+		n, _ := viewcount.DecodeEvents(nil, m.Data)
+		r.Events += len(n)
+	}
+	if dryRun {
+		return r, nil
+	}
+	for i, m := range saved {
+		if _, err := js.Publish(ctx, m.Subject, m.Data); err != nil {
+			return r, fmt.Errorf("validate: repair stream: publish the saved messages (%d of %d done; run the repair again to finish): %w", i, len(saved), err)
+		}
+	}
+	if err := os.Remove(saveTo); err != nil {
+		return r, fmt.Errorf("validate: repair stream: %w", err)
+	}
+	return r, nil
+}
+
+// loadMsgs reads what a cut-short repair saved; cut is false when there is
+// no file.
+func loadMsgs(path string) (msgs []savedMsg, cut bool, err error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("validate: repair stream: %w", err)
+	}
+	defer f.Close()
+	dec := json.NewDecoder(f)
+	for {
+		var m savedMsg
+		if err := dec.Decode(&m); errors.Is(err, io.EOF) {
+			return msgs, true, nil
+		} else if err != nil {
+			return nil, true, fmt.Errorf("validate: repair stream: read %s (left by a repair cut short): %w", path, err)
+		}
+		msgs = append(msgs, m)
+	}
+}
+
 func saveMsgs(path string, msgs []savedMsg) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
