@@ -29,9 +29,10 @@ type RawStore interface {
 }
 
 // RawMaxSeq returns the highest stream sequence views_raw holds for
-// partition p, 0 when none.
-func RawMaxSeq(ctx context.Context, st RawStore, p int) (uint64, error) {
-	res, err := st.Query(ctx, vcsql.Query(vcsql.PartitionMaxSeq), store.Params{"partition": strconv.Itoa(p)})
+// partition p above after, 0 when none.
+func RawMaxSeq(ctx context.Context, st RawStore, p int, after uint64) (uint64, error) {
+	res, err := st.Query(ctx, vcsql.Query(vcsql.PartitionMaxSeq), store.Params{"partition": strconv.Itoa(p),
+		"after": strconv.FormatUint(after, 10)})
 	if err != nil {
 		return 0, fmt.Errorf("validate: partition %d: views_raw max seq: %w", p, err)
 	}
@@ -51,7 +52,19 @@ type PartitionState struct {
 	Record     rollup.Progress
 	HasRecord  bool
 	StreamLast uint64 // the stream's last sequence (all partitions)
-	RawMax     uint64 // views_raw's highest seq of this partition; 0 none
+	// RawMax is views_raw's highest seq of this partition above rawFloor,
+	// 0 when none: every comparison Check makes is with a value at or
+	// above the floor, so the rows below it need not be read.
+	RawMax uint64
+}
+
+// rawFloor is the lower of the record's Last and the stream's last
+// sequence (0 without a record): views_raw above it is what Check must see.
+func (s PartitionState) rawFloor() uint64 {
+	if !s.HasRecord {
+		return 0
+	}
+	return min(s.Record.Last, s.StreamLast)
 }
 
 // The repair commands a Problem names.
@@ -117,7 +130,7 @@ func ReadStates(ctx context.Context, js jetstream.JetStream, st RawStore, partit
 			return nil, err
 		}
 		if st != nil {
-			if ps.RawMax, err = RawMaxSeq(ctx, st, p); err != nil {
+			if ps.RawMax, err = RawMaxSeq(ctx, st, p, ps.rawFloor()); err != nil {
 				return nil, err
 			}
 		}
@@ -175,7 +188,7 @@ func (v *Validator) checkStart(ctx context.Context, p int, w *rollup.Writer, s j
 	st := PartitionState{Partition: p, StreamLast: info.State.LastSeq}
 	st.Record, st.HasRecord = w.Recorded()
 	if v.opts.Raw != nil {
-		if st.RawMax, err = RawMaxSeq(ctx, v.opts.Raw, p); err != nil {
+		if st.RawMax, err = RawMaxSeq(ctx, v.opts.Raw, p, st.rawFloor()); err != nil {
 			return err
 		}
 	}

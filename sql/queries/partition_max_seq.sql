@@ -1,11 +1,14 @@
 -- partition_max_seq: the highest stream sequence views_raw holds for one
--- partition, 0 when it holds none. A partition's progress record must never
--- be behind it (a resume would insert rows twice), and the stream's last
--- sequence must never be behind it (new events would reuse sequences).
--- Run once per partition start and by check/repair: it reads the two small
--- columns partition and seq (no index orders them; see BENCHMARKS.md for
--- its cost on a large table), which beats an extra materialized view that
--- would cost every insert a part.
-SELECT toUInt64(max(seq)) AS seq
+-- partition above {after}, 0 when it holds none. A partition's progress
+-- record must never be behind it (a resume would insert rows twice), and
+-- the stream's last sequence must never be behind it (new events would
+-- reuse sequences); the callers ask above the lower of the two, so any
+-- answer but 0 is a finding.
+-- Run once per partition start and by check/repair. The bound lets the
+-- seq_minmax skip index (migration 006) pass over every part written
+-- before the record: without it the query read the partition and seq
+-- columns of the whole table (about 10 s per start at a billion rows;
+-- BENCHMARKS.md). An extra materialized view would cost every insert a part.
+SELECT toUInt64(max(seq)) AS max_seq
 FROM views_raw
-WHERE partition = {partition:UInt16}
+WHERE partition = {partition:UInt16} AND seq > {after:UInt64}
