@@ -183,11 +183,14 @@ func TestRawRetentionExpiresRawKeepsRollups(t *testing.T) {
 	s := migrated(t)
 	ctx := t.Context()
 	days, err := rollup.RawRetentionDays(ctx, s)
-	if err != nil || days != 400 {
-		t.Fatalf("retention after migrate = %d, %v; want 400 (migration 005)", days, err)
+	if err != nil || days != 0 {
+		t.Fatalf("retention after migrate = %d, %v; want none (serve sets it)", days, err)
 	}
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	if err := rollup.ApplyRawRetention(ctx, s, 400, logger); err != nil {
+		t.Fatal(err)
+	}
 	if err := rollup.ApplyRawRetention(ctx, s, 30, logger); err != nil {
 		t.Fatal(err)
 	}
