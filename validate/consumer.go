@@ -235,6 +235,9 @@ func (v *Validator) validate(ctx context.Context, p int, pp *partProgress) error
 		q:  holdQueue{window: rules.SettleWindow().Milliseconds(), max: v.cfg.MaxHeld},
 		rp: replayProgress{p: p, resume: resume, began: time.Now(), lastLog: time.Now()}}
 	defer v.metrics.DropPartition(p)
+	// An incarnation that stops between reports (a store failing at once)
+	// still leaves what it was holding for the lag part.
+	defer func() { pl.progressed(time.Now()) }()
 	for ctx.Err() == nil {
 		pl.report()
 		nctx, cancel := context.WithTimeout(ctx, v.opts.FlushEvery)
@@ -245,7 +248,6 @@ func (v *Validator) validate(ctx context.Context, p int, pp *partProgress) error
 			if err := pl.message(ctx, msg); err != nil {
 				return err
 			}
-			pp.advanced(time.Now(), pl.streamPending, w.Oldest(), w.Inserted() > 0, pl.seq <= resume)
 		case ctx.Err() != nil:
 			return nil
 		case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout):
@@ -277,9 +279,11 @@ type partitionLoop struct {
 	rp     replayProgress
 
 	// seq is the last message's stream sequence; streamPending says more
-	// messages of the partition were waiting behind it.
+	// messages of the partition were waiting behind it; moved says a
+	// message was handled since the last report.
 	seq           uint64
 	streamPending bool
+	moved         bool
 
 	evs          []viewcount.Event
 	out          []viewcount.Verdict
@@ -297,7 +301,7 @@ func (l *partitionLoop) message(ctx context.Context, msg jetstream.Msg) error {
 		return fmt.Errorf("validate: partition %d: metadata: %w", l.p, err)
 	}
 	seq := md.Sequence.Stream
-	l.seq, l.streamPending = seq, md.NumPending > 0
+	l.seq, l.streamPending, l.moved = seq, md.NumPending > 0, true
 	l.evs = l.evs[:0]
 	if t, ok := tickTime(msg); ok {
 		l.q.observe(t)
@@ -333,16 +337,27 @@ func (l *partitionLoop) message(ctx context.Context, msg jetstream.Msg) error {
 	return l.w.Add(ctx, seq, l.out)
 }
 
-// report publishes the partition's state to the metrics, once a second at
-// most: Stats is cheap, but not free enough for every message.
+// report publishes the partition's state to the metrics, and its progress
+// to the health watch, once a second at most: neither is free enough for
+// every message, and health bounds are minutes.
 func (l *partitionLoop) report() {
 	if time.Since(l.lastReport) < time.Second {
 		return
 	}
 	l.lastReport = time.Now()
+	l.progressed(l.lastReport)
 	st := l.rules.Stats()
 	l.v.metrics.SetPartitionState(l.p, viewcount.PartitionState{RetryKeys: st.IDs, ViewKeys: st.Views,
 		RotationNetworks: st.RotationNetworks, RotationUntracked: st.RotationUntracked, Held: l.q.held()})
+}
+
+// progressed tells the health watch what the messages since the last call
+// left: what waits, whether a batch went in.
+func (l *partitionLoop) progressed(now time.Time) {
+	if l.moved {
+		l.moved = false
+		l.pp.advanced(now, l.streamPending, l.w.Oldest(), l.w.Inserted() > 0, l.seq <= l.resume)
+	}
 }
 
 // idle runs when the partition is quiet: flush what waits (and see the
