@@ -13,17 +13,15 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/viewcount/viewcount/rollup"
 	"github.com/viewcount/viewcount/sql/store"
 )
 
 var (
 	//go:embed testdata/valid_ids.sql
 	validIDsSQL string
-	//go:embed testdata/rollup_diff.sql
-	rollupDiffSQL string
 	//go:embed testdata/verdict_counts.sql
 	verdictCountsSQL string
 )
@@ -94,8 +92,8 @@ func (o outcome) ok() bool {
 }
 
 // inspect opens the stopped child's store directly and compares it with
-// the load's acknowledged ids. The rollups are checked against a recount
-// of views_raw in testdata/rollup_diff.sql.
+// the load's acknowledged ids, and every rollup with a recount of
+// views_raw.
 func inspect(ctx context.Context, data, site string, l *load) (outcome, error) {
 	var o outcome
 	s, err := store.Open(ctx, store.Config{DataDir: data}, nil)
@@ -125,12 +123,16 @@ func inspect(ctx context.Context, data, site string, l *load) (outcome, error) {
 			o.missing++
 		}
 	}
-	res, err = s.Query(ctx, rollupDiffSQL, nil)
+	// The recount `viewcount check` runs too (rollup.Recount): one
+	// definition of what the rollups must hold.
+	recounts, err := rollup.Recount(ctx, s, time.Now(), 20)
 	if err != nil {
 		return o, fmt.Errorf("rollup recount: %w", err)
 	}
-	for _, r := range res.Rows {
-		o.rollupDiffs = append(o.rollupDiffs, strings.Join(r, " "))
+	for _, r := range recounts {
+		for _, d := range r.Examples {
+			o.rollupDiffs = append(o.rollupDiffs, fmt.Sprintf("%+v", d))
+		}
 	}
 	res, err = s.Query(ctx, verdictCountsSQL, store.Params{"site": site})
 	if err != nil {
