@@ -9,7 +9,6 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/viewcount/viewcount/ingest/stream"
 	"github.com/viewcount/viewcount/rollup"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/validate"
@@ -19,63 +18,19 @@ import (
 // again while the stream is purged, in the data dir.
 const repairStreamSave = "repair-stream-events.jsonl"
 
-// progressTargets is the stream and the store a progress repair works on,
-// with the data dir locked when either is embedded.
-type progressTargets struct {
-	conn  *stream.Conn
-	store store.Store
-	lock  *dirLock
-}
-
-// openProgressTargets parses serve's flags (plus --dry-run) and opens the
-// stream and the store. On the embedded defaults it takes the data-dir
-// lock, so it fails at once, naming the owner, while a server runs.
-func openProgressTargets(ctx context.Context, name string, args []string, stderr io.Writer) (t *progressTargets, cfg Config, dryRun bool, err error) {
-	var rest []string
-	for _, a := range args {
-		if a == "--dry-run" || a == "-dry-run" {
-			dryRun = true
-			continue
-		}
-		rest = append(rest, a)
+// openProgressTarget opens the stream and the store for a progress repair
+// (--dry-run taken from args), migrated: views_raw must exist for the
+// checks to read it, even on a new store.
+func openProgressTarget(ctx context.Context, name string, args []string, stderr io.Writer) (t *target, dryRun bool, err error) {
+	dryRun, args = takeFlag(args, "dry-run")
+	if t, err = openTarget(ctx, name, args, stderr, true); err != nil {
+		return nil, dryRun, err
 	}
-	if cfg, err = parseConfig(name, rest); err != nil {
-		return nil, cfg, dryRun, err
+	if err := rollup.Migrate(ctx, t.store, t.logger); err != nil {
+		t.Close()
+		return nil, dryRun, err
 	}
-	logger := newLogger(stderr, cfg.LogLevel)
-	t = &progressTargets{}
-	defer func() {
-		if err != nil {
-			t.Close()
-			t = nil
-		}
-	}()
-	if cfg.NATSURL == "" || cfg.ClickHouseDSN == "" {
-		if t.lock, err = lockDataDir(cfg.Data); err != nil {
-			return t, cfg, dryRun, fmt.Errorf("%s (stop the server first): %w", name, err)
-		}
-	}
-	t.conn, err = stream.Open(ctx, stream.Config{URL: cfg.NATSURL, DataDir: cfg.Data, Partitions: cfg.Partitions,
-		Retention: cfg.Retention, SyncAlways: cfg.NATSSyncAlways}, logger)
-	if err != nil {
-		return t, cfg, dryRun, err
-	}
-	t.store, err = store.Open(ctx, store.Config{DSN: cfg.ClickHouseDSN, DataDir: cfg.StoreDir, Database: cfg.Database}, logger)
-	if err != nil {
-		return t, cfg, dryRun, err
-	}
-	// views_raw must exist for the checks to read it, even on a new store.
-	return t, cfg, dryRun, rollup.Migrate(ctx, t.store, logger)
-}
-
-func (t *progressTargets) Close() {
-	if t.store != nil {
-		_ = t.store.Close()
-	}
-	if t.conn != nil {
-		t.conn.Close()
-	}
-	t.lock.Unlock()
+	return t, dryRun, nil
 }
 
 func allPartitions(n int) []int {
@@ -104,7 +59,7 @@ func checkProgress(ctx context.Context, js jetstream.JetStream, st store.Store, 
 // repairProgress runs `viewcount repair progress`: see repairUsage.
 func repairProgress(args []string, stdout, stderr io.Writer) error {
 	ctx := context.Background()
-	t, _, dryRun, err := openProgressTargets(ctx, "repair progress", args, stderr)
+	t, dryRun, err := openProgressTarget(ctx, "repair progress", args, stderr)
 	if err != nil {
 		return err
 	}
@@ -132,12 +87,12 @@ func repairProgress(args []string, stdout, stderr io.Writer) error {
 // repairStream runs `viewcount repair stream`: see repairUsage.
 func repairStream(args []string, stdout, stderr io.Writer) error {
 	ctx := context.Background()
-	t, cfg, dryRun, err := openProgressTargets(ctx, "repair stream", args, stderr)
+	t, dryRun, err := openProgressTarget(ctx, "repair stream", args, stderr)
 	if err != nil {
 		return err
 	}
 	defer t.Close()
-	save := filepath.Join(cfg.Data, repairStreamSave)
+	save := filepath.Join(t.cfg.Data, repairStreamSave)
 	r, err := validate.RepairStream(ctx, t.conn.JS, t.store, t.conn.Partitions, save, dryRun)
 	if err != nil {
 		return fmt.Errorf("repair stream: %w", err)
@@ -159,7 +114,7 @@ func repairStream(args []string, stdout, stderr io.Writer) error {
 }
 
 // reportLeft prints the problems a repair left and fails if there are any.
-func reportLeft(ctx context.Context, t *progressTargets, stdout io.Writer) error {
+func reportLeft(ctx context.Context, t *target, stdout io.Writer) error {
 	left, err := checkProgress(ctx, t.conn.JS, t.store, t.conn.Partitions)
 	if err != nil {
 		return err

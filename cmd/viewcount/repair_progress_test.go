@@ -54,10 +54,10 @@ func TestRepairCommands(t *testing.T) {
 	m.Close()
 
 	args := []string{"--data", data, "--store-dir", storetest.Dir(), "--database", db}
-	damage := func(f func(ctx context.Context, tg *progressTargets)) {
+	damage := func(f func(ctx context.Context, tg *target)) {
 		t.Helper()
 		ctx := context.Background()
-		tg, _, _, err := openProgressTargets(ctx, "test", args, io.Discard)
+		tg, _, err := openProgressTarget(ctx, "test", args, io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +66,7 @@ func TestRepairCommands(t *testing.T) {
 	}
 
 	// Records lost: every partition with rows stops, naming the repair.
-	damage(func(ctx context.Context, tg *progressTargets) {
+	damage(func(ctx context.Context, tg *target) {
 		kv, err := tg.conn.KV(ctx, viewcount.BucketRollup)
 		if err != nil {
 			t.Fatal(err)
@@ -113,7 +113,7 @@ func TestRepairCommands(t *testing.T) {
 	m.Close()
 
 	// The stream lost its tail: a record beyond its end. Serve refuses.
-	damage(func(ctx context.Context, tg *progressTargets) {
+	damage(func(ctx context.Context, tg *target) {
 		kv, err := tg.conn.KV(ctx, viewcount.BucketRollup)
 		if err != nil {
 			t.Fatal(err)

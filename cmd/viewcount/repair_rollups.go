@@ -6,92 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/viewcount/viewcount/ingest/stream"
 	"github.com/viewcount/viewcount/rollup"
-	"github.com/viewcount/viewcount/sql/store"
 )
 
 // checkExamples is how many differing rows per rollup check lists.
 const checkExamples = 20
-
-// storeCommand is the store a check or a repair works on, with the data
-// dir locked when the store is the embedded one (the server must be
-// stopped: chDB runs one engine per directory).
-type storeCommand struct {
-	cfg    Config
-	logger *slog.Logger
-	store  store.Store
-	lock   *dirLock
-}
-
-func openStoreCommand(ctx context.Context, name string, args []string, stderr io.Writer) (*storeCommand, error) {
-	cfg, err := parseConfig(name, args)
-	if err != nil {
-		return nil, err
-	}
-	c := &storeCommand{cfg: cfg, logger: newLogger(stderr, cfg.LogLevel)}
-	if cfg.ClickHouseDSN == "" {
-		if c.lock, err = lockDataDir(cfg.Data); err != nil {
-			return nil, fmt.Errorf("%s: %w (stop the server first)", name, err)
-		}
-	}
-	c.store, err = store.Open(ctx, store.Config{DSN: cfg.ClickHouseDSN, DataDir: cfg.StoreDir, Database: cfg.Database}, c.logger)
-	if err != nil {
-		c.lock.Unlock()
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return c, nil
-}
-
-// checkProgress opens the stream too and compares each partition's progress
-// record with it and with views_raw (checkProgress in repair_progress.go).
-func (c *storeCommand) checkProgress(ctx context.Context) ([]string, error) {
-	if c.lock == nil && c.cfg.NATSURL == "" {
-		var err error
-		if c.lock, err = lockDataDir(c.cfg.Data); err != nil {
-			return nil, fmt.Errorf("%w (stop the server first)", err)
-		}
-	}
-	conn, err := stream.Open(ctx, stream.Config{URL: c.cfg.NATSURL, DataDir: c.cfg.Data, Partitions: c.cfg.Partitions,
-		Retention: c.cfg.Retention}, c.logger)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
-	return checkProgress(ctx, conn.JS, c.store, conn.Partitions)
-}
-
-func (c *storeCommand) Close() {
-	if err := c.store.Close(); err != nil {
-		c.logger.Warn("store close", "component", "repair", "err", err)
-	}
-	c.lock.Unlock()
-}
-
-// takeFlag removes the boolean flag name (-name, --name, --name=true|false)
-// from args, so the rest parse as serve's flags.
-func takeFlag(args []string, name string) (bool, []string) {
-	on := false
-	rest := make([]string, 0, len(args))
-	for _, a := range args {
-		switch a {
-		case "-" + name, "--" + name, "-" + name + "=true", "--" + name + "=true":
-			on = true
-		case "-" + name + "=false", "--" + name + "=false":
-			on = false
-		default:
-			rest = append(rest, a)
-		}
-	}
-	return on, rest
-}
 
 // repairRollups runs `viewcount repair rollups [--force]`: every rollup is
 // rebuilt from views_raw and its damaged parts dropped. A damaged
@@ -102,7 +27,7 @@ func repairRollups(args []string, stdout, stderr io.Writer) error {
 	force, args := takeFlag(args, "force")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	c, err := openStoreCommand(ctx, "repair rollups", args, stderr)
+	c, err := openTarget(ctx, "repair rollups", args, stderr, false)
 	if err != nil {
 		return err
 	}
@@ -210,7 +135,7 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 	asJSON, args := takeFlag(args, "json")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	c, err := openStoreCommand(ctx, "check", args, stderr)
+	c, err := openTarget(ctx, "check", args, stderr, true)
 	if err != nil {
 		return err
 	}
@@ -220,7 +145,7 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("check: %w", err)
 	}
 
-	progress, err := c.checkProgress(ctx)
+	progress, err := checkProgress(ctx, c.conn.JS, c.store, c.conn.Partitions)
 	if err != nil {
 		return fmt.Errorf("check: %w", err)
 	}
