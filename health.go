@@ -16,8 +16,10 @@ import (
 // so an operator sees a degradation without reading logs, and sees it clear
 // when the fault heals.
 //
-// Part names are stable identifiers: "stream", "store", "store_parts",
-// "partition/<p>", "lag".
+// Part names are stable identifiers: "stream" (the stream supervisor's
+// write probe), "store_parts" (damaged parts), "partition/<p>" and "lag"
+// (the validators). /readyz adds its live checks beside them ("store": a
+// ping).
 type Health struct {
 	mu    sync.Mutex
 	parts map[string]partHealth
