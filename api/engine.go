@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/gin-gonic/gin"
@@ -14,12 +15,17 @@ import (
 // with none, the socket's peer is the client. Gin's request logger is left
 // out on purpose: it logs client IPs, which must never reach a log.
 func NewEngine(trustedProxies []string) (*gin.Engine, error) {
+	return newEngine(trustedProxies, os.Stderr)
+}
+
+// newEngine is NewEngine with gin's recovery output going to w.
+func newEngine(trustedProxies []string, w io.Writer) (*gin.Engine, error) {
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()
 	// Gin's recovery prints the request's headers on a broken pipe
 	// (X-Forwarded-For included) and error texts naming both socket
-	// addresses: the writer masks every address before it reaches stderr.
-	e.Use(gin.RecoveryWithWriter(redact.NewWriter(os.Stderr)))
+	// addresses: the writer masks every address before it is written.
+	e.Use(gin.RecoveryWithWriter(redact.NewWriter(w)))
 	e.RemoteIPHeaders = []string{"X-Forwarded-For", "X-Real-IP"}
 	if err := e.SetTrustedProxies(trustedProxies); err != nil {
 		return nil, fmt.Errorf("api: trusted proxies: %w", err)
