@@ -71,3 +71,25 @@ func TestSecondProcessOnDataDir(t *testing.T) {
 		t.Fatalf("first process after the second tried: pixel %d", code)
 	}
 }
+
+// TestServeOnReadOnlyDataDir: the finding's case end to end. A process on
+// a read-only data dir used to hang 30 s inside the embedded NATS server
+// and name no cause; it now fails at once, saying what is wrong.
+func TestServeOnReadOnlyDataDir(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount a read-only tmpfs (CI runs as root)")
+	}
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_RDONLY, "size=1m"); err != nil {
+		t.Skipf("cannot mount a read-only tmpfs: %v", err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(dir, 0) })
+	m := NewMain(Config{Listen: "127.0.0.1:0", Data: dir, StoreDir: dir, PublicLag: time.Second,
+		Retention: 72 * time.Hour}, Roles{Ingest: true}, slog.New(slog.DiscardHandler), io.Discard, time.Now)
+	began := time.Now()
+	err := m.Run(t.Context())
+	m.Close()
+	if took := time.Since(began); err == nil || !strings.Contains(err.Error(), "writable") || took > 5*time.Second {
+		t.Fatalf("serve on a read-only data dir: %v after %s, want an error naming it at once", err, took)
+	}
+}
