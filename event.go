@@ -24,6 +24,29 @@ type Event struct {
 	// decided before the IP is dropped.
 	Datacenter bool
 	Hints      Hints // what the beacon script reported; zero for the pixel
+	// UTM is read by ingest from the page URL's query before the query is
+	// normalised away; Country from a trusted CDN header or the country
+	// database, while ingest still has the IP. Both travel in the stream.
+	UTM     UTM
+	Country string // ISO 3166-1 alpha-2, upper case; "" when unknown
+}
+
+// UTM is a view's campaign tags, lower-cased and length-capped by ingest.
+type UTM struct {
+	Source, Medium, Campaign string
+}
+
+// Dims are the dashboard dimensions a validator derives from an event
+// (once per distinct user agent or referrer, memoised): they are stored on
+// views_raw and rolled up per site, day and value. "" means unknown, which
+// is what rows written before they existed hold.
+type Dims struct {
+	RefHost   string // the referring page's host; "" for direct and internal (same-site) referrers
+	RefSource string // grouped source ("Google", "Reddit", …), the host when not a known one, "(direct)" when none
+	Browser   string // e.g. "Chrome", "Firefox", "Safari"
+	OS        string // e.g. "Windows", "iOS", "Android"
+	Device    string // "desktop", "mobile", "tablet" or "other"
+	Screen    string // screen class from the beacon's hints: "mobile", "tablet", "laptop", "desktop"; "" for the pixel
 }
 
 // Hints are the browser facts the beacon script reports beside
@@ -91,6 +114,7 @@ type Verdict struct {
 	Partition uint16
 	Seq       uint64
 	Index     uint32
+	Dims      Dims
 }
 
 // Stream layout shared by every role. Changing Partitions on an existing

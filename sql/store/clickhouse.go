@@ -155,7 +155,11 @@ func appendColumns(batch driver.Batch, rows []viewcount.Verdict) error {
 		langs                                 = make([]uint8, n)
 		partitions                            = make([]uint16, n)
 		idxs                                  = make([]uint32, n)
+		dims                                  = make([][]string, 10)
 	)
+	for j := range dims {
+		dims[j] = make([]string, n)
+	}
 	for i := range rows {
 		r := &rows[i]
 		times[i] = r.Time.UTC()
@@ -166,9 +170,18 @@ func appendColumns(batch driver.Batch, rows []viewcount.Verdict) error {
 		tzs[i], uads[i], secure[i] = h.TZ, h.UAData, h.Secure
 		sources[i], verdicts[i] = r.Source.String(), string(r.Reason)
 		partitions[i], seqs[i], idxs[i] = r.Partition, r.Seq, r.Index
+		d := &r.Dims
+		for j, v := range [...]string{r.UTM.Source, r.UTM.Medium, r.UTM.Campaign, r.Country,
+			d.RefHost, d.RefSource, d.Browser, d.OS, d.Device, d.Screen} {
+			dims[j][i] = v
+		}
 	}
-	for i, col := range []any{times, sites, pages, refs, uas, ids, visitors, networks, webdrivers,
-		dcs, present, screenW, screenH, langs, tzs, uads, secure, sources, verdicts, partitions, seqs, idxs} {
+	cols := []any{times, sites, pages, refs, uas, ids, visitors, networks, webdrivers,
+		dcs, present, screenW, screenH, langs, tzs, uads, secure, sources, verdicts, partitions, seqs, idxs}
+	for _, d := range dims {
+		cols = append(cols, d)
+	}
+	for i, col := range cols {
 		if err := batch.Column(i).Append(col); err != nil {
 			return fmt.Errorf("column %d: %w", i, err)
 		}

@@ -30,6 +30,10 @@ var viewsRawTypes = [][2]string{
 	{"screen_w", "UInt16"}, {"screen_h", "UInt16"}, {"languages", "UInt8"}, {"tz", "Bool"},
 	{"ua_data", "Bool"}, {"secure_context", "Bool"}, {"source", "LowCardinality(String)"},
 	{"verdict", "LowCardinality(String)"}, {"partition", "UInt16"}, {"seq", "UInt64"}, {"idx", "UInt32"},
+	{"utm_source", "LowCardinality(String)"}, {"utm_medium", "LowCardinality(String)"}, {"utm_campaign", "String"},
+	{"country", "LowCardinality(String)"}, {"ref_host", "String"}, {"ref_source", "LowCardinality(String)"},
+	{"browser", "LowCardinality(String)"}, {"os", "LowCardinality(String)"}, {"device", "LowCardinality(String)"},
+	{"screen", "LowCardinality(String)"},
 }
 
 // newViewsBlock returns an empty views_raw block, as PrepareBatch gets one
@@ -71,7 +75,9 @@ func nativeRow(r *viewcount.Verdict) []any {
 	h := &r.Hints
 	return []any{r.Time.UTC(), r.Site, r.Page, r.Referrer, r.UA, r.ID, r.Visitor, r.Network, r.Webdriver,
 		r.Datacenter, h.Present, h.ScreenW, h.ScreenH, h.Languages, h.TZ, h.UAData, h.Secure,
-		r.Source.String(), string(r.Reason), r.Partition, r.Seq, r.Index}
+		r.Source.String(), string(r.Reason), r.Partition, r.Seq, r.Index,
+		r.UTM.Source, r.UTM.Medium, r.UTM.Campaign, r.Country, r.Dims.RefHost, r.Dims.RefSource,
+		r.Dims.Browser, r.Dims.OS, r.Dims.Device, r.Dims.Screen}
 }
 
 // nativeBenchRows returns n verdicts shaped like makeFixtureSpan's (two

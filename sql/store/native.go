@@ -10,7 +10,8 @@ import (
 // appendNative writes them and the server adapter appends them.
 const viewsColumns = "time, site, page, referrer, ua, event_id, visitor, network, webdriver, " +
 	"datacenter, hints_present, screen_w, screen_h, languages, tz, ua_data, secure_context, " +
-	"source, verdict, partition, seq, idx"
+	"source, verdict, partition, seq, idx, " +
+	"utm_source, utm_medium, utm_campaign, country, ref_host, ref_source, browser, os, device, screen"
 
 // appendNative appends rows as one block of ClickHouse's Native format:
 // the number of columns and rows, then each column whole (name, type,
@@ -24,7 +25,7 @@ const viewsColumns = "time, site, page, referrer, ua, event_id, visitor, network
 // engine converts a Native column to the table's type on the way in, and
 // building LowCardinality dictionaries here would only move that work.
 func appendNative(dst []byte, rows []viewcount.Verdict) []byte {
-	const columns = 22
+	const columns = 32
 	dst = binary.AppendUvarint(dst, columns)
 	dst = binary.AppendUvarint(dst, uint64(len(rows)))
 	head := func(name, typ string) {
@@ -79,6 +80,16 @@ func appendNative(dst []byte, rows []viewcount.Verdict) []byte {
 	for i := range rows {
 		dst = binary.LittleEndian.AppendUint32(dst, rows[i].Index)
 	}
+	str("utm_source", func(r *viewcount.Verdict) string { return r.UTM.Source })
+	str("utm_medium", func(r *viewcount.Verdict) string { return r.UTM.Medium })
+	str("utm_campaign", func(r *viewcount.Verdict) string { return r.UTM.Campaign })
+	str("country", func(r *viewcount.Verdict) string { return r.Country })
+	str("ref_host", func(r *viewcount.Verdict) string { return r.Dims.RefHost })
+	str("ref_source", func(r *viewcount.Verdict) string { return r.Dims.RefSource })
+	str("browser", func(r *viewcount.Verdict) string { return r.Dims.Browser })
+	str("os", func(r *viewcount.Verdict) string { return r.Dims.OS })
+	str("device", func(r *viewcount.Verdict) string { return r.Dims.Device })
+	str("screen", func(r *viewcount.Verdict) string { return r.Dims.Screen })
 	return dst
 }
 

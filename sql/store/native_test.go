@@ -20,8 +20,11 @@ func TestAppendNative(t *testing.T) {
 		},
 		Reason: viewcount.Headless, Partition: 3, Seq: 4, Index: 5,
 	}
+	v.UTM = viewcount.UTM{Source: "a", Medium: "b", Campaign: "c"}
+	v.Country = "DE"
+	v.Dims = viewcount.Dims{RefHost: "h", RefSource: "s", Browser: "B", OS: "O", Device: "d", Screen: "x"}
 	got := appendNative(nil, []viewcount.Verdict{v})
-	want := []byte{22, 1}
+	want := []byte{32, 1}
 	var names []string
 	col := func(name, typ string, value ...byte) {
 		names = append(names, name)
@@ -51,6 +54,16 @@ func TestAppendNative(t *testing.T) {
 	col("partition", "UInt16", 3, 0)
 	col("seq", "UInt64", le64(4)...)
 	col("idx", "UInt32", 5, 0, 0, 0)
+	col("utm_source", "String", 1, 'a')
+	col("utm_medium", "String", 1, 'b')
+	col("utm_campaign", "String", 1, 'c')
+	col("country", "String", 2, 'D', 'E')
+	col("ref_host", "String", 1, 'h')
+	col("ref_source", "String", 1, 's')
+	col("browser", "String", 1, 'B')
+	col("os", "String", 1, 'O')
+	col("device", "String", 1, 'd')
+	col("screen", "String", 1, 'x')
 	if string(got) != string(want) {
 		t.Errorf("got  %x\nwant %x", got, want)
 	}
