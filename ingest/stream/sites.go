@@ -29,6 +29,9 @@ type Site struct {
 	Domain    string    `json:"domain"`
 	TokenHash string    `json:"token_sha256"`
 	Created   time.Time `json:"created"`
+	// Timezone is the IANA zone the site's day buckets follow (stats API,
+	// dashboard); "" means UTC.
+	Timezone string `json:"timezone,omitempty"`
 }
 
 // Sites is the site registry. Every role process holds one; a watch on the
