@@ -23,6 +23,13 @@ type Registry interface {
 	Known(domain string) bool
 	Add(ctx context.Context, domain string) (stream.Site, string, error)
 	Get(ctx context.Context, domain string) (stream.Site, error)
+	// Managing sites (api/sites.go); errors as stream.Sites documents.
+	List(ctx context.Context) ([]stream.Site, error)
+	RotateToken(ctx context.Context, domain string) (string, error)
+	SetTimezone(ctx context.Context, domain, zone string) (stream.Site, error)
+	CreateShare(ctx context.Context, domain string) (string, error)
+	RevokeShare(ctx context.Context, domain string) error
+	Delete(ctx context.Context, domain string) error
 }
 
 // Checker reports whether a dependency (stream, store) is reachable.
@@ -77,6 +84,7 @@ func (s *Server) Routes(r gin.IRouter) {
 	r.GET("/v1/sites/:site/count", s.count)
 	r.GET("/v1/sites/:site/invalid", s.invalid)
 	r.POST("/v1/admin/sites", s.requireAdmin, s.addSite)
+	s.siteRoutes(r)
 	Health(r, s.checks, s.metrics)
 }
 
