@@ -16,6 +16,7 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/ingest/stream"
+	"github.com/viewcount/viewcount/sql/store"
 )
 
 // Registry is the site registry as the api uses it.
@@ -32,6 +33,13 @@ type Registry interface {
 	Delete(ctx context.Context, domain string) error
 }
 
+// Store is the store as the api uses it: reads, and the statements that
+// delete a site's data (api/sites.go).
+type Store interface {
+	Querier
+	Exec(ctx context.Context, query string, params store.Params) error
+}
+
 // Checker reports whether a dependency (stream, store) is reachable.
 type Checker func(ctx context.Context) error
 
@@ -46,7 +54,7 @@ type Config struct {
 type Server struct {
 	cfg      Config
 	snap     *Snapshot
-	q        Querier
+	q        Store
 	sites    Registry
 	checks   map[string]Checker
 	metrics  *viewcount.Metrics
@@ -63,7 +71,7 @@ type Server struct {
 
 // New returns a server reading counts from snap. normPage must be the same
 // normalisation ingest applies, so /blog/ and /blog read the same count.
-func New(cfg Config, snap *Snapshot, q Querier, sites Registry, checks map[string]Checker, normPage func(string) (string, error), metrics *viewcount.Metrics, logger *slog.Logger, now func() time.Time) (*Server, error) {
+func New(cfg Config, snap *Snapshot, q Store, sites Registry, checks map[string]Checker, normPage func(string) (string, error), metrics *viewcount.Metrics, logger *slog.Logger, now func() time.Time) (*Server, error) {
 	if cfg.AdminToken == "" {
 		return nil, errors.New("api: an admin token is required")
 	}

@@ -108,3 +108,14 @@ func TestShareLinks(t *testing.T) {
 		}
 	}
 }
+
+// decode checks w's status and decodes its JSON body into v.
+func decode(t *testing.T, w *httptest.ResponseRecorder, code int, v any) {
+	t.Helper()
+	if w.Code != code {
+		t.Fatalf("status %d %s, want %d", w.Code, w.Body, code)
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), v); err != nil {
+		t.Fatalf("decode %s: %v", w.Body, err)
+	}
+}
