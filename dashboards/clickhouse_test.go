@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -213,7 +214,7 @@ func TestClickHouseQueries(t *testing.T) {
 				seen[q.key] = true
 				sql, err := expandClickHouse(q.text, e)
 				if err != nil {
-					t.Errorf("%s: %v", q.key, err)
+					t.Errorf("%s (%s values): %v", q.key, pass, err)
 					continue
 				}
 				res, err := s.Query(ctx, sql, nil)
@@ -279,8 +280,10 @@ func TestClickHouseQueries(t *testing.T) {
 	sums := func(key string, valueCol int) map[string]int {
 		out := map[string]int{}
 		for _, r := range got[key] {
-			var n int
-			fmt.Sscan(r[valueCol], &n)
+			n, err := strconv.Atoi(r[valueCol])
+			if err != nil {
+				t.Fatalf("%s: %q: %v", key, r, err)
+			}
 			out[r[valueCol-1]] += n
 		}
 		return out
