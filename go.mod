@@ -16,6 +16,12 @@ require (
 )
 
 require (
+	github.com/boyter/go-string v1.0.5 // indirect
+	github.com/medama-io/go-useragent v1.2.5 // indirect
+	github.com/oschwald/maxminddb-golang/v2 v2.8.0 // indirect
+)
+
+require (
 	github.com/ClickHouse/ch-go v0.75.0 // indirect
 	github.com/andybalholm/brotli v1.2.7 // indirect
 	github.com/antithesishq/antithesis-sdk-go v0.8.0-default-no-op // indirect
