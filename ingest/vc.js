@@ -15,7 +15,7 @@
     var page = l.pathname;
     if (page === last) return; // pushState to the same path: not a new view
     last = page;
-    // The query goes along for its utm_* tags; the rest is dropped (but --keep-query).
+    // The query goes along for its utm_* tags; the rest is dropped unless --keep-query.
     var e = { site: site, page: page + l.search, referrer: ref, webdriver: !!n.webdriver, hints: hints };
     ref = l.origin + page; // referrer of the next in-app view
     try {
