@@ -315,7 +315,8 @@ func (l *partitionLoop) message(ctx context.Context, msg jetstream.Msg) error {
 	for i := range l.evs {
 		e := &l.evs[i]
 		l.q.observe(e.Time.UnixMilli())
-		vd := viewcount.Verdict{Event: *e, Reason: l.rules.Judge(e), Partition: uint16(l.p), Seq: seq, Index: uint32(i)}
+		reason, dims := l.rules.JudgeDims(e)
+		vd := viewcount.Verdict{Event: *e, Reason: reason, Dims: dims, Partition: uint16(l.p), Seq: seq, Index: uint32(i)}
 		if vd.Reason == viewcount.Valid && l.rules.Watched(e) {
 			l.q.push(vd)
 			continue
