@@ -61,7 +61,7 @@ func (s *sources) parse(r io.Reader, name string) error {
 			}
 			n, err := normaliseHost(key)
 			if err != nil || strings.HasPrefix(n, "www.") {
-				return fmt.Errorf("validate: %s:%d: %q: not a host name (nor label.*) without www.", name, line, h)
+				return fmt.Errorf("validate: %s:%d: %q: want a host name or label.*, without www", name, line, h)
 			}
 			if prior, dup := m[n]; dup {
 				return fmt.Errorf("validate: %s:%d: %q is listed for %s already", name, line, h, prior)

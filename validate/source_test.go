@@ -29,8 +29,8 @@ func TestReferrerSourcesListErrors(t *testing.T) {
 	}
 	f("Google google.com", `test.txt:1: want "Name: host host ..."`)
 	f("# c\nGoogle:", `test.txt:2: want`)
-	f("Google: https://google.com/", `"https://google.com/": not a host name`)
-	f("Google: www.google.com", `"www.google.com": not a host name`)
+	f("Google: https://google.com/", `"https://google.com/": want a host name`)
+	f("Google: www.google.com", `"www.google.com": want a host name`)
 	f("A: a.com\nB: a.com", `test.txt:2: "a.com" is listed for A already`)
 }
 
