@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"strconv"
 	"testing"
 
 	useragent "github.com/medama-io/go-useragent"
@@ -88,4 +89,37 @@ func BenchmarkParseUA(b *testing.B) {
 		_ = parseUADims(p, uas[i%len(uas)], lows[i%len(uas)])
 		i++
 	}
+}
+
+// BenchmarkUAInfo is the user-agent memo as the rules use it: "memoised" is
+// every repeat of a UA (bot verdict, engine, hash and dimensions in one map
+// lookup); "distinct" is a UA seen for the first time (the browser-shaped
+// bot check, the hash and the parse, then the insert).
+func BenchmarkUAInfo(b *testing.B) {
+	m, err := newUAMatcher(nil, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("memoised", func(b *testing.B) {
+		uas := []string{uaChromeWin, uaSafariIPhone, uaChromeAndroid, uaSafariMac}
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			_ = m.info(uas[i%len(uas)])
+			i++
+		}
+	})
+	b.Run("distinct", func(b *testing.B) {
+		uas := make([]string, 1<<16)
+		for i := range uas {
+			uas[i] = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0." + strconv.Itoa(i) + ".0 Safari/537.36"
+		}
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			m.cur, m.prev = map[string]uaInfo{}, map[string]uaInfo{} // every lookup a miss
+			_ = m.info(uas[i%len(uas)])
+			i++
+		}
+	})
 }
