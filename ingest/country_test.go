@@ -112,6 +112,9 @@ func TestCountryFromHeaderAndDB(t *testing.T) {
 func BenchmarkPixelCountry(b *testing.B) {
 	gin.SetMode(gin.TestMode)
 	e := gin.New()
+	if err := e.SetTrustedProxies(nil); err != nil { // as newTestServer: no X-Forwarded-For parsing
+		b.Fatal(err)
+	}
 	cfg := Config{PublishTimeout: time.Second, Countries: openGeo(b)}
 	New(cfg, nopPublisher{}, fixedSalt(b, testSalt), viewcount.NewMetrics(), slog.New(slog.DiscardHandler), time.Now).Routes(e)
 	req := httptest.NewRequest(http.MethodGet,
