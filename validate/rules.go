@@ -4,7 +4,9 @@
 // flood from one visitor or network, a network rotating user agents, a
 // repeated view). The rules (Rules) are a pure function of the event
 // sequence fed to them, clocked by the events' own receive times; the consumer
-// loop feeds them one partition of the stream and hands the verdicts on.
+// loop feeds them one partition of the stream and hands the verdicts on,
+// each with the event's dashboard dimensions (browser, OS, device class,
+// referrer host and source, screen class: Rules.Dims).
 //
 // It must never drop an event (a rejection is a verdict, not a deletion), never
 // read the wall clock or randomness inside the rules (a replay must rebuild the
