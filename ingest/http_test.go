@@ -201,7 +201,7 @@ func TestPixelDurable(t *testing.T) {
 		Referrer: "https://news.test/a", UA: chromeUA, ID: e.ID,
 		Visitor:   VisitorID(salt, "example.com", testIP, chromeUA),
 		Network:   NetworkID(salt, netip.MustParseAddr(testIP)),
-		Webdriver: true, Source: viewcount.SourcePixel,
+		Webdriver: true, Source: viewcount.SourcePixel, UTM: viewcount.UTM{Source: "x"},
 	}
 	if e != want {
 		t.Fatalf("event\n got %+v\nwant %+v", e, want)

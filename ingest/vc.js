@@ -15,12 +15,13 @@
     var page = l.pathname;
     if (page === last) return; // pushState to the same path: not a new view
     last = page;
-    var e = { site: site, page: page, referrer: ref, webdriver: !!n.webdriver, hints: hints };
+    // The query goes along for its utm_* tags; the rest is dropped unless --keep-query.
+    var e = { site: site, page: page + l.search, referrer: ref, webdriver: !!n.webdriver, hints: hints };
     ref = l.origin + page; // referrer of the next in-app view
     try {
       if (n.sendBeacon && n.sendBeacon(base + '/v1/events', JSON.stringify(e))) return;
     } catch (_) {}
-    new Image().src = base + '/p.gif?' + q('site', site) + '&' + q('page', page) +
+    new Image().src = base + '/p.gif?' + q('site', site) + '&' + q('page', e.page) +
       '&' + q('ref', e.referrer) + (e.webdriver ? '&wd=1' : '');
   }
   var push = history.pushState;
