@@ -39,8 +39,10 @@ const DefaultDatabase = "viewcount"
 // values as TSV-escaped text, where a raw tab or newline is a delimiter).
 type Params map[string]string
 
-// ArrayParam is the parameter value of an Array(String) holding vals, e.g.
-// ['a','it''s'], for a {name:Array(String)} placeholder.
+// ArrayParam is the parameter value of an Array(String) holding vals, for
+// a {name:Array(String)} placeholder; "a" and "it's" give
+//
+//	['a','it''s']
 //
 // The engine does not unescape an array's value before it parses the
 // literal (a String's value it does), so the store's one escaping of every
