@@ -38,8 +38,8 @@
     pixel(e); // no sendBeacon, or it refused: the pixel (img-src) instead
   }
   d.addEventListener('securitypolicyviolation', function (v) {
-    var u = v.blockedURI;
-    if (pend.length && (u == base || u.indexOf(base + '/v1/events') == 0)) pixel(pend.shift());
+    var u = v.blockedURI; // a Report-Only policy blocks nothing: no pixel then
+    if (pend.length && v.disposition != 'report' && (u == base || u.indexOf(base + '/v1/events') == 0)) pixel(pend.shift());
   });
   function fill() {
     var els = [].slice.call(d.querySelectorAll('[data-vc-count]'));

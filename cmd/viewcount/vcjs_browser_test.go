@@ -89,7 +89,9 @@ func (l *requestLog) matching(method, pathPrefix, page string) []string {
 //     true), vc.js sees the violation and sends the pixel, and the view is
 //     counted;
 //   - a page with data-vc-count elements: one cross-origin batch request
-//     (CORS) fills them with the counts, formatted by toLocaleString.
+//     (CORS) fills them with the counts, formatted by toLocaleString; its
+//     Report-Only policy reports the beacon, which is sent anyway, so vc.js
+//     sends no pixel.
 //
 // The browser is made to look like a person's (a Chrome UA without
 // "Headless", navigator.webdriver false): this test is about delivery and
@@ -138,7 +140,9 @@ func TestVCJSInBrowser(t *testing.T) {
 			w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'nonce-t'; connect-src 'self'")
 			fmt.Fprint(w, `<!doctype html><title>probe</title>`+record)
 		case "/count":
-			fmt.Fprint(w, `<!doctype html><title>count</title>`+tag+`<p><span id="a" data-vc-count="/csp"></span>
+			// Report-Only: the beacon is reported but sent, so no pixel.
+			w.Header().Set("Content-Security-Policy-Report-Only", "connect-src 'self'")
+			fmt.Fprint(w, `<!doctype html><title>count</title>`+record+tag+`<p><span id="a" data-vc-count="/csp"></span>
 				<span id="b" data-vc-count="/csp/" data-vc-label="reads"></span> <span id="c" data-vc-count="/never"></span></p>`)
 		default:
 			http.NotFound(w, r)
@@ -234,4 +238,13 @@ func TestVCJSInBrowser(t *testing.T) {
 		return ""
 	})
 	waitCount("/count", 1)
+	violations, err = chromedp.Run(bctx, chromedp.Evaluate[[]string](`violations`))
+	if err != nil || !slices.Contains(violations, "connect-src "+vc.URL+"/v1/events") {
+		t.Errorf("count page's report-only violations %q (%v): want the beacon's", violations, err)
+	}
+	// The view is counted by now, so a pixel sent with the report would
+	// have arrived long before.
+	if p := reqs.matching("GET", "/p.gif", "/count"); len(p) != 0 {
+		t.Errorf("a Report-Only violation sent the pixel too: %q", p)
+	}
 }
