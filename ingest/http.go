@@ -290,15 +290,21 @@ func (h *Handler) preflight(c *gin.Context) {
 	c.Status(http.StatusNoContent)
 }
 
-// script serves the tracker, cacheable for an hour.
+// script serves the tracker, cacheable for an hour, gzipped for clients
+// that take it (see scriptVariant).
 func (h *Handler) script(c *gin.Context) {
+	body, etag, gz := scriptVariant(c.GetHeader("Accept-Encoding"), h.etag)
 	c.Header("Cache-Control", "public, max-age=3600")
-	c.Header("ETag", h.etag)
-	if c.GetHeader("If-None-Match") == h.etag {
+	c.Header("Vary", "Accept-Encoding")
+	c.Header("ETag", etag)
+	if c.GetHeader("If-None-Match") == etag {
 		c.Status(http.StatusNotModified)
 		return
 	}
-	c.Data(http.StatusOK, "application/javascript; charset=utf-8", trackerJS)
+	if gz {
+		c.Header("Content-Encoding", "gzip")
+	}
+	c.Data(http.StatusOK, "application/javascript; charset=utf-8", body)
 }
 
 // ctx is the context a hit is stored under: the request's values, but not
