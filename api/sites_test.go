@@ -157,7 +157,9 @@ func TestAdminDeleteSite(t *testing.T) {
 	// to delete from.
 	for _, stmt := range []string{
 		"CREATE TABLE later_rollup (site String, n UInt64, PROJECTION by_n (SELECT n, site ORDER BY n)) ENGINE = MergeTree ORDER BY site",
-		"INSERT INTO later_rollup VALUES ('gone.example', 1), ('gone.example', 2), ('gone.example', 3), ('kept.example', 4)",
+		// INSERT … SELECT: chDB reads the data of INSERT … VALUES from the
+		// process's stdin when that is not a terminal.
+		"INSERT INTO later_rollup SELECT if(number < 3, 'gone.example', 'kept.example'), number FROM numbers(4)",
 		"CREATE VIEW later_view AS SELECT site, count() AS n FROM views_raw GROUP BY site",
 	} {
 		if err := f.store.Exec(ctx, stmt, nil); err != nil { // test-only SQL
