@@ -98,7 +98,9 @@ func (m *Metrics) SetPipelineLag(ms int64) { m.lagMillis.Store(ms) }
 
 // PipelineLag is the last value SetPipelineLag recorded (0 before the first
 // insert, and in a process that runs no validator).
-func (m *Metrics) PipelineLag() time.Duration { return time.Duration(m.lagMillis.Load()) * time.Millisecond }
+func (m *Metrics) PipelineLag() time.Duration {
+	return time.Duration(m.lagMillis.Load()) * time.Millisecond
+}
 
 // WriteTo writes the metrics in the Prometheus text exposition format.
 func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
