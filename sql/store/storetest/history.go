@@ -340,4 +340,3 @@ func (g *generator) event(slot int) viewcount.Verdict {
 	s.uniques[day][vi/64] |= 1 << (vi % 64)
 	return v
 }
-

@@ -65,7 +65,6 @@ func (s *siteGen) totals(g *generator) *SiteTotals {
 	return t
 }
 
-
 // mix is SplitMix64's finaliser: distinct inputs give well-spread ids.
 func mix(x uint64) uint64 {
 	x += 0x9e3779b97f4a7c15
