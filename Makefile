@@ -112,3 +112,11 @@ faults: chdb
 
 soak: chdb
 	$(FAULTS_ENV) VIEWCOUNT_FAULTS=soak $(GO) test $(GOFLAGS) -tags faults -count=1 -v -timeout 90m ./cmd/viewcount/faults/
+
+# The stats API on a generated 10M-event history (issue 10): p50/p99 of
+# every stats call over 30 days. The history is generated once (a few
+# minutes) and kept under $(CACHE_DIR)/stats-bench, keyed by the
+# generator's version and the schema.
+.PHONY: bench-stats
+bench-stats: chdb
+	VIEWCOUNT_STATS_EVENTS=10000000 $(GO) test -run '^$$' -bench BenchmarkStats -benchtime 200x -timeout 60m ./api/stats/

@@ -1,0 +1,34 @@
+// Package stats serves the creator analytics API: GET
+// /v1/sites/{site}/stats/summary, timeseries, breakdown, realtime and
+// filtered. Every answer is read from the rollups the materialized views
+// keep (dim_rollup, migration 008, and page_rollup, migration 004), never
+// from a scan of views_raw, so a call costs the same whatever the traffic.
+//
+// Ranges: rollups are kept per UTC hour and day. A range is counted as the
+// whole UTC days inside it from the day rows plus the hours at its edges
+// from the hour rows; views add and the uniques sketches merge as set
+// unions, so the answer is exact for any range of whole hours, in
+// particular a day in any time zone whose offset is a whole number of
+// hours. Ranges are widened to whole hours (summary, breakdown, filtered)
+// or whole buckets of the interval (timeseries); the answer's from and to
+// say what was counted. In the few zones with a 30 or 45 minute offset
+// (Asia/Kolkata, Asia/Kathmandu, …) hours do not meet local midnight: a
+// day bucket holds the UTC hours that start in that local day, so it runs
+// from 00:30 (00:45) to 00:30 (00:45) local time.
+//
+// Uniques are uniqCombined64 sketches of the daily-rotating visitor ids,
+// merged over the range, never summed. The ids rotate daily (privacy), so
+// over a multi-day range a visitor who returns on another day counts once
+// per day. Answers state the estimator's relative standard error: the
+// site's totals and breakdowns come from dim_rollup's sketches
+// (uniqCombined64(12): exact below 128 distinct ids, then 1.04/√2¹² ≈
+// 1.6 %), a page's totals from page_rollup's (precision 17: exact below
+// 4096, then ≈ 0.29 %).
+//
+// Breakdowns of one page are kept by page only: a breakdown by source,
+// country, … with a page filter is answered 400 (migration 008 says what
+// keeping them would cost the insert path).
+//
+// The package never answers without the caller's Auth saying yes, and
+// never logs tokens or visitor ids.
+package stats
