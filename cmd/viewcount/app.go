@@ -20,6 +20,7 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/api"
+	"github.com/viewcount/viewcount/api/dashboard"
 	"github.com/viewcount/viewcount/ingest"
 	"github.com/viewcount/viewcount/ingest/redact"
 	"github.com/viewcount/viewcount/ingest/stream"
@@ -173,6 +174,11 @@ func (m *Main) Run(ctx context.Context) error {
 		actx, m.apiCancel = context.WithCancel(context.WithoutCancel(ctx))
 		m.goStage(&m.apiDone, "snapshot", func() error { return snap.Run(actx) })
 		srv.Routes(engine)
+		dash, err := dashboard.New()
+		if err != nil {
+			return err
+		}
+		dash.Routes(engine)
 	} else {
 		api.Health(engine, checks, m.Metrics)
 	}
