@@ -23,6 +23,9 @@ window.vcRender = (() => {
     return v;
   }
 
+  // byCount orders [name, n] pairs by n, largest first, then by name.
+  const byCount = (a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
+
   function emptyRow(tbody, cols, text) {
     const tr = el('tr', 'empty');
     const td = el('td', null, text);
@@ -79,7 +82,7 @@ window.vcRender = (() => {
     $('t-uerr').textContent = e > 0 ? '± ' + fmt(e) : '';
     $('t-uerr').title = `relative standard error ${(100 * (d.uniques_error || 0)).toFixed(2)} %`;
     $('t-filtered').textContent = fmt(d.filtered);
-    const reasons = Object.entries(d.filtered_by_reason || {}).sort((a, b) => b[1] - a[1]);
+    const reasons = Object.entries(d.filtered_by_reason || {}).sort(byCount);
     $('t-freasons').textContent = reasons.slice(0, 3).map(([k, n]) => `${k} ${fmt(n)}`).join(' · ');
     change($('c-views'), d.change.views, 'views');
     change($('c-uniques'), d.change.uniques, 'visitors');
@@ -92,6 +95,17 @@ window.vcRender = (() => {
     return interval === 'day' ? t.slice(0, 10) : t.slice(0, 16).replace('T', ' ');
   }
 
+  // Time ticks on a 24-hour clock in the site's zone; midnight shows the date.
+  function timeTicks(ticks, tz) {
+    const hm = new Intl.DateTimeFormat('en-GB', { timeZone: tz, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+    const day = new Intl.DateTimeFormat('en-GB', { timeZone: tz, day: 'numeric', month: 'short' });
+    return ticks.map((ts) => {
+      const d = new Date(ts * 1e3);
+      const t = hm.format(d);
+      return t === '00:00' ? day.format(d) : t;
+    });
+  }
+
   const charts = {};
   function chart(key, node, series, data, tz) {
     if (charts[key]) charts[key].destroy();
@@ -102,7 +116,7 @@ window.vcRender = (() => {
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1e3), tz),
       scales: { y: { range: (u, min, max) => [0, Math.max(4, max * 1.1)] } },
       series: [{}, ...series],
-      axes: [{}, { values: (u, ticks) => ticks.map((v) => (Number.isInteger(v) ? fmt(v) : '')) }],
+      axes: [{ values: (u, ticks) => timeTicks(ticks, tz) }, { values: (u, ticks) => ticks.map((v) => (Number.isInteger(v) ? fmt(v) : '')) }],
     }, data, node);
   }
   function resize() {
@@ -151,7 +165,7 @@ window.vcRender = (() => {
     const pages = $('filtered-pages').tBodies[0];
     pages.replaceChildren();
     for (const p of d.top_pages || []) {
-      const top = Object.entries(p.by_reason || {}).sort((a, b) => b[1] - a[1]).slice(0, 3);
+      const top = Object.entries(p.by_reason || {}).sort(byCount).slice(0, 3);
       const tr = el('tr');
       const td = el('td', 'v');
       td.append(el('span', null, p.page));
