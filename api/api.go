@@ -16,6 +16,7 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/ingest/stream"
+	"github.com/viewcount/viewcount/sql/store"
 )
 
 // Registry is the site registry as the api uses it.
@@ -23,6 +24,20 @@ type Registry interface {
 	Known(domain string) bool
 	Add(ctx context.Context, domain string) (stream.Site, string, error)
 	Get(ctx context.Context, domain string) (stream.Site, error)
+	// Managing sites (api/sites.go); errors as stream.Sites documents.
+	List(ctx context.Context) ([]stream.Site, error)
+	RotateToken(ctx context.Context, domain string) (string, error)
+	SetTimezone(ctx context.Context, domain, zone string) (stream.Site, error)
+	CreateShare(ctx context.Context, domain string) (string, error)
+	RevokeShare(ctx context.Context, domain string) error
+	Delete(ctx context.Context, domain string) error
+}
+
+// Store is the store as the api uses it: reads, and the statements that
+// delete a site's data (api/sites.go).
+type Store interface {
+	Querier
+	Exec(ctx context.Context, query string, params store.Params) error
 }
 
 // Checker reports whether a dependency (stream, store) is reachable.
@@ -39,7 +54,7 @@ type Config struct {
 type Server struct {
 	cfg      Config
 	snap     *Snapshot
-	q        Querier
+	q        Store
 	sites    Registry
 	checks   map[string]Checker
 	metrics  *viewcount.Metrics
@@ -56,7 +71,7 @@ type Server struct {
 
 // New returns a server reading counts from snap. normPage must be the same
 // normalisation ingest applies, so /blog/ and /blog read the same count.
-func New(cfg Config, snap *Snapshot, q Querier, sites Registry, checks map[string]Checker, normPage func(string) (string, error), metrics *viewcount.Metrics, logger *slog.Logger, now func() time.Time) (*Server, error) {
+func New(cfg Config, snap *Snapshot, q Store, sites Registry, checks map[string]Checker, normPage func(string) (string, error), metrics *viewcount.Metrics, logger *slog.Logger, now func() time.Time) (*Server, error) {
 	if cfg.AdminToken == "" {
 		return nil, errors.New("api: an admin token is required")
 	}
@@ -77,6 +92,7 @@ func (s *Server) Routes(r gin.IRouter) {
 	r.GET("/v1/sites/:site/count", s.count)
 	r.GET("/v1/sites/:site/invalid", s.invalid)
 	r.POST("/v1/admin/sites", s.requireAdmin, s.addSite)
+	s.siteRoutes(r)
 	Health(r, s.checks, s.metrics)
 }
 

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"crypto/subtle"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -41,9 +40,10 @@ type invalidReport struct {
 // invalid answers GET /v1/sites/{site}/invalid?from=&to=: rejected events by
 // reason, in total and per UTC day, with the valid count beside them. from
 // and to are dates (YYYY-MM-DD, both included) or RFC 3339 times; the
-// default is the last 30 days. It needs the site's token (or the admin's).
+// default is the last 30 days. It needs the site's token, its share token
+// or the admin's.
 func (s *Server) invalid(c *gin.Context) {
-	site, ok := s.siteAuth(c)
+	site, ok := s.ReadAuth(c)
 	if !ok {
 		return
 	}
@@ -147,35 +147,4 @@ func reportRange(fromS, toS string, now time.Time) (from, to time.Time, err erro
 		err = fmt.Errorf("at most %d days per report", maxReportDays)
 	}
 	return
-}
-
-// siteAuth checks the bearer token against the site's token (or the admin
-// token) and returns the normalised site. It answers the request itself on
-// failure.
-func (s *Server) siteAuth(c *gin.Context) (string, bool) {
-	site, err := viewcount.NormaliseSite(c.Param("site"))
-	if err != nil {
-		s.fail(c, errBadRequest("site: not a domain name"))
-		return "", false
-	}
-	token, ok := bearerToken(c.GetHeader("Authorization"))
-	if !ok {
-		s.fail(c, errUnauthorized)
-		return "", false
-	}
-	if subtle.ConstantTimeCompare([]byte(token), []byte(s.cfg.AdminToken)) == 1 {
-		if !s.sites.Known(site) {
-			s.fail(c, errNotFound("site not registered"))
-			return "", false
-		}
-		return site, true
-	}
-	reg, err := s.sites.Get(c.Request.Context(), site)
-	if err != nil || !reg.CheckToken(token) {
-		// The same answer for an unknown site and a wrong token, so the
-		// endpoint does not reveal which sites exist.
-		s.fail(c, errUnauthorized)
-		return "", false
-	}
-	return site, true
 }

@@ -1,7 +1,7 @@
 // Command viewcount runs the Viewcount roles: `serve` runs all of them in one
 // process on embedded NATS and chDB; `ingest`, `validate` and `api` run one
-// role each against a NATS cluster and a ClickHouse server; `site add`
-// registers a site with a running server.
+// role each against a NATS cluster and a ClickHouse server; `site`
+// manages the sites of a running server.
 package main
 
 import (
@@ -25,7 +25,7 @@ usage:
   viewcount ingest    [flags]   HTTP ingestion only
   viewcount validate  [flags]   validators and the ClickHouse sink only
   viewcount api       [flags]   public counts and admin API only
-  viewcount site add DOMAIN [--server URL] [--admin-token T] [--data DIR]
+  viewcount site add|rotate|delete DOMAIN, site list   manage sites (see 'viewcount site')
   viewcount check     [flags]   verify progress, stream, store and rollups (server stopped)
   viewcount repair    progress|stream|rollups [flags]   see README, Recovery
   viewcount version

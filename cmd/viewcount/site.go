@@ -3,39 +3,67 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+	"text/tabwriter"
 	"time"
 )
 
-// runSite implements `viewcount site add DOMAIN` against a running server.
+const siteUsage = `usage:
+  viewcount site add DOMAIN              register a site, print its token
+  viewcount site list [--json]           registered sites: created, time zone, last view
+  viewcount site rotate DOMAIN           a new site token; the old one stops working at once
+  viewcount site delete DOMAIN --confirm DOMAIN
+                                         remove the site and all its data (without --confirm: say what would go)
+common flags: [--server URL] [--admin-token T] [--data DIR]`
+
+// runSite implements `viewcount site add|list|rotate|delete` against a
+// running server's admin API.
 func runSite(args []string, stdout io.Writer) error {
-	if len(args) == 0 || args[0] != "add" {
-		return fmt.Errorf("usage: viewcount site add DOMAIN [--server URL] [--admin-token T] [--data DIR]")
+	if len(args) == 0 {
+		return errors.New(siteUsage)
 	}
-	fs := flag.NewFlagSet("viewcount site add", flag.ContinueOnError)
+	cmd := args[0]
+	fs := flag.NewFlagSet("viewcount site "+cmd, flag.ContinueOnError)
 	server := fs.String("server", envOr("VIEWCOUNT_SERVER", "http://127.0.0.1:8080"), "server URL (env VIEWCOUNT_SERVER)")
 	token := fs.String("admin-token", os.Getenv("VIEWCOUNT_ADMIN_TOKEN"), "admin token (env VIEWCOUNT_ADMIN_TOKEN); default: read from the data dir")
 	data := fs.String("data", envOr("VIEWCOUNT_DATA", "./data"), "data dir holding admin_token (env VIEWCOUNT_DATA)")
+	var jsonOut *bool
+	var confirm *string
+	wantDomain := true
+	switch cmd {
+	case "add", "rotate":
+	case "delete":
+		confirm = fs.String("confirm", "", "the site's name again: deletes it and all its data")
+	case "list":
+		jsonOut = fs.Bool("json", false, "print the server's JSON answer")
+		wantDomain = false
+	default:
+		return errors.New(siteUsage)
+	}
 	// Go's flag package stops at the first non-flag; accept the domain first
 	// or last so `site add example.com --server …` works as typed.
 	rest := args[1:]
 	var domain string
-	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+	if wantDomain && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
 		domain, rest = rest[0], rest[1:]
 	}
 	if err := fs.Parse(rest); err != nil {
 		return err
 	}
-	if domain == "" && fs.NArg() == 1 {
+	switch {
+	case wantDomain && domain == "" && fs.NArg() == 1:
 		domain = fs.Arg(0)
-	} else if fs.NArg() > 0 || domain == "" {
-		return fmt.Errorf("usage: viewcount site add DOMAIN [--server URL] [--admin-token T] [--data DIR]")
+	case fs.NArg() > 0 || wantDomain && domain == "":
+		return errors.New(siteUsage)
 	}
 	if *token == "" {
 		b, err := os.ReadFile(filepath.Join(*data, "admin_token"))
@@ -44,24 +72,119 @@ func runSite(args []string, stdout io.Writer) error {
 		}
 		*token = strings.TrimSpace(string(b))
 	}
-	body, _ := json.Marshal(map[string]string{"domain": domain})
-	req, err := http.NewRequest(http.MethodPost, strings.TrimRight(*server, "/")+"/v1/admin/sites", bytes.NewReader(body))
+	admin := adminClient{base: strings.TrimRight(*server, "/") + "/v1/admin/sites", token: *token}
+	site := url.PathEscape(domain)
+	switch cmd {
+	case "add":
+		body, _ := json.Marshal(map[string]string{"domain": domain})
+		return admin.print(stdout, "site add", http.MethodPost, "", body, http.StatusCreated)
+	case "rotate":
+		return admin.print(stdout, "site rotate", http.MethodPost, "/"+site+"/token", nil, http.StatusOK)
+	case "delete":
+		if *confirm == "" {
+			return admin.previewDelete(site, domain)
+		}
+		return admin.print(stdout, "site delete", http.MethodDelete, "/"+site+"?confirm="+url.QueryEscape(*confirm), nil, http.StatusOK)
+	default: // list
+		if *jsonOut {
+			return admin.print(stdout, "site list", http.MethodGet, "", nil, http.StatusOK)
+		}
+		return admin.list(stdout)
+	}
+}
+
+// adminClient calls the admin API of one server.
+type adminClient struct {
+	base, token string
+}
+
+// do sends the request and returns the answer's body if its status is
+// want; any other status is an error quoting the server's answer.
+func (a adminClient) do(what, method, path string, body []byte, want int) ([]byte, error) {
+	req, err := http.NewRequest(method, a.base+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	req.Header.Set("Authorization", "Bearer "+a.token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	// Deleting a large site's data waits for the store's mutations.
+	resp, err := (&http.Client{Timeout: 10 * time.Minute}).Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if resp.StatusCode != want {
+		return out, fmt.Errorf("%s: %s: %s", what, resp.Status, strings.TrimSpace(string(out)))
+	}
+	return out, nil
+}
+
+// print writes the answer's JSON, one line, as `site add` always has.
+func (a adminClient) print(w io.Writer, what, method, path string, body []byte, want int) error {
+	out, err := a.do(what, method, path, body, want)
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+*token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
-	if err != nil {
-		return fmt.Errorf("site add: %w", err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-	if resp.StatusCode != http.StatusCreated {
-		return fmt.Errorf("site add: %s: %s", resp.Status, strings.TrimSpace(string(out)))
-	}
-	_, err = fmt.Fprintln(stdout, strings.TrimSpace(string(out)))
+	_, err = fmt.Fprintln(w, strings.TrimSpace(string(out)))
 	return err
+}
+
+// previewDelete asks the server what deleting the site would remove (a
+// DELETE without confirm deletes nothing) and returns that as the error.
+func (a adminClient) previewDelete(path, domain string) error {
+	out, err := a.do("site delete", http.MethodDelete, "/"+path, nil, http.StatusBadRequest)
+	if err != nil {
+		return err
+	}
+	var preview struct {
+		WouldDelete map[string]uint64 `json:"would_delete"`
+	}
+	if err := json.Unmarshal(out, &preview); err != nil {
+		return fmt.Errorf("site delete: answer %q: %w", out, err)
+	}
+	tables := make([]string, 0, len(preview.WouldDelete))
+	for t, n := range preview.WouldDelete {
+		tables = append(tables, fmt.Sprintf("%s %d", t, n))
+	}
+	sort.Strings(tables)
+	return fmt.Errorf("site delete: not deleted; this removes %s from the registry and its rows (%s); pass --confirm %s to delete it",
+		domain, strings.Join(tables, ", "), domain)
+}
+
+// list prints the sites as a table.
+func (a adminClient) list(w io.Writer) error {
+	out, err := a.do("site list", http.MethodGet, "", nil, http.StatusOK)
+	if err != nil {
+		return err
+	}
+	var ans struct {
+		Sites []struct {
+			Site     string  `json:"site"`
+			Created  string  `json:"created"`
+			Timezone string  `json:"timezone"`
+			Shared   bool    `json:"shared"`
+			LastView *string `json:"last_view"`
+		} `json:"sites"`
+	}
+	if err := json.Unmarshal(out, &ans); err != nil {
+		return fmt.Errorf("site list: answer: %w", err)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SITE\tCREATED\tTIMEZONE\tLAST VIEW\tSHARE LINK")
+	for _, s := range ans.Sites {
+		last, shared := "never", "no"
+		if s.LastView != nil {
+			last = *s.LastView
+		}
+		if s.Shared {
+			shared = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Site, s.Created, s.Timezone, last, shared)
+	}
+	return tw.Flush()
 }
 
 func envOr(name, def string) string {

@@ -32,6 +32,9 @@ type Site struct {
 	// Timezone is the IANA zone the site's day buckets follow (stats API,
 	// dashboard); "" means UTC.
 	Timezone string `json:"timezone,omitempty"`
+	// ShareHash is the hash of the site's read-only share token ("" = no
+	// share link); see CreateShare.
+	ShareHash string `json:"share_sha256,omitempty"`
 }
 
 // Sites is the site registry. Every role process holds one; a watch on the

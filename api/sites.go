@@ -1,0 +1,307 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/ingest/stream"
+	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/store"
+)
+
+// siteRoutes registers the endpoints that manage sites and share links.
+func (s *Server) siteRoutes(r gin.IRouter) {
+	r.GET("/v1/admin/sites", s.requireAdmin, s.listSites)
+	r.POST("/v1/admin/sites/:site/token", s.requireAdmin, s.rotateToken)
+	r.PATCH("/v1/admin/sites/:site", s.requireAdmin, s.patchSite)
+	r.DELETE("/v1/admin/sites/:site", s.requireAdmin, s.deleteSite)
+	r.POST("/v1/sites/:site/share", s.createShare)
+	r.DELETE("/v1/sites/:site/share", s.revokeShare)
+}
+
+// siteInfo is a site as the admin API shows it.
+type siteInfo struct {
+	Site     string `json:"site"`
+	Created  string `json:"created"`
+	Timezone string `json:"timezone"` // IANA name; "UTC" when none was set
+	Shared   bool   `json:"shared"`   // a read-only share link is active
+}
+
+func newSiteInfo(site stream.Site) siteInfo {
+	tz := site.Timezone
+	if tz == "" {
+		tz = "UTC"
+	}
+	return siteInfo{Site: site.Domain, Created: site.Created.UTC().Format(time.RFC3339), Timezone: tz, Shared: site.ShareHash != ""}
+}
+
+type listedSite struct {
+	siteInfo
+	LastView *string `json:"last_view"` // minute of the newest valid view, null when none
+}
+
+// listSites answers GET /v1/admin/sites.
+func (s *Server) listSites(c *gin.Context) {
+	ctx := c.Request.Context()
+	sites, err := s.sites.List(ctx)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	last, err := s.lastViews(ctx)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out := make([]listedSite, len(sites))
+	for i, site := range sites {
+		out[i] = listedSite{siteInfo: newSiteInfo(site)}
+		if t, ok := last[site.Domain]; ok {
+			out[i].LastView = &t
+		}
+	}
+	c.Header("Cache-Control", "no-store")
+	c.JSON(http.StatusOK, gin.H{"sites": out})
+}
+
+// lastViews returns each site's newest valid view minute, RFC 3339.
+func (s *Server) lastViews(ctx context.Context) (map[string]string, error) {
+	res, err := s.q.Query(ctx, vcsql.Query(vcsql.SitesLastView), nil)
+	if err != nil {
+		return nil, fmt.Errorf("api: last views: %w", err)
+	}
+	last := make(map[string]string, len(res.Rows))
+	for _, row := range res.Rows {
+		if len(row) != 2 {
+			return nil, fmt.Errorf("api: last views: %d columns, want 2", len(row))
+		}
+		t, err := time.Parse(time.DateTime, row[1])
+		if err != nil {
+			return nil, fmt.Errorf("api: last views: %w", err)
+		}
+		last[row[0]] = t.Format(time.RFC3339)
+	}
+	return last, nil
+}
+
+// rotateToken answers POST /v1/admin/sites/{site}/token with a new site
+// token; the old one is refused from the next request on.
+func (s *Server) rotateToken(c *gin.Context) {
+	site, ok := s.adminSite(c)
+	if !ok {
+		return
+	}
+	token, err := s.sites.RotateToken(c.Request.Context(), site)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.logger.Info("site token rotated", "site", site)
+	c.Header("Cache-Control", "no-store")
+	c.JSON(http.StatusOK, gin.H{"site": site, "token": token})
+}
+
+// patchSite answers PATCH /v1/admin/sites/{site} {"timezone":"Europe/Berlin"}.
+func (s *Server) patchSite(c *gin.Context) {
+	site, ok := s.adminSite(c)
+	if !ok {
+		return
+	}
+	var req struct {
+		Timezone *string `json:"timezone"`
+	}
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, 4096)
+	dec := json.NewDecoder(c.Request.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		msg := `body: want {"timezone":"Europe/Berlin"}`
+		if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			msg = "body: unknown field " + field + ` (want {"timezone":"Europe/Berlin"})`
+		}
+		s.fail(c, errBadRequest(msg))
+		return
+	}
+	if req.Timezone == nil {
+		s.fail(c, errBadRequest("timezone: required"))
+		return
+	}
+	updated, err := s.sites.SetTimezone(c.Request.Context(), site, *req.Timezone)
+	if errors.Is(err, stream.ErrBadTimezone) {
+		s.fail(c, errBadRequest("timezone: not an IANA time zone name such as Europe/Berlin or UTC"))
+		return
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.logger.Info("site time zone set", "site", site, "timezone", updated.Timezone)
+	c.JSON(http.StatusOK, newSiteInfo(updated))
+}
+
+// deleteSite answers DELETE /v1/admin/sites/{site}?confirm={site}: the site
+// leaves the registry and its rows leave every table with a site column.
+// Without confirm it deletes nothing and answers 400 with what would go.
+//
+// The registry goes first, so the site's hits arriving meanwhile are
+// judged unknown_site rather than counted. The rows are deleted by
+// mutations that the statement waits for, so 200 means they are gone.
+// Deleting again (a site no longer registered) deletes rows left behind:
+// a delete cut short, or unknown_site hits recorded since; 404 when there
+// is neither a registry entry nor a row.
+func (s *Server) deleteSite(c *gin.Context) {
+	site, err := viewcount.NormaliseSite(c.Param("site"))
+	if err != nil {
+		s.fail(c, errBadRequest("site: not a domain name"))
+		return
+	}
+	ctx := c.Request.Context()
+	confirm := c.Query("confirm")
+	if confirm == "" {
+		s.previewDelete(c, site)
+		return
+	}
+	if got, err := viewcount.NormaliseSite(confirm); err != nil || got != site {
+		s.fail(c, errBadRequest("confirm: must be the site's name, "+site))
+		return
+	}
+	registered := true
+	if err := s.sites.Delete(ctx, site); errors.Is(err, stream.ErrSiteUnknown) {
+		registered = false
+	} else if err != nil {
+		s.fail(c, err)
+		return
+	}
+	rows, err := s.deleteSiteData(ctx, site)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if !registered && total(rows) == 0 {
+		s.fail(c, errNotFound("site not registered"))
+		return
+	}
+	s.logger.Info("site deleted", "site", site, "was_registered", registered, "rows", total(rows))
+	c.JSON(http.StatusOK, gin.H{"site": site, "deleted_rows": rows})
+}
+
+func (s *Server) previewDelete(c *gin.Context, site string) {
+	ctx := c.Request.Context()
+	_, err := s.sites.Get(ctx, site)
+	registered := err == nil
+	if err != nil && !errors.Is(err, stream.ErrSiteUnknown) {
+		s.fail(c, err)
+		return
+	}
+	rows, err := s.siteRows(ctx, site)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if !registered && total(rows) == 0 {
+		s.fail(c, errNotFound("site not registered"))
+		return
+	}
+	tables := make([]string, 0, len(rows))
+	for t := range rows {
+		tables = append(tables, t)
+	}
+	sort.Strings(tables)
+	var what strings.Builder
+	if registered {
+		what.WriteString("removes " + site + " from the registry (its token and share link stop working) and ")
+	}
+	what.WriteString("deletes its rows in every table (")
+	for i, t := range tables {
+		if i > 0 {
+			what.WriteString(", ")
+		}
+		what.WriteString(t + ": " + strconv.FormatUint(rows[t], 10))
+	}
+	what.WriteString(")")
+	c.JSON(http.StatusBadRequest, gin.H{
+		"error":        "confirm: required; deleting " + what.String() + "; repeat with ?confirm=" + site,
+		"would_delete": rows,
+	})
+}
+
+// siteTables lists the tables holding rows per site.
+func (s *Server) siteTables(ctx context.Context) ([]string, error) {
+	res, err := s.q.Query(ctx, vcsql.Query(vcsql.SiteTables), nil)
+	if err != nil {
+		return nil, fmt.Errorf("api: site tables: %w", err)
+	}
+	tables := make([]string, 0, len(res.Rows))
+	for _, row := range res.Rows {
+		tables = append(tables, row[0])
+	}
+	return tables, nil
+}
+
+// siteRows counts the site's rows in each table that has a site column.
+func (s *Server) siteRows(ctx context.Context, site string) (map[string]uint64, error) {
+	tables, err := s.siteTables(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows := make(map[string]uint64, len(tables))
+	for _, t := range tables {
+		res, err := s.q.Query(ctx, vcsql.Query(vcsql.SiteRows), store.Params{"table": t, "site": site})
+		if err != nil {
+			return nil, fmt.Errorf("api: count rows of %s in %s: %w", site, t, err)
+		}
+		if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
+			return nil, fmt.Errorf("api: count rows of %s in %s: %d rows", site, t, len(res.Rows))
+		}
+		if rows[t], err = strconv.ParseUint(res.Rows[0][0], 10, 64); err != nil {
+			return nil, fmt.Errorf("api: count rows of %s in %s: %w", site, t, err)
+		}
+	}
+	return rows, nil
+}
+
+// deleteSiteData deletes the site's rows from every table with a site
+// column and returns how many each held. Tables holding none are left
+// alone: a mutation rewrites parts, which costs even when nothing matches.
+func (s *Server) deleteSiteData(ctx context.Context, site string) (map[string]uint64, error) {
+	rows, err := s.siteRows(ctx, site)
+	if err != nil {
+		return nil, err
+	}
+	for t, n := range rows {
+		if n == 0 {
+			continue
+		}
+		if err := s.q.Exec(ctx, vcsql.Query(vcsql.SiteDelete), store.Params{"table": t, "site": site}); err != nil {
+			return nil, fmt.Errorf("api: delete rows of %s in %s: %w", site, t, err)
+		}
+	}
+	return rows, nil
+}
+
+func total(rows map[string]uint64) uint64 {
+	var n uint64
+	for _, v := range rows {
+		n += v
+	}
+	return n
+}
+
+// adminSite is the normalised :site of an admin route, or a 400.
+func (s *Server) adminSite(c *gin.Context) (string, bool) {
+	site, err := viewcount.NormaliseSite(c.Param("site"))
+	if err != nil {
+		s.fail(c, errBadRequest("site: not a domain name"))
+		return "", false
+	}
+	return site, true
+}

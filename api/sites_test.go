@@ -1,0 +1,205 @@
+package api
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/viewcount/viewcount"
+	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/store"
+)
+
+func TestAdminListSites(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	for _, d := range []string{"quiet.example", "busy.example"} {
+		if _, _, err := f.sites.Add(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.views(t, "busy.example", "/a", 3)
+	f.clock.t = f.clock.t.Add(90 * time.Second) // the newest view: 12:01:30 → minute 12:01
+	f.views(t, "busy.example", "/b", 1)
+	if w := f.do(t, "PATCH", "/v1/admin/sites/busy.example", testAdmin, `{"timezone":"Europe/Berlin"}`); w.Code != 200 {
+		t.Fatalf("patch: %d %s", w.Code, w.Body)
+	}
+	if _, err := f.sites.CreateShare(ctx, "quiet.example"); err != nil {
+		t.Fatal(err)
+	}
+	created := func(d string) string {
+		site, err := f.sites.Get(ctx, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return site.Created.Format(time.RFC3339)
+	}
+	want := `{"sites":[` +
+		`{"site":"busy.example","created":"` + created("busy.example") + `","timezone":"Europe/Berlin","shared":false,"last_view":"2026-11-29T12:01:00Z"},` +
+		`{"site":"quiet.example","created":"` + created("quiet.example") + `","timezone":"UTC","shared":true,"last_view":null}]}`
+	w := f.do(t, "GET", "/v1/admin/sites", testAdmin, "")
+	if w.Code != 200 || w.Body.String() != want {
+		t.Errorf("list: %d\n got %s\nwant %s", w.Code, w.Body, want)
+	}
+	_, siteToken, _ := f.sites.Add(ctx, "third.example")
+	for _, tok := range []string{"", siteToken, "wrong"} {
+		if w := f.do(t, "GET", "/v1/admin/sites", tok, ""); w.Code != 401 {
+			t.Errorf("list with %q: %d, want 401", tok, w.Code)
+		}
+	}
+}
+
+func TestAdminRotateToken(t *testing.T) {
+	f := newFixture(t, nil)
+	_, old, err := f.sites.Add(context.Background(), "rot.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const report = "/v1/sites/rot.example/invalid"
+	w := f.do(t, "POST", "/v1/admin/sites/rot.example/token", testAdmin, "")
+	var out struct{ Site, Token string }
+	decode(t, w, 200, &out)
+	if out.Site != "rot.example" || len(out.Token) != 52 || out.Token == old {
+		t.Fatalf("rotate answer %s", w.Body)
+	}
+	if c := f.do(t, "GET", report, old, "").Code; c != 401 {
+		t.Errorf("old token after rotation: %d, want 401", c)
+	}
+	if c := f.do(t, "GET", report, out.Token, "").Code; c != 200 {
+		t.Errorf("new token: %d, want 200", c)
+	}
+	for _, tc := range []struct {
+		path, token string
+		want        int
+		body        string
+	}{
+		{"/v1/admin/sites/none.example/token", testAdmin, 404, `{"error":"site not registered"}`},
+		{"/v1/admin/sites/rot.example/token", out.Token, 401, `{"error":"missing or wrong bearer token"}`},
+		{"/v1/admin/sites/rot.example/token", "", 401, `{"error":"missing or wrong bearer token"}`},
+		{"/v1/admin/sites/bad%20site/token", testAdmin, 400, `{"error":"site: not a domain name"}`},
+	} {
+		if w := f.do(t, "POST", tc.path, tc.token, ""); w.Code != tc.want || w.Body.String() != tc.body {
+			t.Errorf("POST %s: %d %s, want %d %s", tc.path, w.Code, w.Body, tc.want, tc.body)
+		}
+	}
+}
+
+func TestAdminPatchTimezone(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	site, _, err := f.sites.Add(ctx, "tz.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := site.Created.Format(time.RFC3339)
+	patch := func(body string, want int, wantBody string) {
+		t.Helper()
+		if w := f.do(t, "PATCH", "/v1/admin/sites/tz.example", testAdmin, body); w.Code != want || w.Body.String() != wantBody {
+			t.Errorf("PATCH %s: %d %s, want %d %s", body, w.Code, w.Body, want, wantBody)
+		}
+	}
+	patch(`{"timezone":"Europe/Berlin"}`, 200, `{"site":"tz.example","created":"`+created+`","timezone":"Europe/Berlin","shared":false}`)
+	if got, _ := f.sites.Get(ctx, "tz.example"); got.Timezone != "Europe/Berlin" {
+		t.Errorf("stored time zone %q", got.Timezone)
+	}
+	const bad = `{"error":"timezone: not an IANA time zone name such as Europe/Berlin or UTC"}`
+	patch(`{"timezone":"Mars/Olympus"}`, 400, bad)
+	patch(`{"timezone":"Local"}`, 400, bad)
+	patch(`{"timezone":""}`, 400, bad)
+	patch(`{}`, 400, `{"error":"timezone: required"}`)
+	patch(`{"timezone":"UTC","color":"red"}`, 400, `{"error":"body: unknown field \"color\" (want {\"timezone\":\"Europe/Berlin\"})"}`)
+	patch(`not json`, 400, `{"error":"body: want {\"timezone\":\"Europe/Berlin\"}"}`)
+	if got, _ := f.sites.Get(ctx, "tz.example"); got.Timezone != "Europe/Berlin" {
+		t.Errorf("refused patches changed the zone to %q", got.Timezone)
+	}
+	patch(`{"timezone":"UTC"}`, 200, `{"site":"tz.example","created":"`+created+`","timezone":"UTC","shared":false}`)
+	if w := f.do(t, "PATCH", "/v1/admin/sites/none.example", testAdmin, `{"timezone":"UTC"}`); w.Code != 404 {
+		t.Errorf("unknown site: %d, want 404", w.Code)
+	}
+}
+
+// TestAdminDeleteSite: the site and its rows in every table go, another
+// site's stay; without confirm nothing goes.
+func TestAdminDeleteSite(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	_, token, err := f.sites.Add(ctx, "gone.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.sites.Add(ctx, "kept.example"); err != nil {
+		t.Fatal(err)
+	}
+	// One insert: one part per table, so the row counts are exact (a merge
+	// of separate inserts could fold page_rollup rows at any moment).
+	var rows []viewcount.Verdict
+	add := func(site, page string, r viewcount.Reason, n int) {
+		for range n {
+			rows = append(rows, viewcount.Verdict{Event: viewcount.Event{Time: f.clock.t, Site: site, Page: page, UA: "x",
+				Visitor: uint64(len(rows))}, Reason: r, Seq: uint64(len(rows))})
+		}
+	}
+	add("gone.example", "/a", viewcount.Valid, 5)
+	add("gone.example", "/b", viewcount.Valid, 2)
+	add("gone.example", "/a", viewcount.BotUA, 3)
+	add("kept.example", "/a", viewcount.Valid, 4)
+	add("kept.example", "/a", viewcount.BotUA, 1)
+	if err := f.store.InsertViews(ctx, "", rows); err != nil {
+		t.Fatal(err)
+	}
+	// views_raw holds every event; page_rollup one row per grain and page.
+	counts := func(site string) [2]int {
+		t.Helper()
+		var out [2]int
+		for i, table := range []string{"views_raw", "page_rollup"} {
+			res, err := f.store.Query(ctx, vcsql.Query(vcsql.SiteRows), store.Params{"table": table, "site": site})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[i], _ = strconv.Atoi(res.Rows[0][0])
+		}
+		return out
+	}
+	if got := counts("gone.example"); got != [2]int{10, 8} {
+		t.Fatalf("rows before: %v", got)
+	}
+	check := func(method, path, tok string, want int, wantBody string) {
+		t.Helper()
+		if w := f.do(t, method, path, tok, ""); w.Code != want || w.Body.String() != wantBody {
+			t.Errorf("%s %s: %d\n got %s\nwant %s", method, path, w.Code, w.Body, wantBody)
+		}
+	}
+	check("DELETE", "/v1/admin/sites/gone.example", testAdmin, 400,
+		`{"error":"confirm: required; deleting removes gone.example from the registry (its token and share link stop working) and deletes its rows in every table (page_rollup: 8, views_raw: 10); repeat with ?confirm=gone.example","would_delete":{"page_rollup":8,"views_raw":10}}`)
+	check("DELETE", "/v1/admin/sites/gone.example?confirm=kept.example", testAdmin, 400, `{"error":"confirm: must be the site's name, gone.example"}`)
+	check("DELETE", "/v1/admin/sites/gone.example?confirm=gone.example", token, 401, `{"error":"missing or wrong bearer token"}`)
+	if got := counts("gone.example"); got != [2]int{10, 8} || !f.sites.Known("gone.example") {
+		t.Fatalf("refused deletes deleted: %v known=%v", got, f.sites.Known("gone.example"))
+	}
+
+	check("DELETE", "/v1/admin/sites/Gone.Example?confirm=gone.example", testAdmin, 200,
+		`{"deleted_rows":{"page_rollup":8,"views_raw":10},"site":"gone.example"}`)
+	if got := counts("gone.example"); got != [2]int{0, 0} {
+		t.Errorf("rows of the deleted site: %v, want none", got)
+	}
+	if got := counts("kept.example"); got != [2]int{5, 4} {
+		t.Errorf("rows of the other site: %v, want [5 4]", got)
+	}
+	if f.sites.Known("gone.example") {
+		t.Error("deleted site still registered")
+	}
+	check("GET", "/v1/sites/gone.example/invalid", token, 401, `{"error":"missing or wrong bearer token"}`)
+	check("DELETE", "/v1/admin/sites/gone.example?confirm=gone.example", testAdmin, 404, `{"error":"site not registered"}`)
+	check("DELETE", "/v1/admin/sites/gone.example", testAdmin, 404, `{"error":"site not registered"}`)
+
+	// Rows left behind by a name no longer registered (here: hits judged
+	// unknown_site after the delete) can be deleted too.
+	f.seq = 1000
+	if err := f.store.InsertViews(ctx, "", []viewcount.Verdict{{Event: viewcount.Event{Time: f.clock.t, Site: "gone.example", Page: "/a", UA: "x"},
+		Reason: viewcount.UnknownSite, Seq: 1000}}); err != nil {
+		t.Fatal(err)
+	}
+	check("DELETE", "/v1/admin/sites/gone.example?confirm=gone.example", testAdmin, 200,
+		`{"deleted_rows":{"page_rollup":0,"views_raw":1},"site":"gone.example"}`)
+}

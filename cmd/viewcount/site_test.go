@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/viewcount/viewcount"
+)
+
+// TestSiteCommands runs `viewcount site add|list|rotate|delete` against a
+// whole server (embedded NATS and chDB), with one view of the site counted
+// through the real pipeline.
+func TestSiteCommands(t *testing.T) {
+	at := time.Date(2026, 11, 30, 10, 0, 30, 0, time.UTC)
+	m := startMainWith(t, t.TempDir(), newDB(), nil, func() time.Time { return at })
+	c := newClient(t, m)
+	site := func(args ...string) (string, error) {
+		t.Helper()
+		var out bytes.Buffer
+		err := run(append(append([]string{"site"}, args...), "--server", c.base, "--admin-token", adminToken), &out, &out)
+		return out.String(), err
+	}
+	must := func(args ...string) string {
+		t.Helper()
+		out, err := site(args...)
+		if err != nil {
+			t.Fatalf("site %s: %v", strings.Join(args, " "), err)
+		}
+		return out
+	}
+	if out := must("add", "cli.example"); !strings.HasPrefix(out, `{"site":"cli.example","token":"vcs_`) {
+		t.Fatalf("add: %q", out)
+	}
+	must("add", "idle.example")
+	const firefox = "Mozilla/5.0 (X11; Linux x86_64; rv:145.0) Gecko/20100101 Firefox/145.0"
+	if code := c.send(hit{ip: "203.0.113.7", ua: firefox, site: "cli.example", page: "/hello"}); code != 200 {
+		t.Fatalf("hit: %d", code)
+	}
+	eventually(t, 30*time.Second, func() string {
+		if n := reasons(t, m, "cli.example")[string(viewcount.Valid)]; n != 1 {
+			return "the view not counted yet"
+		}
+		return ""
+	})
+
+	created := func(domain string) string {
+		s, err := m.sites.Get(t.Context(), domain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Created.Format(time.RFC3339)
+	}
+	want := "SITE          CREATED               TIMEZONE  LAST VIEW             SHARE LINK\n" +
+		"cli.example   " + created("cli.example") + "  UTC       2026-11-30T10:00:00Z  no\n" +
+		"idle.example  " + created("idle.example") + "  UTC       never                 no\n"
+	if out := must("list"); out != want {
+		t.Errorf("list:\n%s\nwant:\n%s", out, want)
+	}
+	if out := must("list", "--json"); !strings.HasPrefix(out, `{"sites":[{"site":"cli.example",`) || !strings.HasSuffix(out, "\"last_view\":null}]}\n") {
+		t.Errorf("list --json: %q", out)
+	}
+
+	// Rotation: the old token is refused at once, the new one works.
+	out := must("rotate", "cli.example")
+	token, ok := strings.CutPrefix(strings.TrimSpace(out), `{"site":"cli.example","token":"`)
+	token = strings.TrimSuffix(token, `"}`)
+	if !ok || len(token) != 52 {
+		t.Fatalf("rotate: %q", out)
+	}
+	report := func(tok string) int {
+		req, _ := http.NewRequest("GET", c.base+"/v1/sites/cli.example/invalid", nil)
+		req.Header.Set("Authorization", "Bearer "+tok)
+		code, _ := c.do(req)
+		return code
+	}
+	if code := report(token); code != 200 {
+		t.Errorf("new token: %d", code)
+	}
+	if _, err := site("rotate", "none.example"); err == nil || err.Error() != `site rotate: 404 Not Found: {"error":"site not registered"}` {
+		t.Errorf("rotate unknown: %v", err)
+	}
+
+	// Delete: without --confirm nothing goes, and the command says what would.
+	_, err := site("delete", "cli.example")
+	if wantErr := "site delete: not deleted; this removes cli.example from the registry and its rows (page_rollup 4, views_raw 1); pass --confirm cli.example to delete it"; err == nil || err.Error() != wantErr {
+		t.Fatalf("delete without confirm: %v\nwant %s", err, wantErr)
+	}
+	if n := reasons(t, m, "cli.example")[string(viewcount.Valid)]; n != 1 {
+		t.Fatalf("delete without confirm deleted: %d views left", n)
+	}
+	if out := must("delete", "cli.example", "--confirm", "cli.example"); out != `{"deleted_rows":{"page_rollup":4,"views_raw":1},"site":"cli.example"}`+"\n" {
+		t.Errorf("delete: %q", out)
+	}
+	if got := reasons(t, m, "cli.example"); len(got) != 0 {
+		t.Errorf("rows left after delete: %v", got)
+	}
+	if code := report(token); code != 401 {
+		t.Errorf("token of the deleted site: %d, want 401", code)
+	}
+	want = "SITE          CREATED               TIMEZONE  LAST VIEW  SHARE LINK\n" +
+		"idle.example  " + created("idle.example") + "  UTC       never      no\n"
+	if out := must("list"); out != want {
+		t.Errorf("list after delete:\n%s\nwant:\n%s", out, want)
+	}
+	for _, args := range [][]string{{"nope"}, {"rotate"}, {"list", "extra"}, {"delete", "a.example", "b.example"}} {
+		if _, err := site(args...); err == nil || !strings.HasPrefix(err.Error(), "usage:") {
+			t.Errorf("site %v: %v, want the usage", args, err)
+		}
+	}
+}

@@ -1,0 +1,214 @@
+package stream
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ErrBadTimezone is returned (wrapped) by SetTimezone for a name that is not
+// an IANA time zone.
+var ErrBadTimezone = errors.New("not an IANA time zone name")
+
+// Token prefixes say what a token is when one turns up in a paste or a
+// secret scanner: vcs_ a site's (read and write) token, vcr_ a read-only
+// share token.
+const (
+	siteTokenPrefix  = "vcs_"
+	shareTokenPrefix = "vcr_"
+)
+
+// maxUpdateTries bounds the read-modify-write loop of modify. Each lost
+// race means another change went in, so running out takes that many
+// concurrent admins on one site.
+const maxUpdateTries = 16
+
+// CheckShareToken reports whether token is the site's share token, in
+// constant time; false when the site has no share link.
+func (site Site) CheckShareToken(token string) bool {
+	if site.ShareHash == "" {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(hashToken(token)), []byte(site.ShareHash)) == 1
+}
+
+// List returns every registered site, sorted by domain, read from the
+// bucket (not the watch's cache) so it is the registry as stored now.
+func (s *Sites) List(ctx context.Context) ([]Site, error) {
+	w, err := s.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, fmt.Errorf("sites: list: %w", err)
+	}
+	defer func() { _ = w.Stop() }()
+	var sites []Site
+	for {
+		select {
+		case e := <-w.Updates():
+			if e == nil { // the current entries are all delivered
+				sort.Slice(sites, func(i, j int) bool { return sites[i].Domain < sites[j].Domain })
+				return sites, nil
+			}
+			var site Site
+			if err := json.Unmarshal(e.Value(), &site); err != nil {
+				return nil, fmt.Errorf("sites: decode %s: %w", e.Key(), err)
+			}
+			sites = append(sites, site)
+		case <-ctx.Done():
+			return nil, fmt.Errorf("sites: list: %w", ctx.Err())
+		}
+	}
+}
+
+// RotateToken gives the site a new token and returns it; the old one stops
+// working at once, since every token check reads the bucket (Get), never a
+// cache. ErrSiteUnknown if the site is not registered.
+func (s *Sites) RotateToken(ctx context.Context, domain string) (string, error) {
+	token, err := newToken(siteTokenPrefix)
+	if err != nil {
+		return "", err
+	}
+	_, err = s.modify(ctx, domain, func(site *Site) error {
+		site.TokenHash = hashToken(token)
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return token, nil
+}
+
+// SetTimezone sets the IANA zone the site's day buckets follow ("UTC" is
+// stored as "", the default) and returns the site as stored. ErrBadTimezone
+// for a name time.LoadLocation does not know (the binary embeds the zone
+// database, so this does not depend on the machine's), ErrSiteUnknown if
+// the site is not registered.
+func (s *Sites) SetTimezone(ctx context.Context, domain, zone string) (Site, error) {
+	if err := CheckTimezone(zone); err != nil {
+		return Site{}, err
+	}
+	if zone == "UTC" {
+		zone = ""
+	}
+	return s.modify(ctx, domain, func(site *Site) error {
+		site.Timezone = zone
+		return nil
+	})
+}
+
+// CheckTimezone returns nil for an IANA zone name. "Local" (the server's
+// own zone, which differs between machines) and "" are refused.
+func CheckTimezone(zone string) error {
+	if zone == "" || zone == "Local" || len(zone) > 64 || strings.ContainsAny(zone, " \\") {
+		return fmt.Errorf("%w: %q", ErrBadTimezone, zone)
+	}
+	if _, err := time.LoadLocation(zone); err != nil {
+		return fmt.Errorf("%w: %q", ErrBadTimezone, zone)
+	}
+	return nil
+}
+
+// CreateShare makes a new read-only share token for the site and returns
+// it. A site has at most one: a new one replaces (and so revokes) the one
+// before. Only its hash is stored, as for the site token.
+func (s *Sites) CreateShare(ctx context.Context, domain string) (string, error) {
+	token, err := newToken(shareTokenPrefix)
+	if err != nil {
+		return "", err
+	}
+	_, err = s.modify(ctx, domain, func(site *Site) error {
+		site.ShareHash = hashToken(token)
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return token, nil
+}
+
+// RevokeShare removes the site's share token, if any; links holding it
+// stop working at once.
+func (s *Sites) RevokeShare(ctx context.Context, domain string) error {
+	_, err := s.modify(ctx, domain, func(site *Site) error {
+		site.ShareHash = ""
+		return nil
+	})
+	return err
+}
+
+// Delete removes the site from the registry (its data in the store is the
+// caller's to delete). The entry is purged, not just marked deleted, so no
+// token hash stays in the bucket's history. ErrSiteUnknown if the site is
+// not registered.
+func (s *Sites) Delete(ctx context.Context, domain string) error {
+	e, err := s.kv.Get(ctx, domain)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return fmt.Errorf("%w: %s", ErrSiteUnknown, domain)
+	}
+	if err != nil {
+		return fmt.Errorf("sites: get %s: %w", domain, err)
+	}
+	// Purge whatever revision is current: a change that raced in just
+	// before would be deleted with the site anyway.
+	if err := s.kv.Purge(ctx, domain); err != nil {
+		return fmt.Errorf("sites: delete %s (revision %d): %w", domain, e.Revision(), err)
+	}
+	// Forgotten locally at once, as Add records at once: this process's
+	// validators judge the site's next hit unknown_site without waiting
+	// for the watch.
+	s.mu.Lock()
+	delete(s.known, domain)
+	s.mu.Unlock()
+	return nil
+}
+
+// modify applies change to the stored site with a compare-and-set on the
+// entry's revision, retrying on a lost race, so two admins changing one
+// site at once (a rotation and a time zone, say) never undo each other.
+func (s *Sites) modify(ctx context.Context, domain string, change func(*Site) error) (Site, error) {
+	for range maxUpdateTries {
+		e, err := s.kv.Get(ctx, domain)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return Site{}, fmt.Errorf("%w: %s", ErrSiteUnknown, domain)
+		}
+		if err != nil {
+			return Site{}, fmt.Errorf("sites: get %s: %w", domain, err)
+		}
+		var site Site
+		if err := json.Unmarshal(e.Value(), &site); err != nil {
+			return Site{}, fmt.Errorf("sites: decode %s: %w", domain, err)
+		}
+		if err := change(&site); err != nil {
+			return Site{}, err
+		}
+		b, err := json.Marshal(site)
+		if err != nil {
+			return Site{}, fmt.Errorf("sites: encode %s: %w", domain, err)
+		}
+		_, err = s.kv.Update(ctx, domain, b, e.Revision())
+		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			continue
+		}
+		if err != nil {
+			return Site{}, fmt.Errorf("sites: update %s: %w", domain, err)
+		}
+		return site, nil
+	}
+	return Site{}, fmt.Errorf("sites: update %s: lost %d races with concurrent changes", domain, maxUpdateTries)
+}
+
+func newToken(prefix string) (string, error) {
+	raw := make([]byte, 24)
+	if _, err := rand.Read(raw); err != nil {
+		return "", fmt.Errorf("sites: token: %w", err)
+	}
+	return prefix + hex.EncodeToString(raw), nil
+}
