@@ -100,3 +100,9 @@ uplot:
 	  printf 'uplot %s\nfrom the npm registry: npm pack uplot@%s (tarball sha256 %s)\nfiles: dist/uPlot.iife.min.js, dist/uPlot.min.css, LICENSE (MIT)\nupdate: set UPLOT_VERSION and UPLOT_SHA256 in the Makefile, then make uplot\n' \
 	    $(UPLOT_VERSION) $(UPLOT_VERSION) $(UPLOT_SHA256) > "$(CURDIR)/$(UPLOT_DIR)/VERSION"
 	@echo "uplot $(UPLOT_VERSION) vendored into $(UPLOT_DIR)"
+
+# The README's picture of the dashboard (docs/dashboard.png): a generated
+# history in the real embedded stack, drawn by headless Chromium.
+.PHONY: screenshot
+screenshot: chdb
+	$(GO) test $(GOFLAGS) -count=1 -run TestDashboardScreenshot ./cmd/viewcount/ -args -screenshot $(CURDIR)/docs/dashboard.png
