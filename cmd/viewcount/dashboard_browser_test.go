@@ -106,7 +106,7 @@ func TestDashboardBrowser(t *testing.T) {
 		chromedp.Navigate(dash),
 		chromedp.WaitVisible(chromedp.ID("token")),
 		chromedp.SendKeys(chromedp.ID("token"), token),
-		chromedp.Submit(chromedp.ID("signin-form")),
+		chromedp.Click(chromedp.ID("signin-submit")),
 	)
 	load := b.waitLoaded(t, "")
 	checkDashboard(t, b, "signed in")
@@ -122,7 +122,7 @@ func TestDashboardBrowser(t *testing.T) {
 		t.Errorf("top pages filtered to /article = %v", got)
 	}
 	b.do(t, "clear the filter", chromedp.Click(chromedp.ID("filter-clear")))
-	load = b.waitLoaded(t, load)
+	b.waitLoaded(t, load)
 	if v := text(t, b, "t-views"); v != "6" {
 		t.Errorf("filter cleared: views %q, want 6", v)
 	}
@@ -155,7 +155,7 @@ func TestDashboardBrowser(t *testing.T) {
 		chromedp.Navigate(dash),
 		chromedp.WaitVisible(chromedp.ID("token")),
 		chromedp.SendKeys(chromedp.ID("token"), token),
-		chromedp.Submit(chromedp.ID("signin-form")),
+		chromedp.Click(chromedp.ID("signin-submit")),
 	)
 	b.waitLoaded(t, "")
 	b.do(t, "revoke",

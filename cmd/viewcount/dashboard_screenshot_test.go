@@ -58,7 +58,7 @@ func TestDashboardScreenshot(t *testing.T) {
 		chromedp.Navigate(c.base+"/dashboard/"+site),
 		chromedp.WaitVisible(chromedp.ID("token")),
 		chromedp.SendKeys(chromedp.ID("token"), token),
-		chromedp.Submit(chromedp.ID("signin-form")),
+		chromedp.Click(chromedp.ID("signin-submit")),
 	)
 	load := b.waitLoaded(t, "")
 	b.do(t, "30 days", chromedp.Click(chromedp.CSS(`label:has(input[value="30d"])`)))
