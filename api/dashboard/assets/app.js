@@ -76,6 +76,21 @@
     return { from: r.from, to: r.to, page: state.page };
   }
 
+  // coarsening asks for buckets of the interval given and, if the range is
+  // over that interval's cap (a week that holds a daylight-saving change
+  // has 169 hours), for the next coarser one.
+  async function coarsening(what, p, interval) {
+    const next = { minute: 'hour', hour: 'day' };
+    for (;;) {
+      try {
+        return await stats(what, { ...p, interval });
+      } catch (e) {
+        if (e.status !== 400 || !e.message.startsWith('to:') || !next[interval]) throw e;
+        interval = next[interval];
+      }
+    }
+  }
+
   async function loadPanel(by, gen) {
     const d = await stats('breakdown', { ...baseParams(), by, limit: 10, offset: state.offsets[by] || 0 });
     if (gen === state.gen) R.panel(panels[by], by, d, state.page, by === 'page' ? pickPage : null);
@@ -91,8 +106,11 @@
     const only = (f) => (d) => { if (gen === state.gen) f(d); };
     const jobs = [
       stats('summary', p).then(only((d) => { R.summary(d, $); showAsOf(d); })),
-      stats('timeseries', { ...p, interval: state.interval }).then(only((d) => R.timeseries(d, state.tz, $))),
-      stats('filtered', { ...p, interval: span <= 7 ? 'hour' : 'day' }).then(only((d) => R.filtered(d, state.tz, $))),
+      coarsening('timeseries', p, state.interval).then(only((d) => {
+        if (d.interval !== state.interval) { state.interval = d.interval; $('interval').value = d.interval; }
+        R.timeseries(d, state.tz, $);
+      })),
+      coarsening('filtered', p, span <= 7 ? 'hour' : 'day').then(only((d) => R.filtered(d, state.tz, $))),
       ...PANELS.map(([by]) => loadPanel(by, gen)),
     ];
     const failed = (await Promise.allSettled(jobs)).filter((r) => r.status === 'rejected').map((r) => r.reason);
