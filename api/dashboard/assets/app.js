@@ -248,6 +248,9 @@
         state.offsets[by] = Math.max(0, (state.offsets[by] || 0) + dir * 10);
         loadPanel(by, state.gen).catch((e) => { $('error').textContent = e.message; });
       };
+      sec.querySelector('.prev').setAttribute('aria-label', 'Previous ' + title.toLowerCase());
+      sec.querySelector('.next').setAttribute('aria-label', 'Next ' + title.toLowerCase());
+      sec.querySelector('.csv').setAttribute('aria-label', title + ' as CSV');
       sec.querySelector('.prev').addEventListener('click', () => turn(-1));
       sec.querySelector('.next').addEventListener('click', () => turn(1));
       sec.querySelector('.csv').addEventListener('click', () => download('breakdown', { by, limit: 1000 }));
