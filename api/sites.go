@@ -153,8 +153,8 @@ func (s *Server) patchSite(c *gin.Context) {
 // Without confirm it deletes nothing and answers 400 with what would go.
 //
 // The registry goes first, so the site's hits arriving meanwhile are
-// judged unknown_site rather than counted. The rows are deleted by
-// mutations that the statement waits for, so 200 means they are gone.
+// judged unknown_site rather than counted. The deletes are waited for
+// (sql/queries/site_delete.sql), so 200 means the rows are gone.
 // Deleting again (a site no longer registered) deletes rows left behind:
 // a delete cut short, or unknown_site hits recorded since; 404 when there
 // is neither a registry entry nor a row.
@@ -281,8 +281,14 @@ func (s *Server) deleteSiteData(ctx context.Context, site string) (map[string]ui
 		if n == 0 {
 			continue
 		}
-		if err := s.q.Exec(ctx, vcsql.Query(vcsql.SiteDelete), store.Params{"table": t, "site": site}); err != nil {
-			return nil, fmt.Errorf("api: delete rows of %s in %s: %w", site, t, err)
+		p := store.Params{"table": t, "site": site}
+		if err := s.q.Exec(ctx, vcsql.Query(vcsql.SiteDelete), p); err != nil {
+			// A table a lightweight DELETE refuses (projections) takes a
+			// mutation, slower but accepted by every MergeTree table.
+			s.logger.Warn("lightweight delete refused; deleting by a mutation", "site", site, "table", t, "err", err)
+			if err := s.q.Exec(ctx, vcsql.Query(vcsql.SiteDeleteMutation), p); err != nil {
+				return nil, fmt.Errorf("api: delete rows of %s in %s: %w", site, t, err)
+			}
 		}
 	}
 	return rows, nil

@@ -172,3 +172,36 @@ func TestSitesConcurrentChanges(t *testing.T) {
 		t.Fatalf("last changes lost: token=%v share=%v timezone=%q (want %q)", site.CheckToken(token), site.CheckShareToken(share), site.Timezone, want)
 	}
 }
+
+// TestSitesChangesPersist: a time zone, a rotated token and a share link
+// survive a restart of the stream server.
+func TestSitesChangesPersist(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	c := streamtest.OpenDir(t, dir, 1)
+	s, err := stream.OpenSites(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Add(ctx, "keep.example"); err != nil {
+		t.Fatal(err)
+	}
+	token, _ := s.RotateToken(ctx, "keep.example")
+	share, _ := s.CreateShare(ctx, "keep.example")
+	if _, err := s.SetTimezone(ctx, "keep.example", "Asia/Kolkata"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	c.Close()
+
+	c = streamtest.OpenDir(t, dir, 1)
+	s, err = stream.OpenSites(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	site, err := s.Get(ctx, "keep.example")
+	if err != nil || site.Timezone != "Asia/Kolkata" || !site.CheckToken(token) || !site.CheckShareToken(share) {
+		t.Fatalf("after restart: %v %+v token=%v share=%v", err, site, site.CheckToken(token), site.CheckShareToken(share))
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -56,6 +57,26 @@ func processCPU(b *testing.B) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// The dashboard dimensions of load rows: a handful of values each, skewed
+// to the first, so the dashboard rollup's rows per batch are realistic.
+var (
+	benchSources   = []string{"(direct)", "(direct)", "(direct)", "Google", "Google", "Reddit", "Hacker News", "X", "news.example"}
+	benchClients   = [][3]string{{"Chrome", "Windows", "desktop"}, {"Chrome", "Android", "mobile"}, {"Safari", "iOS", "mobile"}, {"Firefox", "Linux", "desktop"}, {"Safari", "macOS", "desktop"}}
+	benchCountries = []string{"US", "US", "DE", "GB", "IN", "FR", "BR", "JP", ""}
+	benchScreens   = []string{"", "mobile", "laptop", "desktop"}
+)
+
+func benchDims(rng *rand.Rand) viewcount.Dims {
+	src := benchSources[rng.IntN(len(benchSources))]
+	host := ""
+	if src != "(direct)" {
+		host = "www." + strings.ToLower(strings.ReplaceAll(src, " ", "")) + ".com"
+	}
+	c := benchClients[rng.IntN(len(benchClients))]
+	return viewcount.Dims{RefHost: host, RefSource: src, Browser: c[0], OS: c[1], Device: c[2],
+		Screen: benchScreens[rng.IntN(len(benchScreens))]}
+}
+
 // loadRows is one batch of load-test-like verdicts over pages pages.
 func loadRows(n int, pages uint64, start time.Time) []viewcount.Verdict {
 	rng := rand.New(rand.NewPCG(42, uint64(n)))
@@ -73,12 +94,12 @@ func loadRows(n int, pages uint64, start time.Time) []viewcount.Verdict {
 		if rng.IntN(10) < 2 {
 			reason = viewcount.BotUA
 		}
-		rows[i] = viewcount.Verdict{Event: viewcount.Event{
+		rows[i] = viewcount.Verdict{Dims: benchDims(rng), Event: viewcount.Event{
 			Time: start.Add(time.Duration(rng.IntN(1000)) * time.Millisecond),
 			Site: "load.example", Page: page, Referrer: "https://news.example/",
 			UA: "Mozilla/5.0 (X11; Linux x86_64; rv:145.0) Gecko/20100101 Firefox/145.0",
 			ID: "ev-" + strconv.Itoa(i), Visitor: rng.Uint64(), Network: rng.Uint64(), Source: viewcount.SourcePixel,
-			Hints: viewcount.Hints{}},
+			Hints: viewcount.Hints{}, Country: benchCountries[rng.IntN(len(benchCountries))]},
 			Reason: reason, Partition: 1, Seq: uint64(1 + i/3), Index: uint32(i % 3)}
 	}
 	return rows

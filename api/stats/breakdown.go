@@ -1,0 +1,141 @@
+package stats
+
+import (
+	"encoding/csv"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+)
+
+// dims maps the breakdown's by= names to dim_rollup's dim values.
+var dims = map[string]string{
+	"page": "page", "source": "source", "referrer": "referrer",
+	"utm_source": "utm_source", "utm_medium": "utm_medium", "utm_campaign": "utm_campaign",
+	"browser": "browser", "os": "os", "device": "device", "country": "country", "screen": "screen",
+}
+
+const byNames = "page, source, referrer, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen"
+
+// unknown is how a value the store holds as ” (not known, or written
+// before the dimension existed) is reported.
+const unknown = "(unknown)"
+
+type rowJSON struct {
+	Value   string `json:"value"`
+	Views   uint64 `json:"views"`
+	Uniques uint64 `json:"uniques"`
+}
+
+type breakdownJSON struct {
+	meta
+	By           string    `json:"by"`
+	UniquesError float64   `json:"uniques_error"`
+	Rows         []rowJSON `json:"rows"`
+	TotalValues  uint64    `json:"total_values"`
+	Limit        int       `json:"limit"`
+	Offset       int       `json:"offset"`
+}
+
+// intParam reads a non-negative integer parameter up to hi, def when absent.
+func intParam(req *request, name string, def, lo, hi int) (int, error) {
+	v := req.get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, badParam(name, "want a whole number from %d to %d", lo, hi)
+	}
+	return n, nil
+}
+
+func (a *API) breakdown(req *request) (*answer, error) {
+	by := req.get("by")
+	dim, ok := dims[by]
+	if !ok {
+		return nil, badParam("by", "want one of %s", byNames)
+	}
+	limit, err := intParam(req, "limit", 10, 1, 1000)
+	if err != nil {
+		return nil, err
+	}
+	offset, err := intParam(req, "offset", 0, 0, 1_000_000)
+	if err != nil {
+		return nil, err
+	}
+	from, to, err := parseRange(req, maxDayRange)
+	if err != nil {
+		return nil, err
+	}
+	s := hourSpan(from, to)
+	p := s.params(req.site)
+	p["dim"], p["page"], p["value"] = dim, req.page, ""
+	p["limit"], p["offset"] = strconv.Itoa(limit), strconv.Itoa(offset)
+	if by == "page" && req.page != "" {
+		// The pages of one page: its own row of the all-pages breakdown.
+		p["page"], p["value"] = "", req.page
+	}
+	rows, err := a.query(req.ctx, qBreakdown, p, 4)
+	if err != nil {
+		return nil, err
+	}
+	out := breakdownJSON{meta: req.meta(s), By: by, Rows: make([]rowJSON, 0, len(rows)), Limit: limit, Offset: offset}
+	ans := &answer{header: []string{by, "views", "uniques"}}
+	for _, r := range rows {
+		n, err := uints(qBreakdown, r[1:]...)
+		if err != nil {
+			return nil, err
+		}
+		v := r[0]
+		if v == "" {
+			v = unknown
+		}
+		out.Rows = append(out.Rows, rowJSON{Value: v, Views: n[0], Uniques: n[1]})
+		out.TotalValues = n[2]
+		out.UniquesError = max(out.UniquesError, uniquesError(n[1]))
+		ans.rows = append(ans.rows, []string{v, u(n[0]), u(n[1])})
+	}
+	if len(rows) == 0 && offset > 0 {
+		// Past the last value: count them for the client's pager.
+		p["offset"] = "0"
+		p["limit"] = "1"
+		if rows, err = a.query(req.ctx, qBreakdown, p, 4); err != nil {
+			return nil, err
+		}
+		if len(rows) == 1 {
+			n, err := uints(qBreakdown, rows[0][3])
+			if err != nil {
+				return nil, err
+			}
+			out.TotalValues = n[0]
+		}
+	}
+	ans.json = out
+	return ans, nil
+}
+
+// writeCSV answers with the CSV form: a header row, then one row per item.
+// Cells a spreadsheet would run as a formula (page paths and referrers are
+// visitor-controlled) are prefixed with a quote.
+func writeCSV(c *gin.Context, ans *answer) {
+	c.Header("Content-Type", "text/csv; charset=utf-8")
+	c.Status(http.StatusOK)
+	w := csv.NewWriter(c.Writer)
+	_ = w.Write(ans.header)
+	for _, r := range ans.rows {
+		for i, cell := range r {
+			if cell != "" && strings.ContainsRune("=+-@\t\r", rune(cell[0])) && !isNumber(cell) {
+				r[i] = "'" + cell
+			}
+		}
+		_ = w.Write(r)
+	}
+	w.Flush()
+}
+
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
+}

@@ -1,0 +1,88 @@
+package stats_test
+
+import (
+	"strconv"
+	"time"
+)
+
+type breakdown struct {
+	By           string
+	UniquesError float64 `json:"uniques_error"`
+	Rows         []struct {
+		Value          string
+		Views, Uniques uint64
+	}
+	TotalValues   uint64 `json:"total_values"`
+	Limit, Offset int
+}
+
+func testBreakdown(f *fixture) {
+	t := f.t
+	loc := berlin(t)
+	from, to := time.Date(2026, 3, 24, 0, 0, 0, 0, loc), time.Date(2026, 4, 1, 0, 0, 0, 0, loc)
+	column := map[string]string{"page": "page", "source": "ref_source", "referrer": "ref_host", "utm_source": "utm_source",
+		"utm_medium": "utm_medium", "utm_campaign": "utm_campaign", "browser": "browser", "os": "os", "device": "device",
+		"country": "country", "screen": "screen"}
+	// want is the direct count: views and distinct visitors per value,
+	// sorted as the API sorts (views, then the stored value).
+	want := func(by, page string) [][]string {
+		p := rangeParams("berlin.example", from, to)
+		p["col"], p["page"] = column[by], page
+		return f.rows("SELECT if({col:Identifier} = '', '(unknown)', toString({col:Identifier})) AS v, count() AS n, uniqExact(visitor) FROM views_raw"+
+			" WHERE site = {site:String} AND verdict = 'valid' AND time >= {from:DateTime64(3)} AND time < {to:DateTime64(3)}"+
+			" AND ({page:String} = '' OR page = {page:String}) GROUP BY {col:Identifier} ORDER BY n DESC, {col:Identifier}", p)
+	}
+	check := func(path string, want [][]string, total int) breakdown {
+		t.Helper()
+		var got breakdown
+		f.getJSON(path, &got)
+		if len(got.Rows) != len(want) || int(got.TotalValues) != total {
+			t.Fatalf("%s: %d rows of %d values, want %d of %d: %+v", path, len(got.Rows), got.TotalValues, len(want), total, got.Rows)
+		}
+		for i, r := range got.Rows {
+			if r.Value != want[i][0] || strconv.FormatUint(r.Views, 10) != want[i][1] || strconv.FormatUint(r.Uniques, 10) != want[i][2] {
+				t.Errorf("%s: row %d = %+v, want %v", path, i, r, want[i])
+			}
+		}
+		return got
+	}
+	const base = "/v1/sites/berlin.example/stats/breakdown?from=2026-03-24&to=2026-03-31&limit=1000&by="
+	for by := range column {
+		w := want(by, "")
+		if len(w) < 3 {
+			t.Errorf("by %s: only %d values in the history", by, len(w))
+		}
+		got := check(base+by, w, len(w))
+		if got.By != by || got.Limit != 1000 || got.Offset != 0 {
+			t.Errorf("by %s: by %q limit %d offset %d", by, got.By, got.Limit, got.Offset)
+		}
+		if by == "page" {
+			continue
+		}
+		// Where did this page's viewers come from.
+		w = want(by, "/posts/2")
+		check(base+by+"&page=/posts/2", w, len(w))
+	}
+	// Unknown values: pixel views have no screen class, some countries are not known.
+	var screens breakdown
+	f.getJSON(base+"screen", &screens)
+	found := false
+	for _, r := range screens.Rows {
+		found = found || r.Value == "(unknown)"
+	}
+	if !found {
+		t.Errorf("screen: no (unknown) row: %+v", screens.Rows)
+	}
+	// The page breakdown of one page: its own row.
+	w := want("page", "/posts/2")
+	check(base+"page&page=/posts/2", w, 1)
+	// A page of the ranking: limit and offset; total_values counts all.
+	all := want("source", "")
+	got := check("/v1/sites/berlin.example/stats/breakdown?from=2026-03-24&to=2026-03-31&by=source&limit=3&offset=2", all[2:5], len(all))
+	if got.Limit != 3 || got.Offset != 2 {
+		t.Errorf("limit %d offset %d", got.Limit, got.Offset)
+	}
+	// The default limit, and past the end.
+	check("/v1/sites/berlin.example/stats/breakdown?from=2026-03-24&to=2026-03-31&by=page", want("page", "")[:10], len(want("page", "")))
+	check("/v1/sites/berlin.example/stats/breakdown?from=2026-03-24&to=2026-03-31&by=source&offset=500", nil, len(all))
+}

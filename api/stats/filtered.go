@@ -1,0 +1,130 @@
+package stats
+
+import (
+	"sort"
+	"strconv"
+)
+
+type reasonBucket struct {
+	T        string            `json:"t"`
+	ByReason map[string]uint64 `json:"by_reason"`
+}
+
+type filteredPage struct {
+	Page     string            `json:"page"`
+	Filtered uint64            `json:"filtered"`
+	ByReason map[string]uint64 `json:"by_reason"`
+}
+
+type filteredJSON struct {
+	meta
+	Interval interval          `json:"interval"`
+	Filtered uint64            `json:"filtered"`
+	ByReason map[string]uint64 `json:"by_reason"`
+	Buckets  []reasonBucket    `json:"buckets"`
+	TopPages []filteredPage    `json:"top_pages"`
+}
+
+// filtered answers the dashboard's filtered-traffic panel: rejected events
+// by reason per bucket, and the pages with the most rejected events with
+// theirs (limit pages, default 10). With a page filter, that page only.
+func (a *API) filtered(req *request) (*answer, error) {
+	iv, err := parseInterval(req, hour, day)
+	if err != nil {
+		return nil, err
+	}
+	limit, err := intParam(req, "limit", 10, 1, 100)
+	if err != nil {
+		return nil, err
+	}
+	from, to, err := parseRange(req, iv.limit())
+	if err != nil {
+		return nil, err
+	}
+	starts, s := buckets(iv, from, to, req.loc)
+	rows, err := a.query(req.ctx, qReasonSeries, func() map[string]string {
+		p := seriesParams(req.site, s, string(hour), iv == day, req.loc.String())
+		p["page"] = req.page
+		return p
+	}(), 3)
+	if err != nil {
+		return nil, err
+	}
+	out := filteredJSON{meta: req.meta(span{starts[0], s.to}), Interval: iv, ByReason: map[string]uint64{},
+		Buckets: make([]reasonBucket, len(starts)), TopPages: []filteredPage{}}
+	if iv == day {
+		out.To = req.format(nextDay(starts[len(starts)-1], req.loc))
+	}
+	index := make(map[int64]int, len(starts))
+	for i, t := range starts {
+		index[t.Unix()] = i
+		out.Buckets[i] = reasonBucket{T: req.format(t), ByReason: map[string]uint64{}}
+	}
+	for _, r := range rows {
+		n, err := uints(qReasonSeries, r[0], r[2])
+		if err != nil {
+			return nil, err
+		}
+		i, ok := index[int64(n[0])]
+		if !ok {
+			continue // an hour outside the local days (zones with a non-hour offset)
+		}
+		out.Buckets[i].ByReason[r[1]] += n[1]
+		out.ByReason[r[1]] += n[1]
+		out.Filtered += n[1]
+	}
+	ans := &answer{header: []string{"kind", "t", "page", "reason", "filtered"}}
+	for _, b := range out.Buckets {
+		for _, r := range sortedKeys(b.ByReason) {
+			ans.rows = append(ans.rows, []string{"bucket", b.T, "", r, u(b.ByReason[r])})
+		}
+	}
+	if out.TopPages, err = a.topFiltered(req, span{starts[0], s.to}, limit); err != nil {
+		return nil, err
+	}
+	for _, p := range out.TopPages {
+		for _, r := range sortedKeys(p.ByReason) {
+			ans.rows = append(ans.rows, []string{"page", "", p.Page, r, u(p.ByReason[r])})
+		}
+	}
+	ans.json = out
+	return ans, nil
+}
+
+func (a *API) topFiltered(req *request, s span, limit int) ([]filteredPage, error) {
+	s = hourSpan(s.from, s.to)
+	if req.page != "" {
+		byReason, sum, err := a.reasons(req.ctx, req.site, req.page, s)
+		if err != nil || sum == 0 {
+			return []filteredPage{}, err
+		}
+		return []filteredPage{{Page: req.page, Filtered: sum, ByReason: byReason}}, nil
+	}
+	p := s.params(req.site)
+	p["limit"] = strconv.Itoa(limit)
+	rows, err := a.query(req.ctx, qFilteredPages, p, 4)
+	if err != nil {
+		return nil, err
+	}
+	pages := []filteredPage{}
+	for _, r := range rows {
+		n, err := uints(qFilteredPages, r[1], r[3])
+		if err != nil {
+			return nil, err
+		}
+		if len(pages) == 0 || pages[len(pages)-1].Page != r[0] {
+			pages = append(pages, filteredPage{Page: r[0], Filtered: n[0], ByReason: map[string]uint64{}})
+		}
+		pages[len(pages)-1].ByReason[r[2]] = n[1]
+	}
+	return pages, nil
+}
+
+func sortedKeys(m map[string]uint64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

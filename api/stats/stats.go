@@ -1,0 +1,213 @@
+package stats
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+	_ "time/tzdata" // site zones must load on hosts without a zoneinfo database
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/viewcount/viewcount/sql/store"
+)
+
+// Querier runs the stats queries.
+type Querier interface {
+	Query(ctx context.Context, query string, params store.Params) (*store.Result, error)
+}
+
+// Zones gives a site's time zone (UTC when it has none).
+type Zones interface {
+	Zone(ctx context.Context, site string) (*time.Location, error)
+}
+
+// Config wires the API. Store, Auth, Zones and NormPage are required.
+type Config struct {
+	Store Querier
+	// Auth checks the request's bearer token (site, admin or share token)
+	// and returns the site; on failure it has answered the request itself.
+	Auth func(*gin.Context) (site string, ok bool)
+	// Zones gives each site's zone; ZoneNames adapts the site registry.
+	Zones Zones
+	// NormPage is ingest's page normalisation, so ?page=/blog/ reads /blog.
+	NormPage func(string) (string, error)
+	// Lag is how far counting is behind (the pipeline's lag metric); nil
+	// reports 0.
+	Lag    func() time.Duration
+	Now    func() time.Time // default time.Now
+	Logger *slog.Logger
+}
+
+// API serves the stats endpoints.
+type API struct {
+	cfg    Config
+	logger *slog.Logger
+}
+
+// New checks cfg and returns the API.
+func New(cfg Config) (*API, error) {
+	if cfg.Store == nil || cfg.Auth == nil || cfg.Zones == nil || cfg.NormPage == nil {
+		return nil, errors.New("stats: Store, Auth, Zones and NormPage are required")
+	}
+	if cfg.Lag == nil {
+		cfg.Lag = func() time.Duration { return 0 }
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &API{cfg: cfg, logger: cfg.Logger.With("component", "stats")}, nil
+}
+
+// Routes registers the endpoints under /v1/sites/:site/stats.
+func (a *API) Routes(r gin.IRouter) {
+	g := r.Group("/v1/sites/:site/stats")
+	g.GET("/summary", a.handle(a.summary))
+	g.GET("/timeseries", a.handle(a.timeseries))
+	g.GET("/breakdown", a.handle(a.breakdown))
+	g.GET("/realtime", a.handle(a.realtime))
+	g.GET("/filtered", a.handle(a.filtered))
+}
+
+// request is what every endpoint starts from: the authorised site, its
+// zone, the page filter and the query string.
+type request struct {
+	ctx  context.Context
+	site string
+	loc  *time.Location
+	page string // normalised; "" = the whole site
+	now  time.Time
+	get  func(string) string
+}
+
+// answer is an endpoint's result: the JSON value and its CSV form.
+type answer struct {
+	json   any
+	header []string
+	rows   [][]string
+}
+
+// errParam is a bad request parameter: answered 400 with its message.
+type errParam struct{ param, why string }
+
+func (e *errParam) Error() string { return e.param + ": " + e.why }
+
+func badParam(param, format string, args ...any) error {
+	return &errParam{param, fmt.Sprintf(format, args...)}
+}
+
+func (a *API) handle(f func(*request) (*answer, error)) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		site, ok := a.cfg.Auth(c)
+		if !ok {
+			return
+		}
+		req := &request{ctx: c.Request.Context(), site: site, now: a.cfg.Now().UTC(), get: c.Query}
+		csv, err := wantCSV(c)
+		if err == nil {
+			err = a.prepare(req, c)
+		}
+		var ans *answer
+		if err == nil {
+			ans, err = f(req)
+		}
+		if err != nil {
+			a.fail(c, err)
+			return
+		}
+		c.Header("Cache-Control", "private, max-age=10")
+		if csv {
+			writeCSV(c, ans)
+			return
+		}
+		c.JSON(http.StatusOK, ans.json)
+	}
+}
+
+// prepare fills in the zone and the page filter.
+func (a *API) prepare(req *request, c *gin.Context) error {
+	loc, err := a.cfg.Zones.Zone(req.ctx, req.site)
+	if err != nil {
+		return fmt.Errorf("stats: zone of %s: %w", req.site, err)
+	}
+	req.loc = loc
+	if raw, ok := c.GetQuery("page"); ok && raw != "" {
+		if len(raw) > 2048 {
+			return badParam("page", "longer than 2048 bytes")
+		}
+		if req.page, err = a.cfg.NormPage(raw); err != nil {
+			return badParam("page", "%v", err)
+		}
+	}
+	return nil
+}
+
+func wantCSV(c *gin.Context) (bool, error) {
+	switch f := c.Query("format"); f {
+	case "csv":
+		return true, nil
+	case "json":
+		return false, nil
+	case "":
+		return strings.Contains(c.GetHeader("Accept"), "text/csv"), nil
+	default:
+		return false, badParam("format", "want csv or json")
+	}
+}
+
+// fail maps errors to answers: a bad parameter is the client's (400, the
+// message names it); anything else is the store not answering, logged and
+// answered 503 without detail.
+func (a *API) fail(c *gin.Context, err error) {
+	var pe *errParam
+	if errors.As(err, &pe) {
+		c.JSON(http.StatusBadRequest, gin.H{"error": pe.Error()})
+		return
+	}
+	a.logger.Error("stats request failed", "route", c.FullPath(), "err", err)
+	c.JSON(http.StatusServiceUnavailable, gin.H{"error": "temporarily unavailable; try again"})
+}
+
+// ZoneNames adapts a lookup of a site's IANA zone name ("" = UTC) to Zones,
+// loading each name once. A name that does not load (the registry should
+// never hold one) reads as UTC, logged, so a bad setting does not take the
+// site's stats down.
+func ZoneNames(name func(ctx context.Context, site string) (string, error), logger *slog.Logger) Zones {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &zoneCache{name: name, logger: logger.With("component", "stats")}
+}
+
+type zoneCache struct {
+	name   func(ctx context.Context, site string) (string, error)
+	logger *slog.Logger
+	locs   sync.Map // zone name → *time.Location
+}
+
+func (z *zoneCache) Zone(ctx context.Context, site string) (*time.Location, error) {
+	name, err := z.name(ctx, site)
+	if err != nil {
+		return nil, err
+	}
+	if name == "" || name == "UTC" {
+		return time.UTC, nil
+	}
+	if l, ok := z.locs.Load(name); ok {
+		return l.(*time.Location), nil
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		z.logger.Warn("site time zone does not load; using UTC", "site", site, "zone", name, "err", err)
+		return time.UTC, nil
+	}
+	z.locs.Store(name, loc)
+	return loc, nil
+}

@@ -1,0 +1,8 @@
+-- stats_realtime: valid views and distinct visitors of a site since from
+-- (a minute boundary), from dim_rollup's minute grain.
+SELECT
+    toUInt64(sum(views)) AS views,
+    toUInt64(uniqCombined64Merge(uniques)) AS visitors
+FROM dim_rollup
+WHERE site = {site:String} AND dim = 'total' AND page = '' AND grain = 'minute'
+  AND bucket >= {from:DateTime('UTC')}
