@@ -90,7 +90,7 @@ func (b *browser) do(t *testing.T, what string, steps ...chromedp.Action[chromed
 	}
 }
 
-func eval[T any](t *testing.T, b *browser, js string) T {
+func evalJS[T any](t *testing.T, b *browser, js string) T {
 	t.Helper()
 	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[T](js))
 	if err != nil {
@@ -100,7 +100,7 @@ func eval[T any](t *testing.T, b *browser, js string) T {
 }
 
 // until polls a JavaScript condition in the page (30 s at most).
-func until(js string, opts ...chromedp.PollOption) chromedp.Action[chromedp.Void] {
+func untilJS(js string, opts ...chromedp.PollOption) chromedp.Action[chromedp.Void] {
 	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
 		_, err := chromedp.Poll[bool](js, append([]chromedp.PollOption{chromedp.WithPollingTimeout(30 * time.Second)}, opts...)...)(ctx, t)
 		return chromedp.Void{}, err
@@ -142,21 +142,21 @@ func (b *browser) waitLoaded(t *testing.T, prev string) string {
 	t.Helper()
 	js := `document.body.dataset.state === 'ready' && (document.body.dataset.load || '') !== '` + prev + `'`
 	if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
-		state := eval[string](t, b, `document.body.dataset.state + ': ' + document.getElementById('error').textContent`)
+		state := evalJS[string](t, b, `document.body.dataset.state + ': ' + document.getElementById('error').textContent`)
 		t.Fatalf("dashboard did not finish loading: %v (state %s)", err, state)
 	}
-	return eval[string](t, b, `document.body.dataset.load`)
+	return evalJS[string](t, b, `document.body.dataset.load`)
 }
 
 // rows reads a table's body as text cells.
-func rows(t *testing.T, b *browser, sel string) [][]string {
+func tableRows(t *testing.T, b *browser, sel string) [][]string {
 	t.Helper()
-	return eval[[][]string](t, b, `Array.from(document.querySelectorAll(`+jsString(sel+` tbody tr`)+`)).map(tr => Array.from(tr.cells).map(c => c.textContent.trim()))`)
+	return evalJS[[][]string](t, b, `Array.from(document.querySelectorAll(`+jsString(sel+` tbody tr`)+`)).map(tr => Array.from(tr.cells).map(c => c.textContent.trim()))`)
 }
 
-func text(t *testing.T, b *browser, id string) string {
+func elemText(t *testing.T, b *browser, id string) string {
 	t.Helper()
-	return eval[string](t, b, `document.getElementById(`+jsString(id)+`).textContent.trim()`)
+	return evalJS[string](t, b, `document.getElementById(`+jsString(id)+`).textContent.trim()`)
 }
 
 func jsString(s string) string {

@@ -67,9 +67,9 @@ func TestDashboardBrowser(t *testing.T) {
 		chromedp.Navigate(page+"/article"),
 		chromedp.WaitVisible(chromedp.ID("spa")),
 		chromedp.Click(chromedp.ID("spa")),
-		until(`document.getElementById('h').textContent === 'app route'`),
+		untilJS(`document.getElementById('h').textContent === 'app route'`),
 	)
-	if wd := eval[bool](t, b, `navigator.webdriver`); !wd {
+	if wd := evalJS[bool](t, b, `navigator.webdriver`); !wd {
 		t.Fatal("navigator.webdriver is false in headless Chromium: the test's premise (its views are headless) does not hold")
 	}
 	// Views sent another way: the pixel, a desktop browser, one address each.
@@ -115,15 +115,15 @@ func TestDashboardBrowser(t *testing.T) {
 	// The page filter: click a page in the top pages, then clear it.
 	b.do(t, "filter by /article", chromedp.Click(chromedp.CSS(`#panel-page td.v button[title="Show only /article"]`)))
 	load = b.waitLoaded(t, load)
-	if v, f := text(t, b, "t-views"), text(t, b, "filter-page"); v != "3" || f != "/article" {
+	if v, f := elemText(t, b, "t-views"), elemText(t, b, "filter-page"); v != "3" || f != "/article" {
 		t.Errorf("filtered to /article: views %q, filter %q; want 3, /article", v, f)
 	}
-	if got := rows(t, b, "#panel-page"); !slices.Equal(flat(got), []string{"/article", "3", "3"}) {
+	if got := tableRows(t, b, "#panel-page"); !slices.Equal(flatRows(got), []string{"/article", "3", "3"}) {
 		t.Errorf("top pages filtered to /article = %v", got)
 	}
 	b.do(t, "clear the filter", chromedp.Click(chromedp.ID("filter-clear")))
 	b.waitLoaded(t, load)
-	if v := text(t, b, "t-views"); v != "6" {
+	if v := elemText(t, b, "t-views"); v != "6" {
 		t.Errorf("filter cleared: views %q, want 6", v)
 	}
 
@@ -131,20 +131,20 @@ func TestDashboardBrowser(t *testing.T) {
 	b.do(t, "create a share link",
 		chromedp.Click(chromedp.ID("share-toggle")),
 		chromedp.Click(chromedp.ID("share-create")),
-		until(`document.getElementById('share-url').value.includes('#share=')`),
+		untilJS(`document.getElementById('share-url').value.includes('#share=')`),
 	)
-	link := eval[string](t, b, `document.getElementById('share-url').value`)
+	link := evalJS[string](t, b, `document.getElementById('share-url').value`)
 	if !strings.HasPrefix(link, dash+"#share=") {
 		t.Fatalf("share link %q, want %s#share=…", link, dash)
 	}
 	b.do(t, "sign out", chromedp.Click(chromedp.ID("sign-out")), chromedp.WaitVisible(chromedp.ID("token")))
-	if stored := eval[int](t, b, `sessionStorage.length`); stored != 0 {
+	if stored := evalJS[int](t, b, `sessionStorage.length`); stored != 0 {
 		t.Errorf("sessionStorage keeps %d items after sign-out", stored)
 	}
 	b.do(t, "open the share link", chromedp.Navigate("about:blank"), chromedp.Navigate(link))
 	b.waitLoaded(t, "")
 	checkDashboard(t, b, "share link")
-	if vis := eval[[]bool](t, b, `['signin','owner-actions','mode'].map(id => !document.getElementById(id).hidden)`); !slices.Equal(vis, []bool{false, false, true}) {
+	if vis := evalJS[[]bool](t, b, `['signin','owner-actions','mode'].map(id => !document.getElementById(id).hidden)`); !slices.Equal(vis, []bool{false, false, true}) {
 		t.Errorf("share view: sign-in, owner actions, mode visible = %v, want false false true", vis)
 	}
 	b.screenshot(t, "dashboard-shared.png")
@@ -161,14 +161,14 @@ func TestDashboardBrowser(t *testing.T) {
 	b.do(t, "revoke",
 		chromedp.Click(chromedp.ID("share-toggle")),
 		chromedp.Click(chromedp.ID("share-revoke")),
-		until(`document.getElementById('share-msg').textContent.startsWith('Link revoked')`),
+		untilJS(`document.getElementById('share-msg').textContent.startsWith('Link revoked')`),
 	)
 	b.do(t, "open the revoked link",
 		chromedp.Navigate("about:blank"),
 		chromedp.Navigate(link),
-		until(`document.body.dataset.state === 'share-invalid'`, chromedp.WithPollingTimeout(30*time.Second)),
+		untilJS(`document.body.dataset.state === 'share-invalid'`, chromedp.WithPollingTimeout(30*time.Second)),
 	)
-	if vis := eval[[]bool](t, b, `['share-invalid','dash','signin'].map(id => !document.getElementById(id).hidden)`); !slices.Equal(vis, []bool{true, false, false}) {
+	if vis := evalJS[[]bool](t, b, `['share-invalid','dash','signin'].map(id => !document.getElementById(id).hidden)`); !slices.Equal(vis, []bool{true, false, false}) {
 		t.Errorf("revoked link: share-invalid, dash, sign-in visible = %v, want true false false", vis)
 	}
 	if errs := b.consoleErrors(); len(errs) > 0 {
@@ -181,46 +181,46 @@ func checkDashboard(t *testing.T, b *browser, when string) {
 	t.Helper()
 	tiles := map[string]string{"t-views": "6", "t-uniques": "6", "t-filtered": "4", "t-now": "6", "site-name": "dash.example"}
 	for id, want := range tiles {
-		if got := text(t, b, id); got != want {
+		if got := elemText(t, b, id); got != want {
 			t.Errorf("%s: #%s = %q, want %q", when, id, got, want)
 		}
 	}
 	// The chart's data: 7 days of hours, the views and visitors in them.
-	chart := rows(t, b, "#chart-data")
+	chart := tableRows(t, b, "#chart-data")
 	var views, uniques int
 	for _, r := range chart {
-		views += atoi(t, r[1])
-		uniques += atoi(t, r[2])
+		views += cellInt(t, r[1])
+		uniques += cellInt(t, r[2])
 	}
 	if len(chart) != 7*24 || views != 6 || uniques < 6 {
 		t.Errorf("%s: chart data %d buckets, %d views, %d uniques; want 168, 6, ≥ 6", when, len(chart), views, uniques)
 	}
-	if got, want := rows(t, b, "#panel-page"), [][]string{{"/article", "3", "3"}, {"/", "2", "2"}, {"/spa/route", "1", "1"}}; !equalRows(got, want) {
+	if got, want := tableRows(t, b, "#panel-page"), [][]string{{"/article", "3", "3"}, {"/", "2", "2"}, {"/spa/route", "1", "1"}}; !equalRows(got, want) {
 		t.Errorf("%s: top pages = %v, want %v", when, got, want)
 	}
 	// The filtered panel: the browser's three views as headless, curl as bot_ua.
-	heads := eval[[]string](t, b, `Array.from(document.querySelectorAll('#filtered-data thead th')).map(th => th.textContent)`)
+	heads := evalJS[[]string](t, b, `Array.from(document.querySelectorAll('#filtered-data thead th')).map(th => th.textContent)`)
 	sums := map[string]int{}
-	for _, r := range rows(t, b, "#filtered-data") {
+	for _, r := range tableRows(t, b, "#filtered-data") {
 		for i := 1; i < len(r) && i < len(heads); i++ {
-			sums[heads[i]] += atoi(t, r[i])
+			sums[heads[i]] += cellInt(t, r[i])
 		}
 	}
 	if len(sums) != 2 || sums["headless"] != 3 || sums["bot_ua"] != 1 {
 		t.Errorf("%s: filtered by reason over time = %v (columns %v), want headless 3, bot_ua 1", when, sums, heads)
 	}
 	wantPages := [][]string{{"/article", "2", "bot_ua 1 · headless 1"}, {"/", "1", "headless 1"}, {"/spa/route", "1", "headless 1"}}
-	if got := rows(t, b, "#filtered-pages"); !equalRows(got, wantPages) {
+	if got := tableRows(t, b, "#filtered-pages"); !equalRows(got, wantPages) {
 		t.Errorf("%s: filtered pages = %v, want %v", when, got, wantPages)
 	}
-	if asOf := eval[string](t, b, `document.getElementById('as-of').dataset.asOf || ''`); asOf == "" {
+	if asOf := evalJS[string](t, b, `document.getElementById('as-of').dataset.asOf || ''`); asOf == "" {
 		t.Errorf("%s: no as_of shown", when)
 	} else if ts, err := time.Parse(time.RFC3339, asOf); err != nil || time.Since(ts) > time.Minute {
 		t.Errorf("%s: as_of %q (%v)", when, asOf, err)
 	}
 }
 
-func atoi(t *testing.T, s string) int {
+func cellInt(t *testing.T, s string) int {
 	t.Helper()
 	var n int
 	if _, err := fmt.Sscan(strings.ReplaceAll(s, ",", ""), &n); err != nil {
@@ -229,7 +229,7 @@ func atoi(t *testing.T, s string) int {
 	return n
 }
 
-func flat(rows [][]string) []string {
+func flatRows(rows [][]string) []string {
 	var out []string
 	for _, r := range rows {
 		out = append(out, r...)

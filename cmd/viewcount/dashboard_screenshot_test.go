@@ -63,7 +63,7 @@ func TestDashboardScreenshot(t *testing.T) {
 	load := b.waitLoaded(t, "")
 	b.do(t, "30 days", chromedp.Click(chromedp.CSS(`label:has(input[value="30d"])`)))
 	b.waitLoaded(t, load)
-	if got := text(t, b, "t-views"); got == "0" || got == "–" {
+	if got := elemText(t, b, "t-views"); got == "0" || got == "–" {
 		t.Fatalf("dashboard shows %q views for the generated history", got)
 	}
 	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
