@@ -47,7 +47,7 @@ func TestDashboardScreenshot(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	tot, err := storetest.History(ctx, m.store, storetest.HistoryConfig{
-		Events: 1_500_000, Days: 31, Sites: []string{site}, Pages: 300, Visitors: 12_000, Seed: 10,
+		Events: 2_000_000, Days: 60, Sites: []string{site}, Pages: 300, Visitors: 12_000, Seed: 10,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@
 window.vcRender = (() => {
   const nf = new Intl.NumberFormat('en-US');
   const fmt = (n) => nf.format(n);
+  const compact = new Intl.NumberFormat('en-US', { notation: 'compact', maximumFractionDigits: 1 });
   let regions = null;
   try { regions = new Intl.DisplayNames(['en'], { type: 'region' }); } catch (_) { /* old browser: codes only */ }
 
@@ -116,7 +117,8 @@ window.vcRender = (() => {
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1e3), tz),
       scales: { y: { range: (u, min, max) => [0, Math.max(4, max * 1.1)] } },
       series: [{}, ...series],
-      axes: [{ values: (u, ticks) => timeTicks(ticks, tz) }, { values: (u, ticks) => ticks.map((v) => (Number.isInteger(v) ? fmt(v) : '')) }],
+      axes: [{ values: (u, ticks) => timeTicks(ticks, tz) },
+        { size: 56, values: (u, ticks) => ticks.map((v) => (Number.isInteger(v) ? compact.format(v) : '')) }],
     }, data, node);
   }
   function resize() {
