@@ -35,11 +35,9 @@ func chromiumPath() string {
 	return ""
 }
 
-// newBrowser starts headless Chromium with a desktop Chrome user agent, so
-// the validators judge its views by what the page reports (webdriver), not
-// by the "HeadlessChrome" in its default user agent. Without Chromium the
-// test is skipped, except in CI, where a missing browser is a failure.
-func newBrowser(t *testing.T, width, height int) *browser {
+// requireChromium returns Chromium's path; without one the test is skipped,
+// except in CI, where a missing browser is a failure.
+func requireChromium(t *testing.T) string {
 	t.Helper()
 	path := chromiumPath()
 	if path == "" {
@@ -48,6 +46,16 @@ func newBrowser(t *testing.T, width, height int) *browser {
 		}
 		t.Skip("chromium not found; apt-get install chromium or set VIEWCOUNT_CHROMIUM")
 	}
+	return path
+}
+
+// newBrowser starts headless Chromium with a desktop Chrome user agent, so
+// the validators judge its views by what the page reports (webdriver), not
+// by the "HeadlessChrome" in its default user agent. The tab's actions
+// must be done within 4 minutes of its start.
+func newBrowser(t *testing.T, width, height int) *browser {
+	t.Helper()
+	path := requireChromium(t)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path),
 		chromedp.UserAgent(chromeUA),

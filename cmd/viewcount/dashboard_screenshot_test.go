@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -33,8 +34,8 @@ func TestDashboardScreenshot(t *testing.T) {
 	if !filepath.IsAbs(out) {
 		out = filepath.Join("..", "..", out) // go test runs in cmd/viewcount
 	}
-	b := newBrowser(t, 1400, 1800)
-	m := startMain(t, t.TempDir(), newDB())
+	requireChromium(t)
+	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.SettleWindow = -1 }, time.Now)
 	c := newClient(t, m)
 	const site = "blog.example"
 	token := c.addSite(site)
@@ -54,6 +55,23 @@ func TestDashboardScreenshot(t *testing.T) {
 	}
 	t.Logf("history: %d events, %d valid, in %s", tot.Events, tot.Valid, tot.Elapsed)
 
+	// A few people on the site right now, through the real ingest path, so
+	// the realtime tile shows visitors (the history ended minutes ago).
+	const live = 23
+	for i := range live {
+		h := hit{ip: visitorIP(5000 + i), ua: []string{chromeUA, firefoxUA, safariUA}[i%3], site: site, page: fmt.Sprintf("/posts/%d", 1+i%5)}
+		if code := c.send(h); code != http.StatusOK {
+			t.Fatalf("live hit: status %d", code)
+		}
+	}
+	eventually(t, time.Minute, func() string {
+		if got := reasons(t, m, site)["valid"]; got != uint64(tot.Valid+live) {
+			return fmt.Sprintf("valid views %d, want %d", got, tot.Valid+live)
+		}
+		return ""
+	})
+
+	b := newBrowser(t, 1400, 1800)
 	b.do(t, "sign in",
 		chromedp.Navigate(c.base+"/dashboard/"+site),
 		chromedp.WaitVisible(chromedp.ID("token")),

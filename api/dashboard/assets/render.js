@@ -167,12 +167,14 @@ window.vcRender = (() => {
     const pages = $('filtered-pages').tBodies[0];
     pages.replaceChildren();
     for (const p of d.top_pages || []) {
-      const top = Object.entries(p.by_reason || {}).sort(byCount).slice(0, 3);
+      const all = Object.entries(p.by_reason || {}).sort(byCount).map(([k, n]) => `${k} ${fmt(n)}`);
       const tr = el('tr');
       const td = el('td', 'v');
       td.append(el('span', null, p.page));
       td.title = p.page;
-      tr.append(td, el('td', 'n', fmt(p.filtered)), el('td', 'reasons', top.map(([k, n]) => `${k} ${fmt(n)}`).join(' · ')));
+      const reasons = el('td', 'reasons', all.slice(0, 2).join(' · ') + (all.length > 2 ? ' …' : ''));
+      reasons.title = all.join(' · ');
+      tr.append(td, el('td', 'n', fmt(p.filtered)), reasons);
       pages.append(tr);
     }
     if (!pages.rows.length) emptyRow(pages, 3, 'No filtered events in this range');
