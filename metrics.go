@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Metrics are the process's counters, shared by the roles running in it and
@@ -94,6 +95,12 @@ func (m *Metrics) Validated(r Reason) {
 // SetPipelineLag records how long the oldest event of the last insert took
 // from receipt to ClickHouse.
 func (m *Metrics) SetPipelineLag(ms int64) { m.lagMillis.Store(ms) }
+
+// PipelineLag is the last value SetPipelineLag recorded (0 before the first
+// insert, and in a process that runs no validator).
+func (m *Metrics) PipelineLag() time.Duration {
+	return time.Duration(m.lagMillis.Load()) * time.Millisecond
+}
 
 // WriteTo writes the metrics in the Prometheus text exposition format.
 func (m *Metrics) WriteTo(w io.Writer) (int64, error) {

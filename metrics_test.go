@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestMetricsProcessGauges(t *testing.T) {
@@ -66,5 +67,16 @@ func TestMetricsPartitionState(t *testing.T) {
 	m.DropPartition(2)
 	if got := text(); !strings.Contains(got, "viewcount_validator_partitions 1\n") || !strings.Contains(got, `window="retry"} 10`+"\n") {
 		t.Errorf("after DropPartition:\n%s", got)
+	}
+}
+
+func TestMetricsPipelineLag(t *testing.T) {
+	m := NewMetrics()
+	if got := m.PipelineLag(); got != 0 {
+		t.Errorf("before any insert: %v, want 0", got)
+	}
+	m.SetPipelineLag(1500)
+	if got := m.PipelineLag(); got != 1500*time.Millisecond {
+		t.Errorf("PipelineLag = %v, want 1.5s", got)
 	}
 }

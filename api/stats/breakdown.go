@@ -65,6 +65,9 @@ func (a *API) breakdown(req *request) (*answer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if req.page != "" && by != "page" {
+		return nil, badParam("page", "breakdowns of one page are kept by page only, not by %s (see the API docs)", by)
+	}
 	from, to, err := parseRange(req, maxDayRange)
 	if err != nil {
 		return nil, err
@@ -94,7 +97,7 @@ func (a *API) breakdown(req *request) (*answer, error) {
 		}
 		out.Rows = append(out.Rows, rowJSON{Value: v, Views: n[0], Uniques: n[1]})
 		out.TotalValues = n[2]
-		out.UniquesError = max(out.UniquesError, uniquesError(n[1]))
+		out.UniquesError = max(out.UniquesError, dimSketch.uniquesError(n[1]))
 		ans.rows = append(ans.rows, []string{v, u(n[0]), u(n[1])})
 	}
 	if len(rows) == 0 && offset > 0 {

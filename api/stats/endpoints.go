@@ -22,20 +22,35 @@ func (req *request) meta(s span) meta {
 
 func (req *request) format(t time.Time) string { return t.In(req.loc).Format(time.RFC3339) }
 
-// exactBelow is the distinct count up to which uniqCombined64 keeps the
-// exact set of hashes (a hash table of 2¹² cells at the default precision
-// 17; measured: 4096 ids read 4096, 4097 read 4086). Above, it is a
-// HyperLogLog of 2¹⁷ cells: relative standard error 1.04/√2¹⁷.
-const (
-	exactBelow = 4096
-	hllError   = 0.0029
+// The sketches' precision. page_rollup keeps uniqCombined64 at its default
+// precision 17: the exact set of id hashes up to 4096 ids (measured: 4096
+// ids read 4096, 4097 read 4086), then a HyperLogLog of 2^17 cells with a
+// relative standard error of 1.04/sqrt(2^17). dim_rollup keeps precision
+// 14 (migration 008 says why): exact up to 512, then 1.04/sqrt(2^14).
+type sketch struct {
+	exactBelow uint64
+	err        float64
+}
+
+var (
+	pageSketch = sketch{4096, 0.0029}
+	dimSketch  = sketch{512, 0.0081}
 )
 
-func uniquesError(uniques uint64) float64 {
-	if uniques < exactBelow {
+// uniquesError is the relative standard error of a count read from k.
+func (k sketch) uniquesError(uniques uint64) float64 {
+	if uniques < k.exactBelow {
 		return 0
 	}
-	return hllError
+	return k.err
+}
+
+// sketchOf is the sketch a site's (page "") or a page's totals come from.
+func sketchOf(page string) sketch {
+	if page == "" {
+		return dimSketch
+	}
+	return pageSketch
 }
 
 type period struct {
@@ -95,7 +110,7 @@ func (a *API) summary(req *request) (*answer, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := summaryJSON{meta: req.meta(s), Views: cur.views, Uniques: cur.uniques, UniquesError: uniquesError(cur.uniques),
+	out := summaryJSON{meta: req.meta(s), Views: cur.views, Uniques: cur.uniques, UniquesError: sketchOf(req.page).uniquesError(cur.uniques),
 		Filtered: filtered, FilteredByReason: byReason,
 		Previous: period{From: req.format(prev.from), To: req.format(prev.to), Views: before.views, Uniques: before.uniques, Filtered: prevFiltered},
 		Change:   change{relChange(cur.views, before.views), relChange(cur.uniques, before.uniques), relChange(filtered, prevFiltered)}}
@@ -154,7 +169,7 @@ func (a *API) timeseries(req *request) (*answer, error) {
 	for i, t := range starts {
 		c := byT[t.Unix()]
 		out.Buckets[i] = bucketJSON{T: req.format(t), Views: c.views, Uniques: c.uniques}
-		out.UniquesError = max(out.UniquesError, uniquesError(c.uniques))
+		out.UniquesError = max(out.UniquesError, sketchOf(req.page).uniquesError(c.uniques))
 		ans.rows[i] = []string{out.Buckets[i].T, u(c.views), u(c.uniques)}
 	}
 	if iv == day {
@@ -190,7 +205,7 @@ func (a *API) realtime(req *request) (*answer, error) {
 	}
 	req.page = "" // realtime is the whole site's
 	out := realtimeJSON{meta: req.meta(span{from, req.now}), Views5m: c.views, VisitorsNow: c.uniques,
-		UniquesError: uniquesError(c.uniques), LagSeconds: a.cfg.Lag().Seconds()}
+		UniquesError: dimSketch.uniquesError(c.uniques), LagSeconds: a.cfg.Lag().Seconds()}
 	return &answer{json: out, header: []string{"views_5m", "visitors_now", "lag_seconds"},
 		rows: [][]string{{u(c.views), u(c.uniques), f(out.LagSeconds)}}}, nil
 }

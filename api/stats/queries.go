@@ -77,6 +77,9 @@ func (a *API) total(ctx context.Context, site, page string, s span) (counts, err
 // reasons is rejected events per reason over s, of the site or one page.
 func (a *API) reasons(ctx context.Context, site, page string, s span) (map[string]uint64, uint64, error) {
 	p := s.params(site)
+	if page != "" {
+		p = s.hourParams(site) // a page's reasons are kept in hours only
+	}
 	p["page"] = page
 	rows, err := a.query(ctx, qReasons, p, 2)
 	if err != nil {

@@ -119,6 +119,14 @@ func (s span) params(site string) store.Params {
 	return store.Params{"site": site, "from": dbTime(s.from), "to": dbTime(s.to), "dfrom": dbTime(dfrom), "dto": dbTime(dto)}
 }
 
+// hourParams are params for rows kept in hours only (a page's reasons):
+// no day rows, every hour of the span.
+func (s span) hourParams(site string) store.Params {
+	p := s.params(site)
+	p["dfrom"], p["dto"] = p["from"], p["from"]
+	return p
+}
+
 // previous is the span of the same length just before s.
 func (s span) previous() span { return span{s.from.Add(-s.to.Sub(s.from)), s.from} }
 

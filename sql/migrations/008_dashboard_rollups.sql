@@ -1,38 +1,51 @@
 -- dim_rollup: what the creator's dashboard and the stats API read (issue
--- 10): valid views and the uniqCombined64 state of visitor ids per site,
+-- 10): valid views and a uniqCombined64 sketch of visitor ids per site,
 -- UTC bucket, dimension and value, and rejected events per reason.
 --
 -- One table and one materialized view for every breakdown, for the reason
 -- migration 004 gives: each table a view feeds costs every insert into
--- views_raw a new part (a dozen files, later merged away), which cost more
--- than the aggregation itself. The view turns each row of views_raw into
--- one row per (grain, page, dim) with ARRAY JOIN and aggregates them in one
--- GROUP BY, so an insert writes one part here.
+-- views_raw a new part (a dozen files, later merged away).
 --
 -- Rows, by dim (value as stored on views_raw; '' is unknown):
---   total                      value ''         grains minute, hour, day (the site's timeseries, realtime)
---   page                       value = page     hour, day (top pages)
+--   total          page ''      value ''         minute, hour, day  the site's timeseries, summary, realtime
 --   source, referrer, utm_source, utm_medium, utm_campaign, browser, os,
---   device, country, screen    value = the dim  hour, day, for all pages (page = '') and again per page
---                                                (page = the page: "where did this page's viewers come from")
---   reason                     value = verdict  hour, day, rejected events only, all pages and per page
---   filtered_page              value = page     hour, day, rejected events only, all reasons (top filtered pages)
--- A page's own totals are page_rollup's (migration 004), which has them
--- per minute, hour and day already.
+--   device, country, screen
+--                  page ''      value = the dim  hour, day          the site's breakdowns
+--   page           page ''      value = page     hour, day          top pages
+--   reason         page ''      value = verdict  hour, day          rejected events by reason
+--   reason         page = page  value = verdict  hour               a page's rejected events
+--   filtered_page  page ''      value = page     hour, day          rejected events per page (top filtered pages)
+-- source and referrer are ref_source (a grouped name like "Google",
+-- "(direct)" for none) and ref_host. A page's own totals are page_rollup's
+-- (migration 004: minute, hour, day).
 --
--- Why hour and day for everything: ranges are read as whole UTC days from
--- the day grain plus hours at the edges, which makes a day in the site's
--- time zone (or any hour-aligned range) exact at the cost of one more
--- index range, whatever the range's length. source and referrer are
--- ref_source (a grouped name like "Google", "(direct)" for none) and
--- ref_host.
+-- Ranges are read as the whole UTC days inside them from the day rows plus
+-- the hours at the edges from the hour rows: views add and sketches merge
+-- as unions, so a day in the site's time zone is exact at any length of
+-- range. Per-page reason rows are hours only (a page's slice is small).
+--
+-- What it costs and what was left out (BENCHMARKS.md, BenchmarkInsertBatch):
+-- the insert path's cost is rows through the view's GROUP BY and the size
+-- of the sketches it writes, so
+--   * the view first aggregates the insert's rows by every dimension at
+--     once (an insert holds a second of traffic: few distinct combinations)
+--     and only then fans each combination out into its dim rows: 25 rows
+--     per view fanned out cost about twice the whole insert path before;
+--   * the sketches are uniqCombined64(14): exact up to 512 distinct ids,
+--     then a HyperLogLog of 2^14 cells (12 KiB, relative standard error
+--     1.04/sqrt(2^14) = 0.81 %). The default precision 17 (96 KiB per
+--     value and bucket above 4096 ids) wrote about 90 such sketches per
+--     insert and cost the hot-page insert +70 %;
+--   * breakdowns of one page by source, country, … are not kept: with a
+--     page in the key a combination is nearly one view, so they cost as
+--     much as the fan-out itself (+75 % on many-page traffic with page ×
+--     source alone). The API answers a page filter on those with 400.
 --
 -- ORDER BY (site, dim, page, grain, bucket, value): every read names the
 -- site, the dim, the page ('' or one) and a grain, then a bucket range, so
--- it reads one contiguous slice of the index per grain. Not partitioned,
--- for migration 004's reason (a partition key makes an insert write one
--- part per partition it touches). uniques of rejected events are kept too
--- (nothing reads them yet; a per-row choice of aggregate is not possible).
+-- it reads one contiguous slice per grain. Not partitioned, for migration
+-- 004's reason (a partition key makes an insert write one part per
+-- partition it touches).
 CREATE TABLE IF NOT EXISTS dim_rollup
 (
     grain   Enum8('minute' = 1, 'hour' = 2, 'day' = 3),
@@ -42,15 +55,18 @@ CREATE TABLE IF NOT EXISTS dim_rollup
     value   String,
     bucket  DateTime('UTC'),
     views   SimpleAggregateFunction(sum, UInt64),
-    uniques AggregateFunction(uniqCombined64, UInt64)
+    uniques AggregateFunction(uniqCombined64(14), UInt64)
 )
 ENGINE = AggregatingMergeTree
 ORDER BY (site, dim, page, grain, bucket, value)
 SETTINGS non_replicated_deduplication_window = 10000;
 
--- r is (grain, dim, page, value); the bucket follows from the grain. Valid
--- rows and rejected rows get different lists; the dims list is written
--- once and doubled for all pages and the row's own page by arrayMap.
+-- The inner query aggregates the insert twice at once (GROUPING SETS): by
+-- minute, verdict and every dimension (p is '' there), and by minute,
+-- verdict and page. The outer fans each combination out into its rows
+-- (r = grain, dim, page, value; the bucket follows from the grain) and
+-- merges the sketches of the rows that meet. Rejected events take the
+-- first set's reason rows and the second set's per-page ones.
 CREATE MATERIALIZED VIEW IF NOT EXISTS dim_rollup_mv TO dim_rollup AS
 SELECT
     r.1 AS grain,
@@ -58,24 +74,33 @@ SELECT
     r.2 AS dim,
     r.3 AS page,
     r.4 AS value,
-    multiIf(r.1 = 1, toStartOfMinute(toDateTime(time, 'UTC')),
-            r.1 = 2, toStartOfHour(toDateTime(time, 'UTC')),
-            toStartOfDay(toDateTime(time, 'UTC'))) AS bucket,
-    count() AS views,
-    uniqCombined64State(visitor) AS uniques
-FROM views_raw
-ARRAY JOIN arrayConcat(
-    if(verdict = 'valid', [(1, 'total', '', ''), (2, 'total', '', ''), (3, 'total', '', '')], []),
-    arrayFlatten(arrayMap(x -> [(2, x.1, x.2, x.3), (3, x.1, x.2, x.3)],
-        if(verdict = 'valid',
-           arrayConcat(
-               [('page', '', views_raw.page)],
-               arrayFlatten(arrayMap(p -> [
-                   ('source', p, toString(ref_source)), ('referrer', p, ref_host),
-                   ('utm_source', p, toString(utm_source)), ('utm_medium', p, toString(utm_medium)),
-                   ('utm_campaign', p, utm_campaign), ('browser', p, toString(browser)), ('os', p, toString(os)),
-                   ('device', p, toString(device)), ('country', p, toString(country)), ('screen', p, toString(screen))],
-                   ['', views_raw.page]))),
-           [('reason', '', toString(verdict)), ('reason', views_raw.page, toString(verdict)), ('filtered_page', '', views_raw.page)])))
-) AS r
+    multiIf(r.1 = 1, m, r.1 = 2, toStartOfHour(m), toStartOfDay(m)) AS bucket,
+    sum(c) AS views,
+    uniqCombined64MergeState(14)(s) AS uniques
+FROM
+(
+    SELECT site, toStartOfMinute(toDateTime(time, 'UTC')) AS m, verdict, views_raw.page AS p,
+        ref_source, ref_host, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen,
+        count() AS c, uniqCombined64State(14)(visitor) AS s
+    FROM views_raw
+    GROUP BY GROUPING SETS ((site, m, verdict, ref_source, ref_host, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen),
+                            (site, m, verdict, p))
+)
+ARRAY JOIN multiIf(p = '' AND verdict = 'valid',
+        [(1, 'total', '', ''), (2, 'total', '', ''), (3, 'total', '', ''),
+             (2, 'source', '', toString(ref_source)), (3, 'source', '', toString(ref_source)),
+             (2, 'referrer', '', toString(ref_host)), (3, 'referrer', '', toString(ref_host)),
+             (2, 'utm_source', '', toString(utm_source)), (3, 'utm_source', '', toString(utm_source)),
+             (2, 'utm_medium', '', toString(utm_medium)), (3, 'utm_medium', '', toString(utm_medium)),
+             (2, 'utm_campaign', '', toString(utm_campaign)), (3, 'utm_campaign', '', toString(utm_campaign)),
+             (2, 'browser', '', toString(browser)), (3, 'browser', '', toString(browser)),
+             (2, 'os', '', toString(os)), (3, 'os', '', toString(os)),
+             (2, 'device', '', toString(device)), (3, 'device', '', toString(device)),
+             (2, 'country', '', toString(country)), (3, 'country', '', toString(country)),
+             (2, 'screen', '', toString(screen)), (3, 'screen', '', toString(screen))],
+    p = '',
+        [(2, 'reason', '', toString(verdict)), (3, 'reason', '', toString(verdict))],
+    verdict = 'valid',
+        [(2, 'page', '', p), (3, 'page', '', p)],
+        [(2, 'reason', p, toString(verdict)), (2, 'filtered_page', '', p), (3, 'filtered_page', '', p)]) AS r
 GROUP BY grain, site, dim, page, value, bucket;

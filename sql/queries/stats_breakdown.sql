@@ -10,7 +10,7 @@ FROM
     SELECT
         value,
         toUInt64(sum(views)) AS views,
-        toUInt64(uniqCombined64Merge(uniques)) AS uniques,
+        toUInt64(uniqCombined64Merge(14)(uniques)) AS uniques,
         toUInt64(count() OVER ()) AS total_values
     FROM dim_rollup
     WHERE site = {site:String} AND dim = {dim:String} AND page = {page:String}

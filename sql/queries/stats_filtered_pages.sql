@@ -2,7 +2,7 @@
 -- range (as stats_total reads it), with their events per reason. The top
 -- pages come from the 'filtered_page' rows (one per page and bucket, so
 -- the ranking reads few rows); their reasons from the per-page 'reason'
--- rows of just those pages. (top_page, not page: an alias shadows the
+-- rows (hours only, migration 008) of just those pages. (top_page, not page: an alias shadows the
 -- column of the same name in WHERE.)
 WITH top AS
 (
@@ -24,8 +24,6 @@ SELECT
 FROM dim_rollup AS r
 INNER JOIN top ON top.top_page = r.page
 WHERE r.site = {site:String} AND r.dim = 'reason' AND r.page IN (SELECT top_page FROM top)
-  AND ((r.grain = 'day' AND r.bucket >= {dfrom:DateTime('UTC')} AND r.bucket < {dto:DateTime('UTC')})
-    OR (r.grain = 'hour' AND ((r.bucket >= {from:DateTime('UTC')} AND r.bucket < {dfrom:DateTime('UTC')})
-                           OR (r.bucket >= {dto:DateTime('UTC')} AND r.bucket < {to:DateTime('UTC')}))))
+  AND r.grain = 'hour' AND r.bucket >= {from:DateTime('UTC')} AND r.bucket < {to:DateTime('UTC')}
 GROUP BY page, reason
 ORDER BY filtered DESC, page, events DESC, reason

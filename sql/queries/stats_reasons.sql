@@ -1,5 +1,6 @@
 -- stats_reasons: rejected events per reason over a range (as stats_total
--- reads it), for all pages (page '') or one page.
+-- reads it), for all pages (page '') or one page. A page's reason rows are
+-- hours only: the caller passes dfrom = dto = from for a page.
 SELECT
     value AS reason,
     toUInt64(sum(views)) AS events

@@ -1,0 +1,157 @@
+package stats_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/viewcount/viewcount/api/stats"
+	"github.com/viewcount/viewcount/ingest"
+	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/sql/store"
+	"github.com/viewcount/viewcount/sql/store/storetest"
+)
+
+// BenchmarkStats answers every stats call over the last 30 days of a
+// generated history of one site (1k pages, Europe/Berlin, so ranges have
+// hour edges) and reports each call's p50 and p99 latency through the
+// HTTP handler, store included.
+//
+// By default the history is 200k events in a test database, so `make
+// bench` stays quick. VIEWCOUNT_STATS_EVENTS=10000000 measures the issue's
+// size; that history is kept under $XDG_CACHE_HOME/viewcount/stats-bench
+// (keyed by the generator's version and the size) so reruns skip the
+// generation. chDB opens one data directory per process, so run it alone:
+//
+//	VIEWCOUNT_STATS_EVENTS=10000000 go test -run '^$' -bench BenchmarkStats -benchtime 200x -timeout 60m ./api/stats/
+func BenchmarkStats(b *testing.B) {
+	events := 200_000
+	if v := os.Getenv("VIEWCOUNT_STATS_EVENTS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			b.Fatalf("VIEWCOUNT_STATS_EVENTS=%q: want a positive number", v)
+		}
+		events = n
+	}
+	end := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	st := benchStore(b, events, end)
+	now := end.Add(time.Minute)
+	api, err := stats.New(stats.Config{
+		Store:    st,
+		Auth:     func(c *gin.Context) (string, bool) { return c.Param("site"), true },
+		Zones:    stats.ZoneNames(func(context.Context, string) (string, error) { return "Europe/Berlin", nil }, nil),
+		NormPage: func(s string) (string, error) { return ingest.NormalisePage(s, false, 0) },
+		Now:      func() time.Time { return now },
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	gin.SetMode(gin.ReleaseMode)
+	e := gin.New()
+	api.Routes(e)
+	const base = "/v1/sites/history.example/stats/"
+	week := "&from=" + url(end.Add(-7*24*time.Hour)) + "&to=" + url(end)
+	day := "&from=" + url(end.Add(-24*time.Hour)) + "&to=" + url(end)
+	calls := []struct{ name, path string }{
+		{"summary", "summary?"},
+		{"summary/page", "summary?page=/posts/3"},
+		{"timeseries/day", "timeseries?interval=day"},
+		{"timeseries/day/page", "timeseries?interval=day&page=/posts/3"},
+		{"timeseries/hour/7d", "timeseries?interval=hour" + week},
+		{"timeseries/minute/24h", "timeseries?interval=minute" + day},
+		{"realtime", "realtime?"},
+		{"filtered/day", "filtered?interval=day"},
+		{"filtered/hour/7d", "filtered?interval=hour" + week},
+		{"csv/breakdown/page", "breakdown?by=page&limit=100&format=csv"},
+	}
+	for _, by := range []string{"page", "source", "referrer", "utm_source", "utm_medium", "utm_campaign", "browser", "os", "device", "country", "screen"} {
+		calls = append(calls, struct{ name, path string }{"breakdown/" + by, "breakdown?by=" + by})
+		if by != "page" {
+			calls = append(calls, struct{ name, path string }{"breakdown/" + by + "/page", "breakdown?by=" + by + "&page=/posts/3"})
+		}
+	}
+	for _, c := range calls {
+		b.Run(c.name, func(b *testing.B) {
+			var lat []time.Duration
+			for b.Loop() {
+				req := httptest.NewRequest(http.MethodGet, base+c.path, nil)
+				w := httptest.NewRecorder()
+				t0 := time.Now()
+				e.ServeHTTP(w, req)
+				lat = append(lat, time.Since(t0))
+				if w.Code != http.StatusOK {
+					b.Fatalf("%s: %d %s", c.path, w.Code, w.Body)
+				}
+			}
+			slices.Sort(lat)
+			q := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))]) / 1e6 }
+			b.ReportMetric(q(0.5), "p50-ms")
+			b.ReportMetric(q(0.99), "p99-ms")
+		})
+	}
+}
+
+func url(t time.Time) string { return t.Format("2006-01-02T15:04:05Z") }
+
+// benchStore returns a migrated store holding the history: a test database
+// for the default size, else a store cached under the cache directory.
+func benchStore(b *testing.B, events int, end time.Time) store.Store {
+	cfg := storetest.HistoryConfig{Events: events, End: end, Seed: 1, Progress: os.Stderr}
+	if os.Getenv("VIEWCOUNT_STATS_EVENTS") == "" {
+		st := storetest.Open(b)
+		if err := rollup.Migrate(b.Context(), st, nil); err != nil {
+			b.Fatal(err)
+		}
+		cfg.Progress = nil
+		if _, err := storetest.History(b.Context(), st, cfg); err != nil {
+			b.Fatal(err)
+		}
+		return st
+	}
+	cache := os.Getenv("XDG_CACHE_HOME")
+	if cache == "" {
+		home, _ := os.UserHomeDir()
+		cache = filepath.Join(home, ".cache")
+	}
+	dir := filepath.Join(cache, "viewcount", "stats-bench", fmt.Sprintf("v%d-%d", storetest.HistoryVersion, events))
+	st, err := store.Open(b.Context(), store.Config{DataDir: dir, Database: "bench"}, nil)
+	if err != nil {
+		b.Fatalf("open the cached store (run this benchmark alone: chDB opens one data dir per process): %v", err)
+	}
+	b.Cleanup(func() { _ = st.Close() })
+	if err := rollup.Migrate(b.Context(), st, nil); err != nil {
+		b.Fatal(err)
+	}
+	done := filepath.Join(dir, "history-complete")
+	if _, err := os.Stat(done); err == nil {
+		return st
+	}
+	// A run cut short left some batches in: their tokens make a rerun skip
+	// them only within the deduplication window, so start again clean.
+	if err := st.Exec(b.Context(), "TRUNCATE TABLE IF EXISTS views_raw", nil); err != nil {
+		b.Fatal(err)
+	}
+	for _, t := range []string{"page_rollup", "dim_rollup"} {
+		if err := st.Exec(b.Context(), "TRUNCATE TABLE IF EXISTS {t:Identifier}", store.Params{"t": t}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	tot, err := storetest.History(b.Context(), st, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fmt.Fprintf(os.Stderr, "history: %d events (%d valid) in %s, %.0f rows/s\n", tot.Events, tot.Valid, tot.Elapsed.Round(time.Second), float64(tot.Events)/tot.Elapsed.Seconds())
+	if err := os.WriteFile(done, []byte(strconv.Itoa(tot.Events)+"\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return st
+}
