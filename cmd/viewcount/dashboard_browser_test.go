@@ -121,6 +121,16 @@ func TestDashboardBrowser(t *testing.T) {
 	if got := tableRows(t, b, "#panel-page"); !slices.Equal(flatRows(got), []string{"/article", "3", "3"}) {
 		t.Errorf("top pages filtered to /article = %v", got)
 	}
+	// Other breakdowns show the page's views, or, where the store keeps
+	// them for the whole site only, the site's with a note saying so.
+	whole := evalJS[bool](t, b, `!document.querySelector('#panel-source .note').hidden`)
+	var sources int
+	for _, r := range tableRows(t, b, "#panel-source") {
+		sources += cellInt(t, r[1])
+	}
+	if want := map[bool]int{false: 3, true: 6}[whole]; sources != want {
+		t.Errorf("filtered to /article: sources sum to %d views (whole-site note shown: %v), want %d", sources, whole, want)
+	}
 	b.do(t, "clear the filter", chromedp.Click(chromedp.ID("filter-clear")))
 	b.waitLoaded(t, load)
 	if v := elemText(t, b, "t-views"); v != "6" {

@@ -19,7 +19,7 @@
     ['os', 'Operating systems', 'OS'], ['device', 'Devices', 'Device'], ['country', 'Countries', 'Country'],
     ['screen', 'Screen classes', 'Screen'],
   ];
-  const state = { token: '', share: false, tz: 'UTC', range: '7d', from: '', to: '', interval: 'hour', page: '', offsets: {}, gen: 0, live: 0 };
+  const state = { token: '', share: false, tz: 'UTC', range: '7d', from: '', to: '', interval: 'hour', page: '', offsets: {}, gen: 0, live: 0, wholeSite: {} };
   const panels = {};
 
   class HTTPError extends Error {
@@ -91,9 +91,24 @@
     }
   }
 
+  // loadPanel reads one breakdown. A store may keep breakdowns of one page
+  // for some dimensions only (the API answers 400 naming page); those
+  // panels then show the whole site and say so.
   async function loadPanel(by, gen) {
-    const d = await stats('breakdown', { ...baseParams(), by, limit: 10, offset: state.offsets[by] || 0 });
-    if (gen === state.gen) R.panel(panels[by], by, d, state.page, by === 'page' ? pickPage : null);
+    const p = { ...baseParams(), by, limit: 10, offset: state.offsets[by] || 0 };
+    if (state.wholeSite[by]) delete p.page;
+    let d;
+    try {
+      d = await stats('breakdown', p);
+    } catch (e) {
+      if (!p.page || e.status !== 400 || !e.message.startsWith('page:')) throw e;
+      state.wholeSite[by] = true;
+      delete p.page;
+      d = await stats('breakdown', p);
+    }
+    if (gen !== state.gen) return;
+    R.panel(panels[by], by, d, state.page, by === 'page' ? pickPage : null);
+    panels[by].querySelector('.note').hidden = !(state.page && !p.page);
   }
 
   // load reads everything for the current range and filter; answers of an
@@ -220,7 +235,9 @@
 
   async function download(what, extra) {
     try {
-      const text = await call('GET', '/stats/' + what, { ...baseParams(), ...extra, format: 'csv' }, 'text/csv');
+      const params = { ...baseParams(), ...extra, format: 'csv' };
+      if (extra.by && state.wholeSite[extra.by]) delete params.page;
+      const text = await call('GET', '/stats/' + what, params, 'text/csv');
       const a = R.el('a');
       a.href = URL.createObjectURL(new Blob([text], { type: 'text/csv' }));
       const r = range();
