@@ -281,14 +281,8 @@ func (s *Server) deleteSiteData(ctx context.Context, site string) (map[string]ui
 		if n == 0 {
 			continue
 		}
-		p := store.Params{"table": t, "site": site}
-		if err := s.q.Exec(ctx, vcsql.Query(vcsql.SiteDelete), p); err != nil {
-			// A table a lightweight DELETE refuses (projections) takes a
-			// mutation, slower but accepted by every MergeTree table.
-			s.logger.Warn("lightweight delete refused; deleting by a mutation", "site", site, "table", t, "err", err)
-			if err := s.q.Exec(ctx, vcsql.Query(vcsql.SiteDeleteMutation), p); err != nil {
-				return nil, fmt.Errorf("api: delete rows of %s in %s: %w", site, t, err)
-			}
+		if err := s.q.Exec(ctx, vcsql.Query(vcsql.SiteDelete), store.Params{"table": t, "site": site}); err != nil {
+			return nil, fmt.Errorf("api: delete rows of %s in %s: %w", site, t, err)
 		}
 	}
 	return rows, nil

@@ -149,8 +149,8 @@ func TestAdminDeleteSite(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A table added later (here by the test) is covered without naming it,
-	// one with a projection too (a lightweight DELETE refuses it); a view
-	// with a site column is not a table to delete from.
+	// one with a projection too; a view with a site column is not a table
+	// to delete from.
 	for _, stmt := range []string{
 		"CREATE TABLE later_rollup (site String, n UInt64, PROJECTION by_n (SELECT n, site ORDER BY n)) ENGINE = MergeTree ORDER BY site",
 		"INSERT INTO later_rollup VALUES ('gone.example', 1), ('gone.example', 2), ('gone.example', 3), ('kept.example', 4)",

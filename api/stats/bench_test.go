@@ -2,6 +2,7 @@ package stats_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +18,7 @@ import (
 	"github.com/viewcount/viewcount/api/stats"
 	"github.com/viewcount/viewcount/ingest"
 	"github.com/viewcount/viewcount/rollup"
+	vcsql "github.com/viewcount/viewcount/sql"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
@@ -122,7 +124,17 @@ func benchStore(b *testing.B, events int, end time.Time) store.Store {
 		home, _ := os.UserHomeDir()
 		cache = filepath.Join(home, ".cache")
 	}
-	dir := filepath.Join(cache, "viewcount", "stats-bench", fmt.Sprintf("v%d-%d", storetest.HistoryVersion, events))
+	// Keyed by the generator's version, the size and the schema: a
+	// changed migration needs a store built with it.
+	h := sha256.New()
+	ms, err := vcsql.Migrations()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, m := range ms {
+		fmt.Fprintln(h, m.Statements)
+	}
+	dir := filepath.Join(cache, "viewcount", "stats-bench", fmt.Sprintf("v%d-%d-%x", storetest.HistoryVersion, events, h.Sum(nil)[:4]))
 	st, err := store.Open(b.Context(), store.Config{DataDir: dir, Database: "bench"}, nil)
 	if err != nil {
 		b.Fatalf("open the cached store (run this benchmark alone: chDB opens one data dir per process): %v", err)
@@ -135,7 +147,7 @@ func benchStore(b *testing.B, events int, end time.Time) store.Store {
 	if _, err := os.Stat(done); err == nil {
 		return st
 	}
-	// A run cut short left some batches in: their tokens make a rerun skip
+	// Test-only SQL. A run cut short left some batches in: their tokens make a rerun skip
 	// them only within the deduplication window, so start again clean.
 	if err := st.Exec(b.Context(), "TRUNCATE TABLE IF EXISTS views_raw", nil); err != nil {
 		b.Fatal(err)

@@ -12,15 +12,22 @@
 // hours. Ranges are widened to whole hours (summary, breakdown, filtered)
 // or whole buckets of the interval (timeseries); the answer's from and to
 // say what was counted. In the few zones with a 30 or 45 minute offset
-// (Asia/Kolkata, Asia/Kathmandu, …) day buckets start at the UTC hour that
-// holds local midnight, so they are off by that many minutes.
+// (Asia/Kolkata, Asia/Kathmandu, …) hours do not meet local midnight: a
+// day bucket holds the UTC hours that start in that local day, so it runs
+// from 00:30 (00:45) to 00:30 (00:45) local time.
 //
 // Uniques are uniqCombined64 sketches of the daily-rotating visitor ids,
 // merged over the range, never summed. The ids rotate daily (privacy), so
 // over a multi-day range a visitor who returns on another day counts once
-// per day. Answers state the estimator's relative standard error: 0 below
-// 4096 distinct ids (the sketch keeps the exact set up to there), and
-// 1.04/√2¹⁷ ≈ 0.29 % above (HyperLogLog with 2¹⁷ cells).
+// per day. Answers state the estimator's relative standard error: the
+// site's totals and breakdowns come from dim_rollup's sketches
+// (uniqCombined64(14): exact below 512 distinct ids, then 1.04/√2¹⁴ ≈
+// 0.81 %), a page's totals from page_rollup's (precision 17: exact below
+// 4096, then ≈ 0.29 %).
+//
+// Breakdowns of one page are kept by page only: a breakdown by source,
+// country, … with a page filter is answered 400 (migration 008 says what
+// keeping them would cost the insert path).
 //
 // The package never answers without the caller's Auth saying yes, and
 // never logs tokens or visitor ids.
