@@ -1,26 +1,36 @@
 # Viewcount. `make run` starts the service on embedded defaults; `make test`
 # runs every test. Both fetch libchdb.so (the embedded ClickHouse engine)
-# once into a cache; set CHDB_LIB_PATH to use a copy you already have.
+# and the default country database once into a cache; set CHDB_LIB_PATH or
+# VIEWCOUNT_COUNTRY_DB to use copies you already have.
 
 CHDB_VERSION  := 26.7.3-stable.1
 CACHE_DIR     := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/viewcount
 CHDB_LIB_PATH ?= $(CACHE_DIR)/chdb/$(CHDB_VERSION)/libchdb.so
 export CHDB_LIB_PATH
 
+# The default country database (ingest/geo): an npm package pinned to a
+# version, its file checked against this checksum. GEO_VERSION must match
+# geo.Version. To update: change both, run `make geo` once, and put the
+# sha256 it reports in GEO_SHA256.
+GEO_VERSION := 2.3.2026061719
+GEO_SHA256  := c5f7c0e9bd6a6ccb5a2e9634764544a0d08bd0bd8788b8aedfac87bea184c652
+VIEWCOUNT_COUNTRY_DB ?= $(CACHE_DIR)/geo/$(GEO_VERSION)/geo-whois-asn-country.mmdb
+export VIEWCOUNT_COUNTRY_DB
+
 GO       ?= go
 GOFLAGS  ?=
 PKGS     := ./...
 
-.PHONY: run build test check bench chdb fmt vet staticcheck clean
+.PHONY: run build test check bench chdb geo npm fmt vet staticcheck clean
 
-run: chdb build
+run: chdb geo build
 	./bin/viewcount serve
 
 build:
 	$(GO) build $(GOFLAGS) -o bin/viewcount ./cmd/viewcount
 
 # -race works with chDB loaded through purego, so every test runs under it.
-test: chdb
+test: chdb geo
 	$(GO) test $(GOFLAGS) -race -count=1 -timeout 20m $(PKGS)
 
 # What CI runs: formatting, vet, staticcheck, then the tests.
@@ -35,7 +45,7 @@ vet:
 staticcheck:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.6.1 $(PKGS)
 
-bench: chdb
+bench: chdb geo
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
 chdb: $(CHDB_LIB_PATH)
@@ -44,14 +54,7 @@ chdb: $(CHDB_LIB_PATH)
 # fetches it (about 180 MB packed, 570 MB unpacked) without installing Node
 # modules anywhere. Written to a temp name first so an interrupted fetch
 # never leaves a truncated library behind.
-$(CHDB_LIB_PATH):
-	@command -v npm >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "npm not found: installing it with apt-get (needed once, to fetch libchdb)"; \
-	    apt-get update -qq && apt-get install -y -qq npm >/dev/null; \
-	  else \
-	    echo "npm is needed once to fetch libchdb.so: install Node.js/npm, or set CHDB_LIB_PATH to an existing libchdb.so"; exit 1; \
-	  fi; }
+$(CHDB_LIB_PATH): | npm
 	@echo "fetching libchdb $(CHDB_VERSION) into $(dir $@) (once)"
 	@mkdir -p "$(dir $@)"
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && cd "$$tmp" && \
@@ -59,6 +62,35 @@ $(CHDB_LIB_PATH):
 	  tar -xzf chdb-lib-linux-x64-gnu-$(CHDB_VERSION).tgz package/libchdb.so && \
 	  mv package/libchdb.so "$@.part" && mv "$@.part" "$@"
 	@echo "libchdb ready: $@"
+
+# npm fetches the cached files above once; installed with apt-get when
+# missing and run as root.
+npm:
+	@command -v npm >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "npm not found: installing it with apt-get (needed once, to fetch libchdb and the country database)"; \
+	    apt-get update -qq && apt-get install -y -qq npm >/dev/null; \
+	  else \
+	    echo "npm is needed once to fetch libchdb.so and the country database: install Node.js/npm, or set CHDB_LIB_PATH and VIEWCOUNT_COUNTRY_DB to existing files"; exit 1; \
+	  fi; }
+
+geo: $(VIEWCOUNT_COUNTRY_DB)
+
+# The country database (7.8 MB, IPv4 and IPv6) from the npm package
+# @ip-location-db/geo-whois-asn-country-mmdb; a file whose checksum differs
+# from GEO_SHA256 is refused and not cached.
+$(VIEWCOUNT_COUNTRY_DB): | npm
+	@echo "fetching the country database $(GEO_VERSION) into $(dir $@) (once)"
+	@mkdir -p "$(dir $@)"
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && cd "$$tmp" && \
+	  npm pack --silent @ip-location-db/geo-whois-asn-country-mmdb@$(GEO_VERSION) >/dev/null && \
+	  tar -xzf ip-location-db-geo-whois-asn-country-mmdb-$(GEO_VERSION).tgz package/geo-whois-asn-country.mmdb && \
+	  sum=$$(sha256sum package/geo-whois-asn-country.mmdb | cut -d' ' -f1) && \
+	  if [ "$$sum" != "$(GEO_SHA256)" ]; then \
+	    echo "country database checksum mismatch: got $$sum, want $(GEO_SHA256) (GEO_SHA256 in the Makefile)" >&2; exit 1; \
+	  fi && \
+	  mv package/geo-whois-asn-country.mmdb "$@.part" && mv "$@.part" "$@"
+	@echo "country database ready: $@"
 
 clean:
 	rm -rf bin

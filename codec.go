@@ -13,14 +13,19 @@ import (
 //
 //	message := version(1) uvarint(count) event*
 //	event   := varint(unix ms) flags(1) source(1) visitor(8, LE) network(8, LE)
-//	           str(site) str(page) str(referrer) str(ua) str(id) [hints]
+//	           str(site) str(page) str(referrer) str(ua) str(id) [hints] [utm] [country]
 //	hints   := uvarint(screen w) uvarint(screen h) languages(1)   if flagHints
+//	utm     := str(source) str(medium) str(campaign)              if flagUTM
+//	country := two upper-case ASCII letters                        if flagCountry
 //	str     := uvarint(len) bytes
 //
-// Version 1 had no hints and only the webdriver flag; it still decodes, so
-// messages retained from before an upgrade are validated after it.
+// Version 1 had no hints and only the webdriver flag; version 2 had no UTM
+// tags and no country. Both still decode, so messages retained from before
+// an upgrade are validated after it. The new fields are behind flags, so a
+// view without them costs no byte more than in version 2.
 const (
-	codecVersion   = 2
+	codecVersion   = 3
+	codecVersionV2 = 2
 	codecVersionV1 = 1
 )
 
@@ -31,6 +36,10 @@ const (
 	flagTZ
 	flagUAData
 	flagSecure
+	flagUTM     // version 3: the three UTM strings follow
+	flagCountry // version 3: a country code follows
+
+	flagsV2 = flagUTM - 1 // the flags versions 1 and 2 could set
 )
 
 // MaxBatch bounds the events one message may carry, so a corrupt count can
@@ -52,8 +61,11 @@ func AppendEvents(dst []byte, evs []Event) []byte {
 
 func appendEvent(dst []byte, e *Event) []byte {
 	dst = binary.AppendVarint(dst, e.Time.UnixMilli())
+	utm := e.UTM != (UTM{})
+	country := validCountry(e.Country)
 	flags := bit(e.Webdriver, flagWebdriver) | bit(e.Datacenter, flagDatacenter) | bit(e.Hints.Present, flagHints) |
-		bit(e.Hints.TZ, flagTZ) | bit(e.Hints.UAData, flagUAData) | bit(e.Hints.Secure, flagSecure)
+		bit(e.Hints.TZ, flagTZ) | bit(e.Hints.UAData, flagUAData) | bit(e.Hints.Secure, flagSecure) |
+		bit(utm, flagUTM) | bit(country, flagCountry)
 	dst = append(dst, flags, byte(e.Source))
 	dst = binary.LittleEndian.AppendUint64(dst, e.Visitor)
 	dst = binary.LittleEndian.AppendUint64(dst, e.Network)
@@ -66,15 +78,53 @@ func appendEvent(dst []byte, e *Event) []byte {
 		dst = binary.AppendUvarint(dst, uint64(e.Hints.ScreenH))
 		dst = append(dst, e.Hints.Languages)
 	}
+	if utm {
+		for _, s := range [...]string{e.UTM.Source, e.UTM.Medium, e.UTM.Campaign} {
+			dst = binary.AppendUvarint(dst, uint64(len(s)))
+			dst = append(dst, s...)
+		}
+	}
+	if country {
+		dst = append(dst, e.Country...)
+	}
 	return dst
 }
 
 // EncodedSize bounds the bytes appendEvent writes for e, so a producer can
 // size messages without encoding: 18 fixed (flags, source, visitor,
-// network), a time varint of at most 10, five string length prefixes of at
-// most 10, and 7 for hints.
+// network), a time varint of at most 10, eight string length prefixes of at
+// most 10, 7 for hints and 2 for the country.
 func EncodedSize(e *Event) int {
-	return 18 + 10 + 5*10 + 7 + len(e.Site) + len(e.Page) + len(e.Referrer) + len(e.UA) + len(e.ID)
+	return 18 + 10 + 8*10 + 7 + 2 + len(e.Site) + len(e.Page) + len(e.Referrer) + len(e.UA) + len(e.ID) +
+		len(e.UTM.Source) + len(e.UTM.Medium) + len(e.UTM.Campaign)
+}
+
+// validCountry reports whether c is what Event.Country may hold besides
+// "": two upper-case ASCII letters. Anything else is not encoded (the
+// country is then unknown), so a decoder can take it from countryCodes
+// without allocating.
+func validCountry(c string) bool {
+	return len(c) == 2 && 'A' <= c[0] && c[0] <= 'Z' && 'A' <= c[1] && c[1] <= 'Z'
+}
+
+// countryCodes holds every pair of upper-case letters ("AAABAC…"), so a
+// decoded country is a slice of it rather than a new string per event.
+var countryCodes = func() string {
+	b := make([]byte, 0, 26*26*2)
+	for x := byte('A'); x <= 'Z'; x++ {
+		for y := byte('A'); y <= 'Z'; y++ {
+			b = append(b, x, y)
+		}
+	}
+	return string(b)
+}()
+
+func countryCode(a, b byte) (string, bool) {
+	if a < 'A' || a > 'Z' || b < 'A' || b > 'Z' {
+		return "", false
+	}
+	i := (int(a-'A')*26 + int(b-'A')) * 2
+	return countryCodes[i : i+2], true
 }
 
 func bit(b bool, f byte) byte {
@@ -86,10 +136,16 @@ func bit(b bool, f byte) byte {
 
 // DecodeEvents decodes a message written by AppendEvents, appending to dst.
 func DecodeEvents(dst []Event, b []byte) ([]Event, error) {
-	if len(b) == 0 || (b[0] != codecVersion && b[0] != codecVersionV1) {
+	if len(b) == 0 || (b[0] != codecVersion && b[0] != codecVersionV2 && b[0] != codecVersionV1) {
 		return dst, fmt.Errorf("%w: unknown version", ErrCorrupt)
 	}
-	v1 := b[0] == codecVersionV1
+	mask := byte(0xff)
+	switch b[0] {
+	case codecVersionV1:
+		mask = flagWebdriver
+	case codecVersionV2:
+		mask = flagsV2
+	}
 	d := decoder{b: b[1:]}
 	n := d.uvarint()
 	if d.err != nil || n > MaxBatch {
@@ -98,10 +154,7 @@ func DecodeEvents(dst []Event, b []byte) ([]Event, error) {
 	for i := uint64(0); i < n; i++ {
 		var e Event
 		e.Time = time.UnixMilli(d.varint()).UTC()
-		flags := d.byte()
-		if v1 {
-			flags &= flagWebdriver
-		}
+		flags := d.byte() & mask
 		e.Webdriver = flags&flagWebdriver != 0
 		e.Datacenter = flags&flagDatacenter != 0
 		e.Source = Source(d.byte())
@@ -117,6 +170,16 @@ func DecodeEvents(dst []Event, b []byte) ([]Event, error) {
 			e.Hints.ScreenW = d.uint16()
 			e.Hints.ScreenH = d.uint16()
 			e.Hints.Languages = d.byte()
+		}
+		if flags&flagUTM != 0 {
+			e.UTM = d.utm()
+		}
+		if flags&flagCountry != 0 {
+			c, ok := countryCode(d.byte(), d.byte())
+			if !ok && d.err == nil {
+				d.fail(errors.New("bad country"))
+			}
+			e.Country = c
 		}
 		if d.err != nil {
 			return dst, fmt.Errorf("%w: event %d: %v", ErrCorrupt, i, d.err)
@@ -189,6 +252,33 @@ func (d *decoder) uint16() uint16 {
 		d.fail(errors.New("hint out of range"))
 	}
 	return uint16(v)
+}
+
+// utm reads the three UTM strings into one allocation rather than three:
+// tagged views arrive in campaigns, many at a time.
+func (d *decoder) utm() UTM {
+	var lens [3]int
+	var starts [3]int
+	start := d.b
+	for i := range lens {
+		n := d.uvarint()
+		if n > uint64(len(d.b)) {
+			d.fail(errShort)
+			return UTM{}
+		}
+		starts[i] = len(start) - len(d.b)
+		lens[i] = int(n)
+		d.b = d.b[n:]
+	}
+	if d.err != nil {
+		return UTM{}
+	}
+	all := string(start[:len(start)-len(d.b)])
+	return UTM{
+		Source:   all[starts[0] : starts[0]+lens[0]],
+		Medium:   all[starts[1] : starts[1]+lens[1]],
+		Campaign: all[starts[2] : starts[2]+lens[2]],
+	}
 }
 
 func (d *decoder) str() string {

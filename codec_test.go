@@ -1,8 +1,10 @@
 package viewcount
 
 import (
+	"encoding/binary"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -25,6 +27,92 @@ func TestCodecRoundTrip(t *testing.T) {
 	}
 	if !reflect.DeepEqual(in, out) {
 		t.Fatalf("round trip:\n got %+v\nwant %+v", out, in)
+	}
+}
+
+// enrichedEvents are sampleEvents with what version 3 added.
+func enrichedEvents() []Event {
+	evs := sampleEvents()
+	evs[0].Country = "DE"
+	evs[1].UTM = UTM{Source: "newsletter", Medium: "email", Campaign: "black friday ü"}
+	evs[1].Country = "US"
+	return append(evs, Event{Time: evs[0].Time, Site: "a.example", Page: "/x", UTM: UTM{Campaign: "only"}, Source: SourcePixel})
+}
+
+func TestCodecRoundTripV3(t *testing.T) {
+	in := enrichedEvents()
+	b := AppendEvents(nil, in)
+	if b[0] != 3 {
+		t.Fatalf("version %d, want 3", b[0])
+	}
+	out, err := DecodeEvents(nil, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(in, out) {
+		t.Fatalf("round trip:\n got %+v\nwant %+v", out, in)
+	}
+	// An event without the new fields costs nothing more than in version 2.
+	plain := sampleEvents()
+	if got, want := len(AppendEvents(nil, plain)), len(appendV2(plain)); got != want {
+		t.Errorf("plain events: %d bytes, version 2 took %d", got, want)
+	}
+}
+
+// appendV2 is the version 2 encoder as it was, byte for byte: the decoder
+// must read what it wrote for as long as the stream retains such messages.
+func appendV2(evs []Event) []byte {
+	dst := []byte{2, byte(len(evs))}
+	for i := range evs {
+		e := &evs[i]
+		dst = binary.AppendVarint(dst, e.Time.UnixMilli())
+		flags := bit(e.Webdriver, 1) | bit(e.Datacenter, 2) | bit(e.Hints.Present, 4) |
+			bit(e.Hints.TZ, 8) | bit(e.Hints.UAData, 16) | bit(e.Hints.Secure, 32)
+		dst = append(dst, flags, byte(e.Source))
+		dst = binary.LittleEndian.AppendUint64(dst, e.Visitor)
+		dst = binary.LittleEndian.AppendUint64(dst, e.Network)
+		for _, s := range [...]string{e.Site, e.Page, e.Referrer, e.UA, e.ID} {
+			dst = binary.AppendUvarint(dst, uint64(len(s)))
+			dst = append(dst, s...)
+		}
+		if e.Hints.Present {
+			dst = binary.AppendUvarint(dst, uint64(e.Hints.ScreenW))
+			dst = binary.AppendUvarint(dst, uint64(e.Hints.ScreenH))
+			dst = append(dst, e.Hints.Languages)
+		}
+	}
+	return dst
+}
+
+func TestCodecDecodesV2(t *testing.T) {
+	in := sampleEvents()
+	out, err := DecodeEvents(nil, appendV2(in))
+	if err != nil || !reflect.DeepEqual(in, out) {
+		t.Fatalf("v2: %v\n got %+v\nwant %+v", err, out, in)
+	}
+	// A version 2 message never set the new flags: bits there are not read
+	// as UTM or country (which would misalign the rest).
+	b := appendV2(sampleEvents()[:1])
+	b[2+binary.PutVarint(make([]byte, 10), in[0].Time.UnixMilli())] |= flagUTM | flagCountry
+	out, err = DecodeEvents(nil, b)
+	if err != nil || out[0].UTM != (UTM{}) || out[0].Country != "" {
+		t.Fatalf("v2 with stray flags: %v %+v", err, out)
+	}
+}
+
+func TestCodecCountry(t *testing.T) {
+	// Only two upper-case letters travel; anything else is unknown.
+	for in, want := range map[string]string{"US": "US", "DE": "DE", "us": "", "U": "", "USA": "", "1A": "", "": ""} {
+		out, err := DecodeEvents(nil, AppendEvents(nil, []Event{{Time: time.UnixMilli(0).UTC(), Country: in}}))
+		if err != nil || out[0].Country != want {
+			t.Errorf("country %q: %v, got %q, want %q", in, err, out[0].Country, want)
+		}
+	}
+	// A corrupt code is corruption, not a country.
+	b := AppendEvents(nil, []Event{{Time: time.UnixMilli(0).UTC(), Country: "US"}})
+	b[len(b)-1] = 'z'
+	if _, err := DecodeEvents(nil, b); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("bad country: err = %v, want ErrCorrupt", err)
 	}
 }
 
@@ -51,6 +139,8 @@ func TestCodecRejectsCorrupt(t *testing.T) {
 	f("empty", nil)
 	f("version", append([]byte{9}, good[1:]...))
 	f("truncated", good[:len(good)-3])
+	enriched := AppendEvents(nil, enrichedEvents())
+	f("truncated utm", enriched[:len(enriched)-2])
 	f("trailing", append(append([]byte{}, good...), 0))
 	f("huge count", []byte{codecVersion, 0xff, 0xff, 0xff, 0xff, 0x0f})
 }
@@ -58,6 +148,8 @@ func TestCodecRejectsCorrupt(t *testing.T) {
 func FuzzDecodeEvents(f *testing.F) {
 	f.Add(AppendEvents(nil, sampleEvents()))
 	f.Add([]byte{codecVersion, 0})
+	f.Add(AppendEvents(nil, enrichedEvents()))
+	f.Add(appendV2(sampleEvents()))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		evs, err := DecodeEvents(nil, b)
 		if err != nil {
@@ -80,16 +172,48 @@ func FuzzDecodeEvents(f *testing.F) {
 }
 
 func BenchmarkDecodeEvents(b *testing.B) {
-	evs := make([]Event, 100)
-	for i := range evs {
-		evs[i] = sampleEvents()[i%2]
-	}
+	b.Run("plain", benchDecode)
+	b.Run("enriched", benchDecode)
+}
+
+func benchDecode(b *testing.B) {
+	evs := benchEvents(b)
 	msg := AppendEvents(nil, evs)
 	b.SetBytes(int64(len(msg)))
 	b.ReportAllocs()
 	var dst []Event
 	for b.Loop() {
 		dst, _ = DecodeEvents(dst[:0], msg)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(evs)), "ns/event")
+}
+
+// The codec benchmarks run on version 2's sample events (comparable across
+// versions) and on events with UTM tags and a country ("enriched").
+func benchEvents(b *testing.B) []Event {
+	sample := sampleEvents()
+	if strings.HasSuffix(b.Name(), "enriched") {
+		sample = enrichedEvents()[:2]
+	}
+	evs := make([]Event, 100)
+	for i := range evs {
+		evs[i] = sample[i%2]
+	}
+	return evs
+}
+
+func BenchmarkAppendEvents(b *testing.B) {
+	b.Run("plain", benchAppend)
+	b.Run("enriched", benchAppend)
+}
+
+func benchAppend(b *testing.B) {
+	evs := benchEvents(b)
+	dst := AppendEvents(nil, evs)
+	b.SetBytes(int64(len(dst)))
+	b.ReportAllocs()
+	for b.Loop() {
+		dst = AppendEvents(dst[:0], evs)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(evs)), "ns/event")
 }

@@ -90,6 +90,12 @@ func New(cfg Config, snap *Snapshot, q Store, sites Registry, checks map[string]
 // Routes registers the api endpoints.
 func (s *Server) Routes(r gin.IRouter) {
 	r.GET("/v1/sites/:site/count", s.count)
+	r.OPTIONS("/v1/sites/:site/count", preflight(corsGetMethods))
+	r.GET("/v1/sites/:site/counts", s.counts)
+	r.POST("/v1/sites/:site/counts", s.counts)
+	r.OPTIONS("/v1/sites/:site/counts", preflight(corsAllMethods))
+	r.GET("/badge/:file", s.badge)
+	r.OPTIONS("/badge/:file", preflight(corsGetMethods))
 	r.GET("/v1/sites/:site/invalid", s.invalid)
 	r.POST("/v1/admin/sites", s.requireAdmin, s.addSite)
 	s.siteRoutes(r)
@@ -143,6 +149,7 @@ type countResponse struct {
 // from the raw query (viewcount.QueryValues) rather than through the map
 // c.GetQuery would build.
 func (s *Server) count(c *gin.Context) {
+	allowAnyOrigin(c)
 	site, err := viewcount.NormaliseSite(c.Param("site"))
 	if err != nil {
 		s.fail(c, errBadRequest("site: not a domain name"))
@@ -151,13 +158,8 @@ func (s *Server) count(c *gin.Context) {
 	var page string
 	var q [1]string
 	if viewcount.QueryValues(c.Request.URL.RawQuery, pageParam[:], q[:]) != 0 {
-		raw := q[0]
-		if len(raw) > s.cfg.MaxPage {
-			s.fail(c, errBadRequest("page: longer than "+strconv.Itoa(s.cfg.MaxPage)+" bytes"))
-			return
-		}
-		if page, err = s.normPage(raw); err != nil {
-			s.fail(c, errBadRequest("page: "+err.Error()))
+		if page, err = s.readPage(q[0]); err != nil {
+			s.fail(c, err)
 			return
 		}
 	}

@@ -132,9 +132,13 @@ func (s *Snapshot) get(ctx context.Context, site, page string) (*reading, error)
 }
 
 func (s *Snapshot) store(k key, c Count) *reading {
-	r := &reading{Count: c}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.storeLocked(k, c)
+}
+
+func (s *Snapshot) storeLocked(k key, c Count) *reading {
+	r := &reading{Count: c}
 	e := s.entries[k]
 	if e == nil {
 		if len(s.entries) >= s.max {

@@ -34,8 +34,9 @@ type Hit struct {
 // client is what ingest knows of the requester. It exists only for the
 // duration of a request: the IP is hashed into the event, never copied.
 type client struct {
-	IP netip.Addr // invalid if the peer address was unparseable
-	UA string     // normalised (capped)
+	IP      netip.Addr // invalid if the peer address was unparseable
+	UA      string     // normalised (capped)
+	Country string     // ISO 3166-1 alpha-2 or ""; see Handler.country
 }
 
 // requestError is a client's mistake, worded for the client: its message
@@ -98,6 +99,7 @@ func (h *Handler) accept(ctx context.Context, hits []Hit, field func(i int) stri
 		evs[i].Visitor = viewcount.NetworkKey(v, network)
 		evs[i].Network = network
 		evs[i].Datacenter = datacenter
+		evs[i].Country = cl.Country
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.PublishTimeout)
 	defer cancel()
@@ -149,6 +151,7 @@ func (h *Handler) event(e *viewcount.Event, hit *Hit, field func(int) string, i 
 		Webdriver: hit.Webdriver,
 		Source:    src,
 		Hints:     hit.Hints,
+		UTM:       ParseUTM(hit.Page), // before the query is gone
 	}
 	return nil
 }

@@ -33,6 +33,20 @@ type Config struct {
 	PublishTimeout time.Duration // how long a hit waits to be durable; default 5s
 	Datacenter     IPRanges      // client addresses marked as datacenter traffic; nil = none
 	Limiter        Limiter       // requests per client address; nil = unlimited
+	// CountryHeader names a request header a CDN in front sets to the
+	// client's country (e.g. "CF-IPCountry"). Only an operator can vouch
+	// for it, so it is read only when named; "" = none.
+	CountryHeader string
+	// Countries maps client addresses to countries where the header is not
+	// set or says nothing; nil = no lookup.
+	Countries CountryLookup
+}
+
+// CountryLookup maps an address to its ISO 3166-1 alpha-2 country code,
+// upper case, or "" when unknown. *geo.DB satisfies it. It must be safe for
+// concurrent use and cheap: it runs on every hit.
+type CountryLookup interface {
+	Country(addr netip.Addr) string
 }
 
 // Limiter bounds the requests of one client address; *ratelimit.Table
@@ -145,7 +159,7 @@ func (h *Handler) pixel(c *gin.Context) {
 		var q [len(pixelParams)]string
 		viewcount.QueryValues(c.Request.URL.RawQuery, pixelParams[:], q[:])
 		hit := Hit{Site: q[0], Page: q[1], Referrer: q[2], ID: q[3], Webdriver: isTrue(q[4])}
-		err := h.accept(h.ctx(c), []Hit{hit}, noField, viewcount.SourcePixel, client{IP: ip, UA: normaliseUA(c.Request.UserAgent())})
+		err := h.accept(h.ctx(c), []Hit{hit}, noField, viewcount.SourcePixel, h.clientOf(c, ip))
 		status = http.StatusOK
 		if err != nil {
 			status = h.failed(err)
@@ -226,7 +240,7 @@ func (h *Handler) beacon(c *gin.Context) {
 		if array {
 			field = eventField
 		}
-		err = h.accept(h.ctx(c), hits, field, viewcount.SourceBeacon, client{IP: ip, UA: normaliseUA(c.Request.UserAgent())})
+		err = h.accept(h.ctx(c), hits, field, viewcount.SourceBeacon, h.clientOf(c, ip))
 	}
 	if err != nil {
 		status := h.failed(err)
@@ -276,15 +290,21 @@ func (h *Handler) preflight(c *gin.Context) {
 	c.Status(http.StatusNoContent)
 }
 
-// script serves the tracker, cacheable for an hour.
+// script serves the tracker, cacheable for an hour, gzipped for clients
+// that take it (see scriptVariant).
 func (h *Handler) script(c *gin.Context) {
+	body, etag, gz := scriptVariant(c.GetHeader("Accept-Encoding"), h.etag)
 	c.Header("Cache-Control", "public, max-age=3600")
-	c.Header("ETag", h.etag)
-	if c.GetHeader("If-None-Match") == h.etag {
+	c.Header("Vary", "Accept-Encoding")
+	c.Header("ETag", etag)
+	if c.GetHeader("If-None-Match") == etag {
 		c.Status(http.StatusNotModified)
 		return
 	}
-	c.Data(http.StatusOK, "application/javascript; charset=utf-8", trackerJS)
+	if gz {
+		c.Header("Content-Encoding", "gzip")
+	}
+	c.Data(http.StatusOK, "application/javascript; charset=utf-8", body)
 }
 
 // ctx is the context a hit is stored under: the request's values, but not
@@ -292,6 +312,48 @@ func (h *Handler) script(c *gin.Context) {
 // pixel request) must not cancel a hit that is already on its way.
 func (h *Handler) ctx(c *gin.Context) context.Context {
 	return context.WithoutCancel(c.Request.Context())
+}
+
+// clientOf is what a request tells of its client. The country is decided
+// here, while the address is at hand: the operator's CDN header when it
+// names a country, else the country database. Neither the address nor the
+// header's raw value goes further.
+func (h *Handler) clientOf(c *gin.Context, ip netip.Addr) client {
+	cl := client{IP: ip, UA: normaliseUA(c.Request.UserAgent())}
+	if h.cfg.CountryHeader != "" {
+		cl.Country = CountryCode(c.Request.Header.Get(h.cfg.CountryHeader))
+	}
+	if cl.Country == "" && h.cfg.Countries != nil && ip.IsValid() {
+		cl.Country = CountryCode(h.cfg.Countries.Country(ip))
+	}
+	return cl
+}
+
+// CountryCode accepts an ISO 3166-1 alpha-2 code as CDNs send it: two ASCII
+// letters, either case, returned upper case. "XX" (Cloudflare: unknown),
+// "T1" (Tor), "ZZ" (user-assigned "unknown") and anything else are "".
+func CountryCode(s string) string {
+	if len(s) != 2 {
+		return ""
+	}
+	a, b := upperASCII(s[0]), upperASCII(s[1])
+	if a < 'A' || a > 'Z' || b < 'A' || b > 'Z' {
+		return ""
+	}
+	switch {
+	case a == 'X' && b == 'X', a == 'Z' && b == 'Z':
+		return ""
+	case s[0] == a && s[1] == b:
+		return s
+	}
+	return string([]byte{a, b})
+}
+
+func upperASCII(c byte) byte {
+	if 'a' <= c && c <= 'z' {
+		return c - ('a' - 'A')
+	}
+	return c
 }
 
 // clientIP is the client's address: the peer's, or the one a trusted

@@ -1,27 +1,63 @@
 // Viewcount tracker: a view per page load and per SPA navigation. No cookies.
 // <script defer src="https://stats.example.com/vc.js" data-site="example.com"></script>
+// Counts on the page, filled once it has loaded, all with one request:
+// <span data-vc-count></span> shows this page's ("12,345 views"),
+// data-vc-count="/other/page" another page's, data-vc-label="reads" another word.
 (function () {
   var s = document.currentScript, d = document, l = location, n = navigator;
   if (!s) return;
   var site = s.getAttribute('data-site') || l.hostname;
   var base = new URL(s.src, l.href).origin; // endpoint: the script's origin
-  var ref = d.referrer, last, tz;
+  var ref = d.referrer, last, tz, pend = [];
   try { tz = !!Intl.DateTimeFormat().resolvedOptions().timeZone; } catch (_) {}
   // Browser facts validators check for automation (see viewcount.Hints).
   var hints = { sw: screen.width, sh: screen.height, lang: (n.languages || []).length,
     tz: !!tz, uad: !!n.userAgentData, sec: !!window.isSecureContext };
   function q(k, v) { return k + '=' + encodeURIComponent(v); }
+  function rnd() { return Math.random().toString(36).slice(2); }
+  function pixel(e) {
+    new Image().src = base + '/p.gif?' + q('site', site) + '&' + q('page', e.page) +
+      '&' + q('ref', e.referrer) + '&' + q('id', e.id) + (e.webdriver ? '&wd=1' : '');
+  }
   function view() {
     var page = l.pathname;
     if (page === last) return; // pushState to the same path: not a new view
     last = page;
-    var e = { site: site, page: page, referrer: ref, webdriver: !!n.webdriver, hints: hints };
+    // The query goes along for its utm_* tags (the rest is dropped unless
+    // --keep-query); the id makes a pixel sent after its beacon count once.
+    var e = { site: site, page: page + l.search, referrer: ref, id: rnd() + rnd(), webdriver: !!n.webdriver, hints: hints };
     ref = l.origin + page; // referrer of the next in-app view
     try {
-      if (n.sendBeacon && n.sendBeacon(base + '/v1/events', JSON.stringify(e))) return;
+      if (n.sendBeacon && n.sendBeacon(base + '/v1/events', JSON.stringify(e))) {
+        // Chromium returns true even when the page's CSP (connect-src) then
+        // blocks the beacon: only the violation event below tells.
+        pend.push(e);
+        setTimeout(function () { var i = pend.indexOf(e); if (i >= 0) pend.splice(i, 1); }, 5e3);
+        return;
+      }
     } catch (_) {}
-    new Image().src = base + '/p.gif?' + q('site', site) + '&' + q('page', page) +
-      '&' + q('ref', e.referrer) + (e.webdriver ? '&wd=1' : '');
+    pixel(e); // no sendBeacon, or it refused: the pixel (img-src) instead
+  }
+  d.addEventListener('securitypolicyviolation', function (v) {
+    var u = v.blockedURI; // a Report-Only policy blocks nothing: no pixel then
+    if (pend.length && v.disposition != 'report' && (u == base || u.indexOf(base + '/v1/events') == 0)) pixel(pend.shift());
+  });
+  function fill() {
+    var els = [].slice.call(d.querySelectorAll('[data-vc-count]'));
+    for (var i = 0; i < els.length; i += 100) (function (part) {
+      fetch(base + '/v1/sites/' + encodeURIComponent(site) + '/counts?' + part.map(function (el) {
+        return q('page', el.getAttribute('data-vc-count') || l.pathname);
+      }).join('&')).then(function (r) { return r.json(); }).then(function (j) {
+        j.counts.forEach(function (c, i) {
+          var w = part[i].getAttribute('data-vc-label');
+          part[i].textContent = c.views.toLocaleString() + ' ' + (w || (c.views == 1 ? 'view' : 'views'));
+        });
+      }).catch(function () {});
+    })(els.slice(i, i + 100));
+  }
+  if (window.fetch) {
+    if (d.readyState == 'loading') d.addEventListener('DOMContentLoaded', fill);
+    else fill();
   }
   var push = history.pushState;
   if (push) {

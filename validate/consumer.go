@@ -312,10 +312,17 @@ func (l *partitionLoop) message(ctx context.Context, msg jetstream.Msg) error {
 		l.evs = l.evs[:0]
 	}
 	l.out = l.out[:0]
+	replay := seq <= l.resume
 	for i := range l.evs {
 		e := &l.evs[i]
 		l.q.observe(e.Time.UnixMilli())
-		vd := viewcount.Verdict{Event: *e, Reason: l.rules.Judge(e), Partition: uint16(l.p), Seq: seq, Index: uint32(i)}
+		vd := viewcount.Verdict{Event: *e, Partition: uint16(l.p), Seq: seq, Index: uint32(i)}
+		if replay {
+			// Only the state is rebuilt: dimensions would be thrown away.
+			vd.Reason = l.rules.Judge(e)
+		} else {
+			vd.Reason, vd.Dims = l.rules.JudgeDims(e)
+		}
 		if vd.Reason == viewcount.Valid && l.rules.Watched(e) {
 			l.q.push(vd)
 			continue
@@ -323,9 +330,16 @@ func (l *partitionLoop) message(ctx context.Context, msg jetstream.Msg) error {
 		l.out = append(l.out, vd)
 	}
 	l.out = l.q.release(l.out, l.rules.Settle)
-	if seq <= l.resume {
+	if replay {
 		l.rp.add(l.v.logger, len(l.evs), seq) // written before the restart
 		return nil
+	}
+	for i := range l.out {
+		// A verdict held during the replay is released after it without
+		// dimensions (Device is never "" once they are set).
+		if l.out[i].Dims.Device == "" {
+			l.out[i].Dims = l.rules.Dims(&l.out[i].Event)
+		}
 	}
 	l.rp.done(l.v.logger)
 	for i := range l.out {

@@ -47,23 +47,7 @@ func (s spamReferrers) match(referrer string) bool {
 	if referrer == "" || len(s) == 0 {
 		return false
 	}
-	host := referrer
-	if i := strings.Index(host, "://"); i >= 0 {
-		host = host[i+3:]
-	}
-	if i := strings.IndexAny(host, "/?#"); i >= 0 {
-		host = host[:i]
-	}
-	if i := strings.LastIndexByte(host, '@'); i >= 0 { // user:pass@host
-		host = host[i+1:]
-	}
-	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.Contains(host[i:], "]") { // a port
-		host = host[:i]
-	}
-	host = strings.TrimSuffix(host, ".")
-	if hasUpper(host) {
-		host = strings.ToLower(host)
-	}
+	host := hostOf(referrer)
 	for host != "" {
 		if _, ok := s[host]; ok {
 			return true

@@ -4,7 +4,9 @@
 // flood from one visitor or network, a network rotating user agents, a
 // repeated view). The rules (Rules) are a pure function of the event
 // sequence fed to them, clocked by the events' own receive times; the consumer
-// loop feeds them one partition of the stream and hands the verdicts on.
+// loop feeds them one partition of the stream and hands the verdicts on,
+// each with the event's dashboard dimensions (browser, OS, device class,
+// referrer host and source, screen class: Rules.Dims).
 //
 // It must never drop an event (a rejection is a verdict, not a deletion), never
 // read the wall clock or randomness inside the rules (a replay must rebuild the
@@ -245,6 +247,7 @@ type Rules struct {
 	sites    SiteLookup
 	ua       *uaMatcher
 	spam     spamReferrers
+	sources  *sources
 	hints    hintLimits
 	ids      window // hash(site, id) → last seen
 	views    window // hash(visitor, site, page) → last seen
@@ -277,8 +280,13 @@ func NewRules(cfg Config, sites SiteLookup) (*Rules, error) {
 	if err != nil {
 		return nil, err
 	}
+	src, err := newSources()
+	if err != nil {
+		return nil, err
+	}
 	return &Rules{
 		cfg:          cfg,
+		sources:      src,
 		sites:        sites,
 		ua:           ua,
 		spam:         spam,
@@ -345,14 +353,25 @@ func NewRules(cfg Config, sites SiteLookup) (*Rules, error) {
 // against state that has already expired. Exactly one window later counts.
 // The rate and rotation buckets follow the same clock.
 func (r *Rules) Judge(e *viewcount.Event) viewcount.Reason {
+	reason, _ := r.judge(e)
+	return reason
+}
+
+// judge is Judge, returning the user agent's memoised facts too (zero for
+// an empty user agent).
+func (r *Rules) judge(e *viewcount.Event) (viewcount.Reason, uaInfo) {
 	t := e.Time.UnixMilli()
 	if t > r.now {
 		r.now = t
 	}
 	if strings.TrimSpace(e.UA) == "" {
-		return viewcount.EmptyUA
+		return viewcount.EmptyUA, uaInfo{dims: uaDims{device: DeviceOther}}
 	}
 	ua := r.ua.info(e.UA)
+	return r.judgeUA(e, ua, t), ua
+}
+
+func (r *Rules) judgeUA(e *viewcount.Event, ua uaInfo, t int64) viewcount.Reason {
 	if ua.bot {
 		return viewcount.BotUA
 	}

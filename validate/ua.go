@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cespare/xxhash/v2"
+	useragent "github.com/medama-io/go-useragent"
 	"github.com/x-way/crawlerdetect"
 )
 
@@ -31,26 +32,30 @@ const uaCacheSize = 1 << 13
 // operator can take over the whole list from a file without a rebuild.
 //
 // Beside the bot verdict the cache holds what else the rules need of a UA
-// string (the engine it claims, a hash for the rotation sketches), so each
-// distinct UA is parsed and hashed once, not once per view.
+// string (the engine it claims, a hash for the rotation sketches) and what
+// the dashboard shows of it (browser, OS, device class), so each distinct
+// UA is parsed and hashed once, not once per view.
 //
 // A uaMatcher is not safe for concurrent use; each Rules owns one.
 type uaMatcher struct {
 	extra     *regexp.Regexp // ExtraBotPatterns as one alternation; nil if none
 	replace   bool           // only extra decides
+	parser    *useragent.Parser
 	cur, prev map[string]uaInfo
 }
 
-// uaInfo is everything the rules derive from a user-agent string alone.
+// uaInfo is everything the rules and the dashboard dimensions derive from a
+// user-agent string alone.
 type uaInfo struct {
 	bot    bool
 	family uaFamily
 	major  int    // Chrome major version, for famChromium
 	hash   uint64 // xxhash of the UA, for the rotation sketches
+	dims   uaDims // browser, OS, device class
 }
 
 func newUAMatcher(patterns []string, replace bool) (*uaMatcher, error) {
-	m := &uaMatcher{replace: replace, cur: make(map[string]uaInfo), prev: map[string]uaInfo{}}
+	m := &uaMatcher{replace: replace, parser: useragent.NewParser(), cur: make(map[string]uaInfo), prev: map[string]uaInfo{}}
 	if len(patterns) == 0 {
 		return m, nil
 	}
@@ -89,6 +94,7 @@ func (m *uaMatcher) info(ua string) uaInfo {
 		v.bot = m.classifyLow(ua, low)
 		v.family, v.major = browserFamily(low)
 		v.hash = xxhash.Sum64String(ua)
+		v.dims = parseUADims(m.parser, ua, low)
 	}
 	// Two generations: when the current map is full it becomes the previous
 	// one, and UAs still in use are promoted on their next hit. Bounded, with

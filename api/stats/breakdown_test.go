@@ -29,7 +29,7 @@ func testBreakdown(f *fixture) {
 	want := func(by, page string) [][]string {
 		p := rangeParams("berlin.example", from, to)
 		p["col"], p["page"] = column[by], page
-		return f.rows("SELECT if({col:Identifier} = '', '(unknown)', toString({col:Identifier})) AS v, count() AS n, uniqCombined64(14)(visitor) FROM views_raw"+
+		return f.rows("SELECT if({col:Identifier} = '', '(unknown)', toString({col:Identifier})) AS v, count() AS n, uniqCombined64(12)(visitor) FROM views_raw"+
 			" WHERE site = {site:String} AND verdict = 'valid' AND time >= {from:DateTime64(3)} AND time < {to:DateTime64(3)}"+
 			" AND ({page:String} = '' OR page = {page:String}) GROUP BY {col:Identifier} ORDER BY n DESC, {col:Identifier}", p)
 	}

@@ -21,8 +21,8 @@
 // over a multi-day range a visitor who returns on another day counts once
 // per day. Answers state the estimator's relative standard error: the
 // site's totals and breakdowns come from dim_rollup's sketches
-// (uniqCombined64(14): exact below 512 distinct ids, then 1.04/√2¹⁴ ≈
-// 0.81 %), a page's totals from page_rollup's (precision 17: exact below
+// (uniqCombined64(12): exact below 128 distinct ids, then 1.04/√2¹² ≈
+// 1.6 %), a page's totals from page_rollup's (precision 17: exact below
 // 4096, then ≈ 0.29 %).
 //
 // Breakdowns of one page are kept by page only: a breakdown by source,

@@ -26,7 +26,7 @@ func (req *request) format(t time.Time) string { return t.In(req.loc).Format(tim
 // precision 17: the exact set of id hashes up to 4096 ids (measured: 4096
 // ids read 4096, 4097 read 4086), then a HyperLogLog of 2^17 cells with a
 // relative standard error of 1.04/sqrt(2^17). dim_rollup keeps precision
-// 14 (migration 008 says why): exact up to 512, then 1.04/sqrt(2^14).
+// 12 (migration 008 says why): exact up to 128, then 1.04/sqrt(2^12).
 type sketch struct {
 	exactBelow uint64
 	err        float64
@@ -34,7 +34,7 @@ type sketch struct {
 
 var (
 	pageSketch = sketch{4096, 0.0029}
-	dimSketch  = sketch{512, 0.0081}
+	dimSketch  = sketch{128, 0.0163}
 )
 
 // uniquesError is the relative standard error of a count read from k.

@@ -117,19 +117,6 @@ func (f *fixture) rows(q string, p store.Params) [][]string {
 	return res.Rows
 }
 
-func (f *fixture) num(q string, p store.Params) uint64 {
-	f.t.Helper()
-	r := f.rows(q, p)
-	if len(r) != 1 {
-		f.t.Fatalf("%s: %d rows", q, len(r))
-	}
-	n, err := strconv.ParseUint(r[0][0], 10, 64)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return n
-}
-
 func rangeParams(site string, from, to time.Time) store.Params {
 	return store.Params{"site": site, "from": from.UTC().Format(time.DateTime), "to": to.UTC().Format(time.DateTime)}
 }
@@ -137,16 +124,16 @@ func rangeParams(site string, from, to time.Time) store.Params {
 // rawCounts are the direct counts of site (one page, or all when page is
 // "") in [from, to): valid views, distinct visitors and rejected events.
 // Distinct visitors are computed with the sketch the API reads (dim_rollup
-// keeps uniqCombined64(14) for the site, page_rollup uniqCombined64 for a
+// keeps uniqCombined64(12) for the site, page_rollup uniqCombined64 for a
 // page): a sketch of a union is the same whether built at once or merged
 // from buckets, so the API's merged count must equal it exactly (and both
-// are exact below 512 and 4096 ids).
+// are exact below 128 and 4096 ids).
 func (f *fixture) rawCounts(site, page string, from, to time.Time) (views, uniques, filtered uint64) {
 	f.t.Helper()
 	p := rangeParams(site, from, to)
 	p["page"] = page
 	const where = " FROM views_raw WHERE site = {site:String} AND time >= {from:DateTime64(3)} AND time < {to:DateTime64(3)} AND ({page:String} = '' OR page = {page:String})"
-	r := f.rows("SELECT countIf(verdict = 'valid'), if({page:String} = '', uniqCombined64If(14)(visitor, verdict = 'valid'), uniqCombined64If(visitor, verdict = 'valid')), countIf(verdict != 'valid')"+where, p)
+	r := f.rows("SELECT countIf(verdict = 'valid'), if({page:String} = '', uniqCombined64If(12)(visitor, verdict = 'valid'), uniqCombined64If(visitor, verdict = 'valid')), countIf(verdict != 'valid')"+where, p)
 	n := func(s string) uint64 { v, _ := strconv.ParseUint(s, 10, 64); return v }
 	return n(r[0][0]), n(r[0][1]), n(r[0][2])
 }

@@ -30,8 +30,8 @@ func testSummary(f *fixture) {
 			t.Errorf("%s: views %d uniques %d filtered %d, want %d %d %d", path, got.Views, got.Uniques, got.Filtered, views, uniques, filtered)
 		}
 		wantErr := 0.0
-		if page == "" && uniques >= 512 {
-			wantErr = 0.0081
+		if page == "" && uniques >= 128 {
+			wantErr = 0.0163
 		}
 		if views == 0 || got.UniquesError != wantErr {
 			t.Errorf("%s: %d views, %d uniques, uniques_error %v, want %v", path, views, uniques, got.UniquesError, wantErr)
@@ -102,7 +102,7 @@ func testSummary(f *fixture) {
 	}
 	// Ids rotate daily: the distinct ids of the range are the sum of each
 	// day's; the sketch is within its error of it.
-	if d := float64(all.Uniques) - float64(sum); d > 0.03*float64(sum) || d < -0.03*float64(sum) || all.UniquesError != 0.0081 {
+	if d := float64(all.Uniques) - float64(sum); d > 0.03*float64(sum) || d < -0.03*float64(sum) || all.UniquesError != 0.0163 {
 		t.Errorf("default range: %d uniques (error %v), want %d ± 3 %%", all.Uniques, all.UniquesError, sum)
 	}
 }

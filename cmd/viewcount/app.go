@@ -153,6 +153,17 @@ func (m *Main) Run(ctx context.Context) error {
 			m.logger.Info("datacenter ranges loaded", "ranges", ranges.Len())
 			icfg.Datacenter = ranges
 		}
+		// Never closed: a handler still running after a timed-out shutdown
+		// must not read unmapped memory. The mapping goes with the process,
+		// or with the reader once unreachable (maxminddb's cleanup).
+		countries, err := openCountries(m.cfg.CountryDB, m.logger)
+		if err != nil {
+			return err
+		}
+		icfg.CountryHeader = m.cfg.CountryHeader
+		if countries != nil {
+			icfg.Countries = countries
+		}
 		h := ingest.New(icfg, pub, ingest.NewSalts(salts, rand.Reader, m.logger), m.Metrics, m.logger, m.now)
 		h.Routes(engine)
 	}

@@ -48,6 +48,8 @@ type Config struct {
 	MaxConnsPerIP   int           // ... from one peer address (trusted proxies exempt); 0 = derived
 	ClientRate      int           // ingest requests per second per client address; 0 = default, negative = off
 	RawRetention    time.Duration // how long views_raw keeps events (a TTL); rollups keep counts for good
+	CountryHeader   string        // request header a trusted CDN sets to the client's country; "" = none
+	CountryDB       string        // MMDB country database; "" = the default (geo.DefaultPath), "off" = none
 }
 
 // envFlag declares a flag whose default comes from an environment variable,
@@ -144,6 +146,8 @@ func parseConfig(name string, args []string) (Config, error) {
 	e.int(&c.MaxConnsPerIP, "max-conns-per-ip", "VIEWCOUNT_MAX_CONNS_PER_IP", 0, "HTTP connections open at once from one address, IPv6 /64 (0 = a sixteenth of --max-conns); --trusted-proxies are exempt")
 	e.int(&c.ClientRate, "client-rate", "VIEWCOUNT_CLIENT_RATE", 0, "ingest requests per second per client address, answered 429 beyond (0 = default 1000, bursts of 2 s; negative = off)")
 	e.dur(&c.RawRetention, "raw-retention", "VIEWCOUNT_RAW_RETENTION", 9600*time.Hour, "how long raw events stay in views_raw (whole days, rounded up); rollups keep their counts")
+	e.str(&c.CountryHeader, "country-header", "VIEWCOUNT_COUNTRY_HEADER", "", "request header a CDN in front sets to the client's country, e.g. CF-IPCountry (trusted only when named); empty = none")
+	e.str(&c.CountryDB, "country-db", "VIEWCOUNT_COUNTRY_DB", "", "MMDB country database file; empty = the one `make geo` put in the cache (missing: a warning, no countries), off = no country lookup")
 	if e.err != nil {
 		return c, e.err
 	}

@@ -31,7 +31,7 @@
 --     once (an insert holds a second of traffic: few distinct combinations)
 --     and only then fans each combination out into its dim rows: 25 rows
 --     per view fanned out cost about twice the whole insert path before;
---   * the sketches are uniqCombined64(14): exact up to 512 distinct ids,
+--   * the sketches are uniqCombined64(12): exact up to 512 distinct ids,
 --     then a HyperLogLog of 2^14 cells (12 KiB, relative standard error
 --     1.04/sqrt(2^14) = 0.81 %). The default precision 17 (96 KiB per
 --     value and bucket above 4096 ids) wrote about 90 such sketches per
@@ -55,11 +55,11 @@ CREATE TABLE IF NOT EXISTS dim_rollup
     value   String,
     bucket  DateTime('UTC'),
     views   SimpleAggregateFunction(sum, UInt64),
-    uniques AggregateFunction(uniqCombined64(14), UInt64)
+    uniques AggregateFunction(uniqCombined64(12), UInt64)
 )
 ENGINE = AggregatingMergeTree
-ORDER BY (site, dim, page, grain, bucket, value)
-SETTINGS non_replicated_deduplication_window = 10000;
+ORDER BY (site, dim, page, grain, if(grain = 'day', value, ''), bucket, value)
+SETTINGS non_replicated_deduplication_window = 10000, index_granularity = 1024, index_granularity_bytes = 1048576;
 
 -- The inner query aggregates the insert twice at once (GROUPING SETS): by
 -- minute, verdict and every dimension (p is '' there), and by minute,
@@ -76,12 +76,12 @@ SELECT
     r.4 AS value,
     multiIf(r.1 = 1, m, r.1 = 2, toStartOfHour(m), toStartOfDay(m)) AS bucket,
     sum(c) AS views,
-    uniqCombined64MergeState(14)(s) AS uniques
+    uniqCombined64MergeState(12)(s) AS uniques
 FROM
 (
     SELECT site, toStartOfMinute(toDateTime(time, 'UTC')) AS m, verdict, views_raw.page AS p,
         ref_source, ref_host, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen,
-        count() AS c, uniqCombined64State(14)(visitor) AS s
+        count() AS c, uniqCombined64State(12)(visitor) AS s
     FROM views_raw
     GROUP BY GROUPING SETS ((site, m, verdict, ref_source, ref_host, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen),
                             (site, m, verdict, p))

@@ -2,7 +2,7 @@
 -- (a minute boundary), from dim_rollup's minute grain.
 SELECT
     toUInt64(sum(views)) AS views,
-    toUInt64(uniqCombined64Merge(14)(uniques)) AS visitors
+    toUInt64(uniqCombined64Merge(12)(uniques)) AS visitors
 FROM dim_rollup
 WHERE site = {site:String} AND dim = 'total' AND page = '' AND grain = 'minute'
   AND bucket >= {from:DateTime('UTC')}

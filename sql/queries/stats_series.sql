@@ -6,7 +6,7 @@
 SELECT
     toUnixTimestamp(if({daily:Bool}, toDateTime(toStartOfDay(bucket, {tz:String})), bucket)) AS t,
     toUInt64(sum(views)) AS views,
-    toUInt64(uniqCombined64Merge(14)(uniques)) AS uniques
+    toUInt64(uniqCombined64Merge(12)(uniques)) AS uniques
 FROM dim_rollup
 WHERE site = {site:String} AND dim = 'total' AND page = '' AND grain = {grain:String}
   AND bucket >= {from:DateTime('UTC')} AND bucket < {to:DateTime('UTC')}

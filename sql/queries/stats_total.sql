@@ -7,7 +7,7 @@
 -- dfrom = dto = from and everything comes from hours.
 SELECT
     toUInt64(sum(views)) AS views,
-    toUInt64(uniqCombined64Merge(14)(uniques)) AS uniques
+    toUInt64(uniqCombined64Merge(12)(uniques)) AS uniques
 FROM dim_rollup
 WHERE site = {site:String} AND dim = {dim:String} AND page = {page:String} AND value = {value:String}
   AND ((grain = 'day' AND bucket >= {dfrom:DateTime('UTC')} AND bucket < {dto:DateTime('UTC')})

@@ -39,8 +39,18 @@ const DefaultDatabase = "viewcount"
 // values as TSV-escaped text, where a raw tab or newline is a delimiter).
 type Params map[string]string
 
-// ArrayParam is the plain text of an Array(String) parameter value holding
-// vals, e.g. ['a','it\'s'], for a {name:Array(String)} placeholder.
+// ArrayParam is the parameter value of an Array(String) holding vals, for
+// a {name:Array(String)} placeholder; "a" and "it's" give
+//
+//	['a','it''s']
+//
+// The engine does not unescape an array's value before it parses the
+// literal (a String's value it does), so the store's one escaping of every
+// value must be the literal's escaping: a backslash is left for the store to
+// double (the literal reads \\ as one), as are tabs and newlines, and a quote
+// is doubled, the one escape that holds no backslash. Quoted with \' the
+// store made it \\' and ended the string early: a page with an apostrophe
+// failed its whole batch (issue 10).
 func ArrayParam(vals []string) string {
 	var b strings.Builder
 	b.WriteByte('[')
@@ -49,7 +59,7 @@ func ArrayParam(vals []string) string {
 			b.WriteByte(',')
 		}
 		b.WriteByte('\'')
-		b.WriteString(literalEscaper.Replace(v))
+		b.WriteString(strings.ReplaceAll(v, "'", "''"))
 		b.WriteByte('\'')
 	}
 	b.WriteByte(']')

@@ -1,0 +1,185 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/viewcount/viewcount"
+)
+
+const (
+	// maxBatchPages bounds one batch: a listing page shows tens of items,
+	// and a batch's missing pages go to the store as one IN list.
+	maxBatchPages = 100
+	// maxBatchBody fits 100 pages of the longest path --keep-query allows
+	// (2048 bytes), JSON-quoted.
+	maxBatchBody = 256 << 10
+	// maxBatchParams refuses queries no client of this endpoint sends before
+	// net/url builds a map of them.
+	maxBatchParams = 4 * maxBatchPages
+)
+
+type pageCount struct {
+	Page    string `json:"page"`
+	Views   uint64 `json:"views"`
+	Uniques uint64 `json:"uniques"`
+}
+
+type countsResponse struct {
+	Site   string      `json:"site"`
+	AsOf   string      `json:"as_of"`
+	Counts []pageCount `json:"counts"`
+}
+
+// counts answers GET /v1/sites/{site}/counts?page=/a&page=/b… and POST with
+// {"pages":["/a","/b"]}: each page's public count, in the order asked (a
+// page asked twice is answered twice), with its path normalised as /count
+// normalises it. Pages the snapshot holds cost nothing; the others are read
+// with one store query for the whole batch. as_of is the oldest reading's,
+// so every count includes at least the views counted by then; pages read
+// together are refreshed together, so in steady state they share it.
+func (s *Server) counts(c *gin.Context) {
+	allowAnyOrigin(c)
+	site, err := viewcount.NormaliseSite(c.Param("site"))
+	if err != nil {
+		s.fail(c, errBadRequest("site: not a domain name"))
+		return
+	}
+	var raw []string
+	field := "page"
+	if c.Request.Method == http.MethodPost {
+		field = "pages"
+		raw, err = readBatchBody(c)
+	} else {
+		raw, err = batchQuery(c.Request.URL.RawQuery)
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	pages, err := s.batchPages(raw, field)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	resp := countsResponse{Site: site, Counts: make([]pageCount, len(pages))}
+	for i, p := range pages {
+		resp.Counts[i].Page = p
+	}
+	if !s.sites.Known(site) {
+		// As /count: zeros, no store query, no snapshot entry (see unknownCount).
+		resp.AsOf = s.now().Truncate(s.cfg.PublicLag).UTC().Format(time.RFC3339)
+	} else {
+		rs, err := s.snap.getMany(c.Request.Context(), site, pages)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		oldest := rs[0].AsOf
+		for i, r := range rs {
+			resp.Counts[i].Views, resp.Counts[i].Uniques = r.Views, r.Uniques
+			if r.AsOf.Before(oldest) {
+				oldest = r.AsOf
+			}
+		}
+		resp.AsOf = oldest.UTC().Format(time.RFC3339)
+	}
+	c.Writer.Header()["Cache-Control"] = s.cacheControl
+	c.JSON(http.StatusOK, resp)
+}
+
+// batchQuery returns the page parameters of a GET, read as url.ParseQuery
+// reads them (as /count does: a pair with a bad escape is skipped).
+func batchQuery(raw string) ([]string, error) {
+	if strings.Count(raw, "&") >= maxBatchParams {
+		return nil, errBadRequest("page: at most " + strconv.Itoa(maxBatchPages) + " pages")
+	}
+	vs, _ := url.ParseQuery(raw)
+	return vs["page"], nil
+}
+
+var errBatchBody = errBadRequest(`body: want {"pages":["/a","/b"]}`)
+
+// readBatchBody reads a POST's {"pages":[…]}. text/plain is accepted as
+// well as application/json, as the beacon does: a cross-origin POST of
+// text/plain needs no preflight, one round trip less for a page.
+func readBatchBody(c *gin.Context) ([]string, error) {
+	switch strings.ToLower(c.ContentType()) {
+	case "application/json", "text/plain":
+	default:
+		return nil, &httpError{http.StatusUnsupportedMediaType, "content type must be application/json or text/plain"}
+	}
+	body, err := readAllLimited(c, maxBatchBody)
+	if err != nil {
+		return nil, err
+	}
+	if !utf8.Valid(body) {
+		return nil, errBadRequest("pages: invalid UTF-8")
+	}
+	var req struct {
+		Pages []string `json:"pages"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, errBatchBody
+	}
+	return req.Pages, nil
+}
+
+func readAllLimited(c *gin.Context, limit int64) ([]byte, error) {
+	if c.Request.ContentLength > limit {
+		return nil, errBatchTooLarge
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, limit))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, errBatchTooLarge
+		}
+		return nil, errBadRequest("body: could not be read")
+	}
+	return b, nil
+}
+
+var errBatchTooLarge = &httpError{http.StatusRequestEntityTooLarge, "body: larger than " + strconv.Itoa(maxBatchBody>>10) + " KiB"}
+
+// batchPages checks and normalises the pages of a batch; field names them in
+// errors, with the index of the one at fault.
+func (s *Server) batchPages(raw []string, field string) ([]string, error) {
+	switch {
+	case len(raw) == 0:
+		return nil, errBadRequest(field + ": at least one page is required")
+	case len(raw) > maxBatchPages:
+		return nil, errBadRequest(field + ": at most " + strconv.Itoa(maxBatchPages) + " pages, got " + strconv.Itoa(len(raw)))
+	}
+	pages := make([]string, len(raw))
+	for i, p := range raw {
+		page, err := s.readPage(p)
+		if err != nil {
+			return nil, errBadRequest(field + "[" + strconv.Itoa(i) + "]" + strings.TrimPrefix(err.Error(), "page"))
+		}
+		pages[i] = page
+	}
+	return pages, nil
+}
+
+// readPage checks and normalises a page parameter as ingest normalises the
+// pages it records, so /blog/ and /blog read the same count.
+func (s *Server) readPage(raw string) (string, error) {
+	if len(raw) > s.cfg.MaxPage {
+		return "", errBadRequest("page: longer than " + strconv.Itoa(s.cfg.MaxPage) + " bytes")
+	}
+	page, err := s.normPage(raw)
+	if err != nil {
+		return "", errBadRequest("page: " + err.Error())
+	}
+	return page, nil
+}
