@@ -208,6 +208,17 @@ func checkDashboard(t *testing.T, b *browser, when string) {
 	if got, want := tableRows(t, b, "#panel-page"), [][]string{{"/article", "3", "3"}, {"/", "2", "2"}, {"/spa/route", "1", "1"}}; !equalRows(got, want) {
 		t.Errorf("%s: top pages = %v, want %v", when, got, want)
 	}
+	// Where the counted views came from and on what (the pixel hits'
+	// referrers and user agent, as the validators classify them).
+	for sel, want := range map[string][][]string{
+		"#panel-source":  {{"(direct)", "3", "3"}, {"Google", "2", "2"}, {"Hacker News", "1", "1"}},
+		"#panel-browser": {{"Firefox", "6", "6"}},
+		"#panel-device":  {{"desktop", "6", "6"}},
+	} {
+		if got := tableRows(t, b, sel); !equalRows(got, want) {
+			t.Errorf("%s: %s = %v, want %v", when, sel, got, want)
+		}
+	}
 	// The filtered panel: the browser's three views as headless, curl as bot_ua.
 	heads := evalJS[[]string](t, b, `Array.from(document.querySelectorAll('#filtered-data thead th')).map(th => th.textContent)`)
 	sums := map[string]int{}
