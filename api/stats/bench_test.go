@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,13 +74,12 @@ func BenchmarkStats(b *testing.B) {
 		{"realtime", "realtime?"},
 		{"filtered/day", "filtered?interval=day"},
 		{"filtered/hour/7d", "filtered?interval=hour" + week},
-		{"csv/breakdown/page", "breakdown?by=page&limit=100&format=csv"},
+		{"breakdown/page/one", "breakdown?by=page&page=/posts/3"},
+		{"breakdown/page/100", "breakdown?by=page&limit=100"},
+		{"csv/breakdown/page", "breakdown?by=page&format=csv"},
 	}
 	for _, by := range []string{"page", "source", "referrer", "utm_source", "utm_medium", "utm_campaign", "browser", "os", "device", "country", "screen"} {
 		calls = append(calls, struct{ name, path string }{"breakdown/" + by, "breakdown?by=" + by})
-		if by != "page" {
-			calls = append(calls, struct{ name, path string }{"breakdown/" + by + "/page", "breakdown?by=" + by + "&page=/posts/3"})
-		}
 	}
 	for _, c := range calls {
 		b.Run(c.name, func(b *testing.B) {
@@ -132,7 +132,13 @@ func benchStore(b *testing.B, events int, end time.Time) store.Store {
 		b.Fatal(err)
 	}
 	for _, m := range ms {
-		fmt.Fprintln(h, m.Statements)
+		for _, st := range m.Statements {
+			for line := range strings.Lines(st) {
+				if !strings.HasPrefix(strings.TrimSpace(line), "--") { // comments change no row
+					h.Write([]byte(line))
+				}
+			}
+		}
 	}
 	dir := filepath.Join(cache, "viewcount", "stats-bench", fmt.Sprintf("v%d-%d-%x", storetest.HistoryVersion, events, h.Sum(nil)[:4]))
 	st, err := store.Open(b.Context(), store.Config{DataDir: dir, Database: "bench"}, nil)

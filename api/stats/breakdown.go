@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/viewcount/viewcount/sql/store"
 )
 
 // dims maps the breakdown's by= names to dim_rollup's dim values.
@@ -80,9 +82,28 @@ func (a *API) breakdown(req *request) (*answer, error) {
 		// The pages of one page: its own row of the all-pages breakdown.
 		p["page"], p["value"] = "", req.page
 	}
-	rows, err := a.query(req.ctx, qBreakdown, p, 4)
+	rows, err := a.query(req.ctx, qBreakdown, p, 3)
 	if err != nil {
 		return nil, err
+	}
+	uniques := map[string]uint64{}
+	if len(rows) > 0 {
+		values := make([]string, len(rows))
+		for i, r := range rows {
+			values[i] = r[0]
+		}
+		p["values"] = store.ArrayParam(values)
+		urows, err := a.query(req.ctx, qBreakdownUniq, p, 2)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range urows {
+			n, err := uints(qBreakdownUniq, r[1])
+			if err != nil {
+				return nil, err
+			}
+			uniques[r[0]] = n[0]
+		}
 	}
 	out := breakdownJSON{meta: req.meta(s), By: by, Rows: make([]rowJSON, 0, len(rows)), Limit: limit, Offset: offset}
 	ans := &answer{header: []string{by, "views", "uniques"}}
@@ -91,24 +112,25 @@ func (a *API) breakdown(req *request) (*answer, error) {
 		if err != nil {
 			return nil, err
 		}
+		u := uniques[r[0]]
 		v := r[0]
 		if v == "" {
 			v = unknown
 		}
-		out.Rows = append(out.Rows, rowJSON{Value: v, Views: n[0], Uniques: n[1]})
-		out.TotalValues = n[2]
-		out.UniquesError = max(out.UniquesError, dimSketch.uniquesError(n[1]))
-		ans.rows = append(ans.rows, []string{v, u(n[0]), u(n[1])})
+		out.Rows = append(out.Rows, rowJSON{Value: v, Views: n[0], Uniques: u})
+		out.TotalValues = n[1]
+		out.UniquesError = max(out.UniquesError, dimSketch.uniquesError(u))
+		ans.rows = append(ans.rows, []string{v, strconv.FormatUint(n[0], 10), strconv.FormatUint(u, 10)})
 	}
 	if len(rows) == 0 && offset > 0 {
 		// Past the last value: count them for the client's pager.
 		p["offset"] = "0"
 		p["limit"] = "1"
-		if rows, err = a.query(req.ctx, qBreakdown, p, 4); err != nil {
+		if rows, err = a.query(req.ctx, qBreakdown, p, 3); err != nil {
 			return nil, err
 		}
 		if len(rows) == 1 {
-			n, err := uints(qBreakdown, rows[0][3])
+			n, err := uints(qBreakdown, rows[0][2])
 			if err != nil {
 				return nil, err
 			}

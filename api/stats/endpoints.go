@@ -94,19 +94,22 @@ func (a *API) summary(req *request) (*answer, error) {
 	}
 	s := hourSpan(from, to)
 	prev := s.previous()
-	cur, err := a.total(req.ctx, req.site, req.page, s)
-	if err != nil {
-		return nil, err
+	// The two queries run side by side (the store keeps two query
+	// connections): a summary costs one query's time.
+	var (
+		cur, before counts
+		totalErr    error
+		done        = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		cur, before, totalErr = a.total(req.ctx, req.site, req.page, s, prev)
+	}()
+	byReason, filtered, prevFiltered, err := a.reasons(req.ctx, req.site, req.page, s, prev)
+	<-done
+	if err == nil {
+		err = totalErr
 	}
-	byReason, filtered, err := a.reasons(req.ctx, req.site, req.page, s)
-	if err != nil {
-		return nil, err
-	}
-	before, err := a.total(req.ctx, req.site, req.page, prev)
-	if err != nil {
-		return nil, err
-	}
-	_, prevFiltered, err := a.reasons(req.ctx, req.site, req.page, prev)
 	if err != nil {
 		return nil, err
 	}

@@ -42,11 +42,25 @@ func (a *API) filtered(req *request) (*answer, error) {
 		return nil, err
 	}
 	starts, s := buckets(iv, from, to, req.loc)
+	// The top pages are read beside the buckets (two query connections).
+	var (
+		top    []filteredPage
+		topErr error
+		done   = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		top, topErr = a.topFiltered(req, span{starts[0], s.to}, limit)
+	}()
 	rows, err := a.query(req.ctx, qReasonSeries, func() map[string]string {
 		p := seriesParams(req.site, s, string(hour), iv == day, req.loc.String())
 		p["page"] = req.page
 		return p
 	}(), 3)
+	<-done
+	if err == nil {
+		err = topErr
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -79,9 +93,7 @@ func (a *API) filtered(req *request) (*answer, error) {
 			ans.rows = append(ans.rows, []string{"bucket", b.T, "", r, u(b.ByReason[r])})
 		}
 	}
-	if out.TopPages, err = a.topFiltered(req, span{starts[0], s.to}, limit); err != nil {
-		return nil, err
-	}
+	out.TopPages = top
 	for _, p := range out.TopPages {
 		for _, r := range sortedKeys(p.ByReason) {
 			ans.rows = append(ans.rows, []string{"page", "", p.Page, r, u(p.ByReason[r])})
@@ -94,7 +106,7 @@ func (a *API) filtered(req *request) (*answer, error) {
 func (a *API) topFiltered(req *request, s span, limit int) ([]filteredPage, error) {
 	s = hourSpan(s.from, s.to)
 	if req.page != "" {
-		byReason, sum, err := a.reasons(req.ctx, req.site, req.page, s)
+		byReason, sum, _, err := a.reasons(req.ctx, req.site, req.page, s, span{})
 		if err != nil || sum == 0 {
 			return []filteredPage{}, err
 		}

@@ -11,18 +11,19 @@ import (
 
 // Query names, files in sql/queries.
 const (
-	qTotal         = "stats_total"          // site, dim, page, value, range → views, uniques
-	qPageTotal     = "stats_page_total"     // site, page, range → views, uniques
-	qSeries        = "stats_series"         // site, grain, from, to, daily, tz → t, views, uniques
-	qPageSeries    = "stats_page_series"    // as qSeries, plus page
-	qBreakdown     = "stats_breakdown"      // site, dim, page, value, range, limit, offset → value, views, uniques, total_values
-	qReasons       = "stats_reasons"        // site, page, range → reason, events
-	qReasonSeries  = "stats_reason_series"  // site, page, from, to, daily, tz → t, reason, events
-	qFilteredPages = "stats_filtered_pages" // site, range, limit → page, filtered, reason, events
-	qRealtime      = "stats_realtime"       // site, from → views, visitors
+	qTotal         = "stats_total"             // site, dim, page, value, range → views, uniques
+	qPageTotal     = "stats_page_total"        // site, page, range → views, uniques
+	qSeries        = "stats_series"            // site, grain, from, to, daily, tz → t, views, uniques
+	qPageSeries    = "stats_page_series"       // as qSeries, plus page
+	qBreakdown     = "stats_breakdown"         // site, dim, page, value, range, limit, offset → value, views, total_values
+	qBreakdownUniq = "stats_breakdown_uniques" // site, dim, page, values, range → value, uniques
+	qReasons       = "stats_reasons"           // site, page, range → reason, events
+	qReasonSeries  = "stats_reason_series"     // site, page, from, to, daily, tz → t, reason, events
+	qFilteredPages = "stats_filtered_pages"    // site, range, limit → page, filtered, reason, events
+	qRealtime      = "stats_realtime"          // site, from → views, visitors
 )
 
-var queryNames = []string{qTotal, qPageTotal, qSeries, qPageSeries, qBreakdown, qReasons, qReasonSeries, qFilteredPages, qRealtime}
+var queryNames = []string{qTotal, qPageTotal, qSeries, qPageSeries, qBreakdown, qBreakdownUniq, qReasons, qReasonSeries, qFilteredPages, qRealtime}
 
 // counts are valid views and merged uniques.
 type counts struct{ views, uniques uint64 }
@@ -53,9 +54,10 @@ func uints(name string, cells ...string) ([]uint64, error) {
 	return out, nil
 }
 
-// total is the site's (page "") or one page's views and uniques over s.
-func (a *API) total(ctx context.Context, site, page string, s span) (counts, error) {
-	p := s.params(site)
+// total is the site's (page "") or one page's views and uniques over cur
+// and over prev (the period before it; zero for none).
+func (a *API) total(ctx context.Context, site, page string, cur, prev span) (now, before counts, err error) {
+	p := periodParams(site, cur, prev, false)
 	name := qTotal
 	if page == "" {
 		p["dim"], p["page"], p["value"] = "total", "", ""
@@ -63,39 +65,48 @@ func (a *API) total(ctx context.Context, site, page string, s span) (counts, err
 		name = qPageTotal
 		p["page"] = page
 	}
-	rows, err := a.query(ctx, name, p, 2)
-	if err != nil || len(rows) == 0 {
-		return counts{}, err
-	}
-	n, err := uints(name, rows[0]...)
+	rows, err := a.query(ctx, name, p, 3)
 	if err != nil {
-		return counts{}, err
+		return counts{}, counts{}, err
 	}
-	return counts{n[0], n[1]}, nil
+	for _, r := range rows {
+		n, err := uints(name, r...)
+		if err != nil {
+			return counts{}, counts{}, err
+		}
+		if n[0] == 1 {
+			now = counts{n[1], n[2]}
+		} else {
+			before = counts{n[1], n[2]}
+		}
+	}
+	return now, before, nil
 }
 
-// reasons is rejected events per reason over s, of the site or one page.
-func (a *API) reasons(ctx context.Context, site, page string, s span) (map[string]uint64, uint64, error) {
-	p := s.params(site)
-	if page != "" {
-		p = s.hourParams(site) // a page's reasons are kept in hours only
-	}
+// reasons is rejected events per reason over cur, of the site or one page,
+// their sum, and the sum over prev (the period before; zero for none).
+func (a *API) reasons(ctx context.Context, site, page string, cur, prev span) (map[string]uint64, uint64, uint64, error) {
+	p := periodParams(site, cur, prev, page != "") // a page's reasons are kept in hours only
 	p["page"] = page
-	rows, err := a.query(ctx, qReasons, p, 2)
+	rows, err := a.query(ctx, qReasons, p, 3)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	out := make(map[string]uint64, len(rows))
-	var sum uint64
+	var sum, prevSum uint64
 	for _, r := range rows {
-		n, err := uints(qReasons, r[1])
+		n, err := uints(qReasons, r[0], r[2])
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
-		out[r[0]] = n[0]
-		sum += n[0]
+		if n[0] == 0 {
+			prevSum += n[1]
+			continue
+		}
+		out[r[1]] = n[1]
+		sum += n[1]
 	}
-	return out, sum, nil
+	return out, sum, prevSum, nil
 }
 
 // seriesParams are the parameters of the bucketed queries.

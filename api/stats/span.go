@@ -119,11 +119,23 @@ func (s span) params(site string) store.Params {
 	return store.Params{"site": site, "from": dbTime(s.from), "to": dbTime(s.to), "dfrom": dbTime(dfrom), "dto": dbTime(dto)}
 }
 
-// hourParams are params for rows kept in hours only (a page's reasons):
+// periodParams are the bounds of cur and of prev (p-prefixed) for the
+// queries that read a range and the period before it. A zero prev reads
+// nothing. hoursOnly is for rows kept in hours only (a page's reasons):
 // no day rows, every hour of the span.
-func (s span) hourParams(site string) store.Params {
-	p := s.params(site)
-	p["dfrom"], p["dto"] = p["from"], p["from"]
+func periodParams(site string, cur, prev span, hoursOnly bool) store.Params {
+	p := cur.params(site)
+	if prev.from.IsZero() {
+		prev = span{cur.from, cur.from}
+	}
+	pp := prev.params(site)
+	for _, k := range []string{"from", "to", "dfrom", "dto"} {
+		p["p"+k] = pp[k]
+	}
+	if hoursOnly {
+		p["dfrom"], p["dto"] = p["from"], p["from"]
+		p["pdfrom"], p["pdto"] = p["pfrom"], p["pfrom"]
+	}
 	return p
 }
 

@@ -31,21 +31,27 @@
 --     once (an insert holds a second of traffic: few distinct combinations)
 --     and only then fans each combination out into its dim rows: 25 rows
 --     per view fanned out cost about twice the whole insert path before;
---   * the sketches are uniqCombined64(12): exact up to 512 distinct ids,
---     then a HyperLogLog of 2^14 cells (12 KiB, relative standard error
---     1.04/sqrt(2^14) = 0.81 %). The default precision 17 (96 KiB per
---     value and bucket above 4096 ids) wrote about 90 such sketches per
---     insert and cost the hot-page insert +70 %;
+--   * the sketches are uniqCombined64(12): exact up to 128 distinct ids,
+--     then a HyperLogLog of 2^12 cells (3 KiB, relative standard error
+--     1.04/sqrt(2^12) = 1.6 %). At the default precision 17 (96 KiB per
+--     value and bucket above 4096 ids) about 90 such sketches per insert
+--     cost the hot-page insert +70 %, and reading them is what a stats call
+--     costs: merging a month of precision-14 sketches of 1k pages took
+--     0.2-0.9 s, of 17 referrers 0.1 s;
 --   * breakdowns of one page by source, country, … are not kept: with a
 --     page in the key a combination is nearly one view, so they cost as
---     much as the fan-out itself (+75 % on many-page traffic with page ×
---     source alone). The API answers a page filter on those with 400.
+--     much as the fan-out itself (page × source alone: +70 % CPU per row on
+--     many-page traffic). The API answers a page filter on those with 400.
 --
--- ORDER BY (site, dim, page, grain, bucket, value): every read names the
--- site, the dim, the page ('' or one) and a grain, then a bucket range, so
--- it reads one contiguous slice per grain. Not partitioned, for migration
--- 004's reason (a partition key makes an insert write one part per
--- partition it touches).
+-- ORDER BY (site, dim, page, grain, if(grain = 'day', value, ''), bucket,
+-- value): every read names the site, the dim, the page ('' or one) and a
+-- grain, then a bucket range. Hour rows are ordered by bucket, so a
+-- range's edge hours are one slice; day rows by value first, so a
+-- breakdown merges the sketches of just the values it returns (see
+-- queries/stats_breakdown.sql). Granules are small (1024 rows, 1 MiB)
+-- because a read wants a few rows and sketch-sized rows are kilobytes.
+-- Not partitioned, for migration 004's reason (a partition key makes an
+-- insert write one part per partition it touches).
 CREATE TABLE IF NOT EXISTS dim_rollup
 (
     grain   Enum8('minute' = 1, 'hour' = 2, 'day' = 3),
@@ -62,8 +68,9 @@ ORDER BY (site, dim, page, grain, if(grain = 'day', value, ''), bucket, value)
 SETTINGS non_replicated_deduplication_window = 10000, index_granularity = 1024, index_granularity_bytes = 1048576;
 
 -- The inner query aggregates the insert twice at once (GROUPING SETS): by
--- minute, verdict and every dimension (p is '' there), and by minute,
--- verdict and page. The outer fans each combination out into its rows
+-- minute, verdict and every dimension (p is '' there: a column outside a
+-- set reads as its default, and a stored page is never '', ingest refuses
+-- an empty one), and by minute, verdict and page. The outer fans each combination out into its rows
 -- (r = grain, dim, page, value; the bucket follows from the grain) and
 -- merges the sketches of the rows that meet. Rejected events take the
 -- first set's reason rows and the second set's per-page ones.
