@@ -120,3 +120,29 @@ soak: chdb
 .PHONY: bench-stats
 bench-stats: chdb
 	VIEWCOUNT_STATS_EVENTS=10000000 $(GO) test -run '^$$' -bench BenchmarkStats -benchtime 200x -timeout 60m ./api/stats/
+
+# uPlot (MIT), the dashboard's chart library, vendored into the binary from
+# the npm registry at a pinned version. `make uplot` fetches the pinned
+# package again and checks it; to update, set both variables to the new
+# version and the sha256 of its npm tarball (`npm pack uplot@V; sha256sum`).
+UPLOT_VERSION := 1.6.32
+UPLOT_SHA256  := 4b8a8191e425658e3ea8c8c1314b0fc679c861ee3a1af2b20c7b16ba50b5133d
+UPLOT_DIR     := api/dashboard/assets/vendor/uplot
+
+.PHONY: uplot
+uplot:
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && cd "$$tmp" && \
+	  npm pack --silent uplot@$(UPLOT_VERSION) >/dev/null && \
+	  echo "$(UPLOT_SHA256)  uplot-$(UPLOT_VERSION).tgz" | sha256sum -c --quiet && \
+	  tar -xzf uplot-$(UPLOT_VERSION).tgz package/LICENSE package/dist/uPlot.iife.min.js package/dist/uPlot.min.css && \
+	  mkdir -p "$(CURDIR)/$(UPLOT_DIR)" && \
+	  cp package/dist/uPlot.iife.min.js package/dist/uPlot.min.css package/LICENSE "$(CURDIR)/$(UPLOT_DIR)/" && \
+	  printf 'uplot %s\nfrom the npm registry: npm pack uplot@%s (tarball sha256 %s)\nfiles: dist/uPlot.iife.min.js, dist/uPlot.min.css, LICENSE (MIT)\nupdate: set UPLOT_VERSION and UPLOT_SHA256 in the Makefile, then make uplot\n' \
+	    $(UPLOT_VERSION) $(UPLOT_VERSION) $(UPLOT_SHA256) > "$(CURDIR)/$(UPLOT_DIR)/VERSION"
+	@echo "uplot $(UPLOT_VERSION) vendored into $(UPLOT_DIR)"
+
+# The README's picture of the dashboard (docs/dashboard.png): a generated
+# history in the real embedded stack, drawn by headless Chromium.
+.PHONY: screenshot
+screenshot: chdb
+	$(GO) test $(GOFLAGS) -count=1 -run TestDashboardScreenshot ./cmd/viewcount/ -args -screenshot $(CURDIR)/docs/dashboard.png

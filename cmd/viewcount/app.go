@@ -20,6 +20,8 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/api"
+	"github.com/viewcount/viewcount/api/dashboard"
+	"github.com/viewcount/viewcount/api/stats"
 	"github.com/viewcount/viewcount/ingest"
 	"github.com/viewcount/viewcount/ingest/redact"
 	"github.com/viewcount/viewcount/ingest/stream"
@@ -184,6 +186,22 @@ func (m *Main) Run(ctx context.Context) error {
 		actx, m.apiCancel = context.WithCancel(context.WithoutCancel(ctx))
 		m.goStage(&m.apiDone, "snapshot", func() error { return snap.Run(actx) })
 		srv.Routes(engine)
+		// The stats API (issue 10) reads with the site, admin or share token;
+		// the dashboard page is its browser client.
+		st, err := stats.New(stats.Config{Store: m.store, Auth: srv.ReadAuth, NormPage: normPage, Lag: m.Metrics.PipelineLag, Now: m.now, Logger: m.logger,
+			Zones: stats.ZoneNames(func(ctx context.Context, site string) (string, error) {
+				reg, err := m.sites.Get(ctx, site)
+				return reg.Timezone, err
+			}, m.logger)})
+		if err != nil {
+			return err
+		}
+		st.Routes(engine)
+		dash, err := dashboard.New()
+		if err != nil {
+			return err
+		}
+		dash.Routes(engine)
 	} else {
 		api.Health(engine, checks, m.Metrics)
 	}

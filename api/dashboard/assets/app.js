@@ -1,0 +1,360 @@
+// Viewcount dashboard: state, the stats API, sign-in and share links.
+//
+// The token lives in this tab's sessionStorage and goes out only in the
+// Authorization header of our own API calls: a browser never sends it by
+// itself (no cookie, so no cross-site request can use it) and it is gone
+// when the tab closes. A share link's token is read from the URL fragment,
+// which browsers never send to a server.
+'use strict';
+(() => {
+  const R = window.vcRender;
+  const $ = (id) => document.getElementById(id);
+  const site = decodeURIComponent(location.pathname.split('/')[2] || '');
+  const storeKey = 'viewcount.token.' + site;
+  const LIVE_MS = 10000;
+  const PANELS = [
+    ['page', 'Top pages', 'Page'], ['source', 'Sources', 'Source'], ['referrer', 'Referrers', 'Referrer'],
+    ['utm_source', 'UTM sources', 'utm_source'], ['utm_medium', 'UTM mediums', 'utm_medium'],
+    ['utm_campaign', 'UTM campaigns', 'utm_campaign'], ['browser', 'Browsers', 'Browser'],
+    ['os', 'Operating systems', 'OS'], ['device', 'Devices', 'Device'], ['country', 'Countries', 'Country'],
+    ['screen', 'Screen classes', 'Screen'],
+  ];
+  const state = { token: '', share: false, tz: 'UTC', range: '7d', from: '', to: '', interval: 'hour', page: '', offsets: {}, gen: 0, live: 0, wholeSite: {} };
+  const panels = {};
+
+  class HTTPError extends Error {
+    constructor(status, msg) { super(msg); this.status = status; }
+  }
+
+  async function call(method, path, params, accept) {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(params || {})) if (v !== '' && v != null) q.set(k, v);
+    const qs = q.toString();
+    const res = await fetch('/v1/sites/' + encodeURIComponent(site) + path + (qs ? '?' + qs : ''), {
+      method, cache: 'no-store', credentials: 'omit',
+      headers: { Authorization: 'Bearer ' + state.token, Accept: accept || 'application/json' },
+    });
+    if (!res.ok) {
+      let msg = `${res.status} ${res.statusText}`;
+      try { const b = await res.json(); if (b && b.error) msg = b.error; } catch (_) { /* not JSON */ }
+      throw new HTTPError(res.status, msg);
+    }
+    if (accept === 'text/csv') return res.text();
+    return res.status === 204 ? null : res.json();
+  }
+  const stats = (what, params) => call('GET', '/stats/' + what, params);
+
+  // Dates are the site's calendar days: the API reads YYYY-MM-DD in the
+  // site's time zone, so "today" must be today there, not here.
+  const ymd = (date, tz) => new Intl.DateTimeFormat('en-CA', { timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit' }).format(date);
+  const addDays = (s, n) => { const d = new Date(s + 'T00:00:00Z'); d.setUTCDate(d.getUTCDate() + n); return d.toISOString().slice(0, 10); };
+  const days = (a, b) => Math.round((Date.parse(b) - Date.parse(a)) / 864e5) + 1;
+  const iso = (ms) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+  function range() {
+    const today = ymd(new Date(), state.tz);
+    switch (state.range) {
+      case 'today': return { from: today, to: today, span: 1 };
+      case '24h': { const now = Date.now(); return { from: iso(now - 864e5), to: iso(now), span: 1 }; }
+      case '30d': return { from: addDays(today, -29), to: today, span: 30 };
+      case 'custom': return { from: state.from, to: state.to, span: days(state.from, state.to) };
+      default: return { from: addDays(today, -6), to: today, span: 7 };
+    }
+  }
+
+  // The intervals a span allows (the API caps minute buckets at 24 h and
+  // hour buckets at 7 days); the select offers only those.
+  function fitInterval(span, keep) {
+    const ok = { minute: span <= 1, hour: span <= 7, day: true };
+    for (const o of $('interval').options) o.disabled = !ok[o.value];
+    state.interval = keep && ok[state.interval] ? state.interval : span <= 7 ? 'hour' : 'day';
+    $('interval').value = state.interval;
+  }
+
+  function baseParams() {
+    const r = range();
+    return { from: r.from, to: r.to, page: state.page };
+  }
+
+  // coarsening asks for buckets of the interval given and, if the range is
+  // over that interval's cap (a week that holds a daylight-saving change
+  // has 169 hours), for the next coarser one.
+  async function coarsening(what, p, interval) {
+    const next = { minute: 'hour', hour: 'day' };
+    for (;;) {
+      try {
+        return await stats(what, { ...p, interval });
+      } catch (e) {
+        if (e.status !== 400 || !e.message.startsWith('to:') || !next[interval]) throw e;
+        interval = next[interval];
+      }
+    }
+  }
+
+  // loadPanel reads one breakdown. A store may keep breakdowns of one page
+  // for some dimensions only (the API answers 400 naming page); those
+  // panels then show the whole site and say so.
+  async function loadPanel(by, gen) {
+    const p = { ...baseParams(), by, limit: 10, offset: state.offsets[by] || 0 };
+    if (state.wholeSite[by]) delete p.page;
+    let d;
+    try {
+      d = await stats('breakdown', p);
+    } catch (e) {
+      if (!p.page || e.status !== 400 || !e.message.startsWith('page:')) throw e;
+      state.wholeSite[by] = true;
+      delete p.page;
+      d = await stats('breakdown', p);
+    }
+    if (gen !== state.gen) return;
+    R.panel(panels[by], by, d, state.page, by === 'page' ? pickPage : null);
+    panels[by].querySelector('.note').hidden = !(state.page && !p.page);
+  }
+
+  // load reads everything for the current range and filter; answers of an
+  // older load (the range changed meanwhile) are dropped, never drawn.
+  async function load() {
+    const gen = ++state.gen;
+    document.body.dataset.state = 'loading';
+    const p = baseParams();
+    const span = range().span;
+    const only = (f) => (d) => { if (gen === state.gen) f(d); };
+    const jobs = [
+      stats('summary', p).then(only((d) => { R.summary(d, $); showAsOf(d); })),
+      coarsening('timeseries', p, state.interval).then(only((d) => {
+        if (d.interval !== state.interval) { state.interval = d.interval; $('interval').value = d.interval; }
+        R.timeseries(d, state.tz, $);
+      })),
+      coarsening('filtered', p, span <= 7 ? 'hour' : 'day').then(only((d) => R.filtered(d, state.tz, $))),
+      ...PANELS.map(([by]) => loadPanel(by, gen)),
+    ];
+    const failed = (await Promise.allSettled(jobs)).filter((r) => r.status === 'rejected').map((r) => r.reason);
+    if (gen !== state.gen) return;
+    if (failed.length) {
+      if (failed.some((e) => e.status === 401)) return unauthorised();
+      $('error').textContent = 'Some numbers could not be read: ' + failed[0].message;
+      document.body.dataset.state = 'error';
+    } else {
+      $('error').textContent = '';
+      document.body.dataset.state = 'ready';
+    }
+    document.body.dataset.load = String(gen);
+  }
+
+  function showAsOf(d) {
+    const t = new Date(d.as_of);
+    const when = new Intl.DateTimeFormat('en-GB', { timeZone: state.tz, dateStyle: 'medium', timeStyle: 'medium' }).format(t);
+    $('as-of').textContent = `Data as of ${when} · times in ${d.timezone || state.tz}`;
+    $('as-of').dataset.asOf = d.as_of;
+  }
+
+  async function poll() {
+    if (document.hidden || !state.token) return;
+    try {
+      R.live(await stats('realtime'), $);
+    } catch (e) {
+      if (e.status === 401) unauthorised();
+    }
+  }
+
+  function pickPage(page) {
+    state.page = page;
+    state.offsets = {};
+    $('filter-page').textContent = page;
+    $('filter').hidden = false;
+    load();
+  }
+
+  // enter checks the token with the cheapest call (which also tells the
+  // site's time zone) and opens the dashboard.
+  async function enter() {
+    let live;
+    try {
+      live = await stats('realtime');
+    } catch (e) {
+      if (e.status === 401) return unauthorised();
+      $(state.share ? 'error' : 'signin-error').textContent = 'The stats API did not answer: ' + e.message;
+      if (!state.share) show('signin');
+      return;
+    }
+    state.tz = live.timezone || 'UTC';
+    R.live(live, $);
+    show('dash');
+    fitInterval(range().span, false);
+    clearInterval(state.live);
+    state.live = setInterval(poll, LIVE_MS);
+    await load();
+  }
+
+  function show(what) {
+    $('signin').hidden = what !== 'signin';
+    $('dash').hidden = what !== 'dash';
+    $('share-invalid').hidden = what !== 'share-invalid';
+    $('owner-actions').hidden = what !== 'dash' || state.share;
+    if (what !== 'dash') $('share-panel').hidden = true;
+    if (what !== 'dash') document.body.dataset.state = what;
+  }
+
+  function unauthorised() {
+    clearInterval(state.live);
+    state.gen++;
+    if (state.share) return show('share-invalid');
+    signOut('That token is not valid for ' + site + '.');
+  }
+
+  function signOut(msg) {
+    sessionStorage.removeItem(storeKey);
+    state.token = '';
+    clearInterval(state.live);
+    state.gen++;
+    $('token').value = '';
+    $('signin-error').textContent = msg || '';
+    show('signin');
+  }
+
+  async function share(method) {
+    $('share-msg').textContent = '';
+    try {
+      const d = await call(method, '/share');
+      if (method === 'DELETE') {
+        $('share-link').hidden = true;
+        $('share-url').value = '';
+        $('share-msg').textContent = 'Link revoked: it no longer opens this dashboard.';
+        return;
+      }
+      const token = d.token || d.share_token;
+      const link = d.url ? new URL(d.url, location.origin).href
+        : `${location.origin}/dashboard/${encodeURIComponent(site)}#share=${encodeURIComponent(token)}`;
+      $('share-url').value = link;
+      $('share-link').hidden = false;
+      $('share-msg').textContent = 'Link ready. Anyone who has it can read this dashboard until you revoke it.';
+    } catch (e) {
+      $('share-msg').textContent = (e.status === 404 && method === 'DELETE') ? 'There is no link to revoke.' : 'Failed: ' + e.message;
+    }
+  }
+
+  async function download(what, extra) {
+    try {
+      const params = { ...baseParams(), ...extra, format: 'csv' };
+      if (extra.by && state.wholeSite[extra.by]) delete params.page;
+      const text = await call('GET', '/stats/' + what, params, 'text/csv');
+      const a = R.el('a');
+      a.href = URL.createObjectURL(new Blob([text], { type: 'text/csv' }));
+      const r = range();
+      a.download = `${site}-${extra.by || what}-${r.from.slice(0, 10)}-${r.to.slice(0, 10)}.csv`;
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+    } catch (e) {
+      $('error').textContent = 'CSV export failed: ' + e.message;
+    }
+  }
+
+  function buildPanels() {
+    const tpl = $('panel-tpl');
+    for (const [by, title, col] of PANELS) {
+      const sec = tpl.content.firstElementChild.cloneNode(true);
+      sec.id = 'panel-' + by;
+      sec.dataset.by = by;
+      sec.querySelector('h2').textContent = title;
+      sec.querySelector('h2').id = 'h-' + by;
+      sec.setAttribute('aria-labelledby', 'h-' + by);
+      sec.querySelector('th').textContent = col;
+      const turn = (dir) => {
+        state.offsets[by] = Math.max(0, (state.offsets[by] || 0) + dir * 10);
+        loadPanel(by, state.gen).catch((e) => { $('error').textContent = e.message; });
+      };
+      sec.querySelector('.prev').setAttribute('aria-label', 'Previous ' + title.toLowerCase());
+      sec.querySelector('.next').setAttribute('aria-label', 'Next ' + title.toLowerCase());
+      sec.querySelector('.csv').setAttribute('aria-label', title + ' as CSV');
+      sec.querySelector('.prev').addEventListener('click', () => turn(-1));
+      sec.querySelector('.next').addEventListener('click', () => turn(1));
+      sec.querySelector('.csv').addEventListener('click', () => download('breakdown', { by, limit: 1000 }));
+      panels[by] = sec;
+      $('panels').append(sec);
+    }
+  }
+
+  function wire() {
+    $('signin-form').addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      state.token = $('token').value.trim();
+      $('signin-error').textContent = '';
+      if (!state.token) return;
+      sessionStorage.setItem(storeKey, state.token);
+      enter();
+    });
+    $('sign-out').addEventListener('click', () => signOut());
+    $('share-toggle').addEventListener('click', () => {
+      const open = $('share-panel').hidden;
+      $('share-panel').hidden = !open;
+      $('share-toggle').setAttribute('aria-expanded', String(open));
+    });
+    $('share-create').addEventListener('click', () => share('POST'));
+    $('share-revoke').addEventListener('click', () => share('DELETE'));
+    $('share-copy').addEventListener('click', () => {
+      $('share-url').select();
+      if (navigator.clipboard) navigator.clipboard.writeText($('share-url').value).catch(() => {});
+    });
+    for (const radio of document.querySelectorAll('input[name=range]')) {
+      radio.addEventListener('change', () => {
+        $('custom').hidden = radio.value !== 'custom';
+        if (radio.value === 'custom') {
+          const r = range();
+          $('from').value = $('from').value || r.from.slice(0, 10);
+          $('to').value = $('to').value || ymd(new Date(), state.tz);
+          return; // applied with its button
+        }
+        state.range = radio.value;
+        state.offsets = {};
+        fitInterval(range().span, false);
+        load();
+      });
+    }
+    $('custom-apply').addEventListener('click', () => {
+      const from = $('from').value, to = $('to').value;
+      if (!from || !to || from > to) {
+        $('error').textContent = 'Pick a start date on or before the end date.';
+        return;
+      }
+      Object.assign(state, { range: 'custom', from, to, offsets: {} });
+      fitInterval(days(from, to), true);
+      load();
+    });
+    $('interval').addEventListener('change', () => { state.interval = $('interval').value; load(); });
+    $('filter-clear').addEventListener('click', () => {
+      state.page = '';
+      state.offsets = {};
+      $('filter').hidden = true;
+      load();
+    });
+    document.querySelector('.csv[data-csv=timeseries]').addEventListener('click', () => download('timeseries', { interval: state.interval }));
+    let t = 0;
+    addEventListener('resize', () => { clearTimeout(t); t = setTimeout(R.resize, 150); });
+    // A share link opened in a tab that shows the dashboard changes only the
+    // fragment: start again as that link.
+    addEventListener('hashchange', () => location.reload());
+    document.addEventListener('visibilitychange', () => { if (!document.hidden) poll(); });
+  }
+
+  function start() {
+    $('site-name').textContent = site;
+    document.title = site + ' · Viewcount';
+    buildPanels();
+    wire();
+    const m = /(?:^#|&)share=([^&]+)/.exec(location.hash);
+    if (m) {
+      state.share = true;
+      state.token = decodeURIComponent(m[1]);
+      $('mode').textContent = 'Shared view · read-only';
+      $('mode').hidden = false;
+      enter();
+      return;
+    }
+    state.token = sessionStorage.getItem(storeKey) || '';
+    if (state.token) enter();
+    else show('signin');
+  }
+  start();
+})();

@@ -1,0 +1,190 @@
+// Viewcount dashboard: drawing. Tables, tiles and charts from stats API
+// answers. Text goes in with textContent only, never as markup: page paths,
+// referrers and UTM tags are whatever visitors sent.
+'use strict';
+window.vcRender = (() => {
+  const nf = new Intl.NumberFormat('en-US');
+  const fmt = (n) => nf.format(n);
+  const compact = new Intl.NumberFormat('en-US', { notation: 'compact', maximumFractionDigits: 1 });
+  let regions = null;
+  try { regions = new Intl.DisplayNames(['en'], { type: 'region' }); } catch (_) { /* old browser: codes only */ }
+
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text != null) e.textContent = text;
+    return e;
+  }
+
+  // label turns a stored value into what a person reads: countries get their name.
+  function label(by, v) {
+    if (by === 'country' && regions && /^[A-Z]{2}$/.test(v)) {
+      try { return v + ' · ' + regions.of(v); } catch (_) { return v; }
+    }
+    return v;
+  }
+
+  // byCount orders [name, n] pairs by n, largest first, then by name.
+  const byCount = (a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
+
+  function emptyRow(tbody, cols, text) {
+    const tr = el('tr', 'empty');
+    const td = el('td', null, text);
+    td.colSpan = cols;
+    tr.append(td);
+    tbody.append(tr);
+  }
+
+  // panel fills one breakdown table; onPick makes each value a button (pages).
+  function panel(sec, by, d, selected, onPick) {
+    const tbody = sec.querySelector('tbody');
+    tbody.replaceChildren();
+    const max = Math.max(1, ...d.rows.map((r) => r.views));
+    for (const r of d.rows) {
+      const tr = el('tr', r.value === selected ? 'selected' : null);
+      const td = el('td', 'v');
+      td.style.setProperty('--w', (100 * r.views / max).toFixed(1) + '%');
+      td.title = r.value;
+      if (onPick) {
+        const b = el('button', null, r.value);
+        b.type = 'button';
+        b.title = 'Show only ' + r.value;
+        b.addEventListener('click', () => onPick(r.value));
+        td.append(b);
+      } else {
+        td.append(el('span', null, label(by, r.value)));
+      }
+      tr.append(td, el('td', 'n', fmt(r.views)), el('td', 'n', fmt(r.uniques)));
+      tbody.append(tr);
+    }
+    if (!d.rows.length) emptyRow(tbody, 3, 'No views in this range');
+    const first = d.rows.length ? d.offset + 1 : 0;
+    sec.querySelector('.range').textContent = `${fmt(first)}–${fmt(d.offset + d.rows.length)} of ${fmt(d.total_values)}`;
+    sec.querySelector('.prev').disabled = d.offset === 0;
+    sec.querySelector('.next').disabled = d.offset + d.rows.length >= d.total_values;
+    sec.querySelector('.pager').hidden = d.total_values <= d.limit && d.offset === 0;
+  }
+
+  function change(node, v, what) {
+    node.classList.remove('up', 'down');
+    if (v == null) {
+      node.textContent = 'no ' + what + ' in the previous period';
+      return;
+    }
+    const pct = Math.round(v * 1000) / 10;
+    node.textContent = (pct > 0 ? '▲ +' : pct < 0 ? '▼ ' : '± ') + pct + '% vs previous period';
+    if (what !== 'filtered events' && pct !== 0) node.classList.add(pct > 0 ? 'up' : 'down');
+  }
+
+  function summary(d, $) {
+    $('t-views').textContent = fmt(d.views);
+    $('t-uniques').textContent = fmt(d.uniques);
+    const e = Math.round(d.uniques * (d.uniques_error || 0));
+    $('t-uerr').textContent = e > 0 ? '± ' + fmt(e) : '';
+    $('t-uerr').title = `relative standard error ${(100 * (d.uniques_error || 0)).toFixed(2)} %`;
+    $('t-filtered').textContent = fmt(d.filtered);
+    const reasons = Object.entries(d.filtered_by_reason || {}).sort(byCount);
+    $('t-freasons').textContent = reasons.slice(0, 3).map(([k, n]) => `${k} ${fmt(n)}`).join(' · ');
+    change($('c-views'), d.change.views, 'views');
+    change($('c-uniques'), d.change.uniques, 'visitors');
+    change($('c-filtered'), d.change.filtered, 'filtered events');
+  }
+
+  // wall-clock start of a bucket in the site's zone: the API writes it with
+  // the zone's offset, so its text is already local time.
+  function bucketLabel(t, interval) {
+    return interval === 'day' ? t.slice(0, 10) : t.slice(0, 16).replace('T', ' ');
+  }
+
+  // Time ticks on a 24-hour clock in the site's zone; midnight shows the date.
+  function timeTicks(ticks, tz) {
+    const hm = new Intl.DateTimeFormat('en-GB', { timeZone: tz, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+    const day = new Intl.DateTimeFormat('en-GB', { timeZone: tz, day: 'numeric', month: 'short' });
+    return ticks.map((ts) => {
+      const d = new Date(ts * 1e3);
+      const t = hm.format(d);
+      return t === '00:00' ? day.format(d) : t;
+    });
+  }
+
+  const charts = {};
+  function chart(key, node, series, data, tz) {
+    if (charts[key]) charts[key].destroy();
+    node.replaceChildren();
+    if (typeof uPlot === 'undefined') return; // the table beside it still has the data
+    charts[key] = new uPlot({
+      width: Math.max(300, node.clientWidth), height: 260,
+      tzDate: (ts) => uPlot.tzDate(new Date(ts * 1e3), tz),
+      scales: { y: { range: (u, min, max) => [0, Math.max(4, max * 1.1)] } },
+      series: [{}, ...series],
+      axes: [{ values: (u, ticks) => timeTicks(ticks, tz) },
+        { size: 56, values: (u, ticks) => ticks.map((v) => (Number.isInteger(v) ? compact.format(v) : '')) }],
+    }, data, node);
+  }
+  function resize() {
+    for (const c of Object.values(charts)) c.setSize({ width: Math.max(300, c.root.parentNode.clientWidth), height: 260 });
+  }
+
+  function timeseries(d, tz, $) {
+    const xs = d.buckets.map((b) => Date.parse(b.t) / 1000);
+    chart('views', $('chart'), [
+      { label: 'Views', stroke: '#2f6fde', width: 2, fill: 'rgba(47,111,222,0.12)' },
+      { label: 'Unique visitors', stroke: '#e0843a', width: 2 },
+    ], [xs, d.buckets.map((b) => b.views), d.buckets.map((b) => b.uniques)], tz);
+    const tbody = $('chart-data').querySelector('tbody');
+    tbody.replaceChildren();
+    for (const b of d.buckets) {
+      const tr = el('tr');
+      tr.dataset.t = b.t;
+      tr.append(el('td', null, bucketLabel(b.t, d.interval)), el('td', 'n', fmt(b.views)), el('td', 'n', fmt(b.uniques)));
+      tbody.append(tr);
+    }
+  }
+
+  const palette = ['#b3261e', '#e0843a', '#8e44ad', '#2f6fde', '#16a085', '#7f8c8d', '#c0392b', '#d4ac0d', '#1b7f3b', '#34495e'];
+  function filtered(d, tz, $) {
+    const totals = {};
+    for (const b of d.buckets) for (const [k, n] of Object.entries(b.by_reason || {})) totals[k] = (totals[k] || 0) + n;
+    const reasons = Object.keys(totals).sort((a, b) => totals[b] - totals[a] || (a < b ? -1 : 1));
+    const xs = d.buckets.map((b) => Date.parse(b.t) / 1000);
+    chart('filtered', $('filtered-chart'), reasons.map((r, i) => ({ label: r, stroke: palette[i % palette.length], width: 2 })),
+      [xs, ...reasons.map((r) => d.buckets.map((b) => (b.by_reason || {})[r] || 0))], tz);
+    const table = $('filtered-data');
+    const head = el('tr');
+    head.append(el('th', null, 'Start'), ...reasons.map((r) => el('th', 'n', r)));
+    for (const th of head.children) th.scope = 'col';
+    table.tHead.replaceChildren(head);
+    const tbody = table.tBodies[0];
+    tbody.replaceChildren();
+    for (const b of d.buckets) {
+      if (!reasons.some((r) => (b.by_reason || {})[r])) continue; // only buckets with rejections
+      const tr = el('tr');
+      tr.dataset.t = b.t;
+      tr.append(el('td', null, bucketLabel(b.t, d.interval)), ...reasons.map((r) => el('td', 'n', fmt((b.by_reason || {})[r] || 0))));
+      tbody.append(tr);
+    }
+    if (!tbody.rows.length) emptyRow(tbody, 1 + reasons.length, 'No filtered events in this range');
+    const pages = $('filtered-pages').tBodies[0];
+    pages.replaceChildren();
+    for (const p of d.top_pages || []) {
+      const all = Object.entries(p.by_reason || {}).sort(byCount).map(([k, n]) => `${k} ${fmt(n)}`);
+      const tr = el('tr');
+      const td = el('td', 'v');
+      td.append(el('span', null, p.page));
+      td.title = p.page;
+      const reasons = el('td', 'reasons', all.slice(0, 2).join(' · ') + (all.length > 2 ? ' …' : ''));
+      reasons.title = all.join(' · ');
+      tr.append(td, el('td', 'n', fmt(p.filtered)), reasons);
+      pages.append(tr);
+    }
+    if (!pages.rows.length) emptyRow(pages, 3, 'No filtered events in this range');
+  }
+
+  function live(d, $) {
+    $('t-now').textContent = fmt(d.visitors_now);
+    const lag = d.lag_seconds == null ? '' : ` · counting ${d.lag_seconds < 1 ? 'up to date' : 'behind by ' + d.lag_seconds.toFixed(1) + ' s'}`;
+    $('t-live').textContent = `${fmt(d.views_5m)} views in the last 5 minutes${lag}`;
+  }
+
+  return { el, fmt, panel, summary, timeseries, filtered, live, resize };
+})();

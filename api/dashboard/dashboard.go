@@ -1,0 +1,128 @@
+package dashboard
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"mime"
+	"net/http"
+	"path"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/viewcount/viewcount"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// CSP is the dashboard page's Content-Security-Policy: scripts, styles and
+// requests from its own origin only, no inline script or style, no frames,
+// no plugins, no form posts. The page renders text with textContent only, so
+// even a hostile page path in a table cannot become markup; the policy is
+// the second line of defence for the token the tab keeps.
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// StaticPrefix is where the page's files are served.
+const StaticPrefix = "/dashboard/static/"
+
+type file struct {
+	body  []byte
+	ctype string
+	etag  string
+}
+
+// Handler serves the dashboard page and its files from memory.
+type Handler struct {
+	page  []byte
+	files map[string]file // by path under assets/
+}
+
+// New loads the embedded files. The page names its files with a version
+// (a hash of them all), so a browser may cache them for long and still
+// never runs a new page with an old script.
+func New() (*Handler, error) {
+	h := &Handler{files: map[string]file{}}
+	all := sha256.New()
+	err := fs.WalkDir(assets, "assets", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := assets.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		name := strings.TrimPrefix(p, "assets/")
+		sum := sha256.Sum256(b)
+		all.Write([]byte(name))
+		all.Write(sum[:])
+		ctype := mime.TypeByExtension(path.Ext(name))
+		if ctype == "" {
+			ctype = "text/plain; charset=utf-8"
+		}
+		h.files[name] = file{body: b, ctype: ctype, etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dashboard: read embedded assets: %w", err)
+	}
+	index, ok := h.files["index.html"]
+	if !ok {
+		return nil, fmt.Errorf("dashboard: embedded assets lack index.html")
+	}
+	delete(h.files, "index.html")
+	version := hex.EncodeToString(all.Sum(nil)[:6])
+	h.page = bytes.ReplaceAll(index.body, []byte("{{version}}"), []byte(version))
+	return h, nil
+}
+
+// Routes registers GET /dashboard/{site} and the page's files.
+func (h *Handler) Routes(r gin.IRouter) {
+	r.GET("/dashboard/:site", h.servePage)
+	r.GET(StaticPrefix+"*file", h.serveFile)
+}
+
+func (h *Handler) servePage(c *gin.Context) {
+	raw := c.Param("site")
+	site, err := viewcount.NormaliseSite(raw)
+	if err != nil {
+		c.JSON(http.StatusBadRequest, gin.H{"error": "site: not a domain name"})
+		return
+	}
+	if site != raw {
+		// One address per dashboard; the browser keeps the fragment (a
+		// share token) across the redirect.
+		c.Redirect(http.StatusMovedPermanently, "/dashboard/"+site)
+		return
+	}
+	hd := c.Writer.Header()
+	hd.Set("Content-Security-Policy", CSP)
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("X-Frame-Options", "DENY")
+	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("Cache-Control", "no-cache")
+	c.Data(http.StatusOK, "text/html; charset=utf-8", h.page)
+}
+
+func (h *Handler) serveFile(c *gin.Context) {
+	f, ok := h.files[strings.TrimPrefix(c.Param("file"), "/")]
+	if !ok {
+		c.JSON(http.StatusNotFound, gin.H{"error": "not found"})
+		return
+	}
+	hd := c.Writer.Header()
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("ETag", f.etag)
+	// The page asks for ?v=<version>: a new build asks for a new URL.
+	hd.Set("Cache-Control", "public, max-age=86400")
+	if c.GetHeader("If-None-Match") == f.etag {
+		c.Status(http.StatusNotModified)
+		return
+	}
+	c.Data(http.StatusOK, f.ctype, f.body)
+}

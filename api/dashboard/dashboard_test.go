@@ -1,0 +1,134 @@
+package dashboard
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/gin-gonic/gin"
+)
+
+func newServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	h, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	h.Routes(r)
+	srv := httptest.NewServer(r)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func get(t *testing.T, url string, hdr ...string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+var refRE = regexp.MustCompile(`(?:src|href)="([^"]+)"`)
+
+// TestPage checks the page's headers and that every file it names is served
+// from this origin, with its type and a validator for caching.
+func TestPage(t *testing.T) {
+	srv := newServer(t)
+	resp, body := get(t, srv.URL+"/dashboard/example.com")
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	want := map[string]string{
+		"Content-Type":            "text/html; charset=utf-8",
+		"Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+		"X-Frame-Options":         "DENY",
+		"Referrer-Policy":         "no-referrer",
+		"X-Content-Type-Options":  "nosniff",
+		"Cache-Control":           "no-cache",
+	}
+	for k, v := range want {
+		if got := resp.Header.Get(k); got != v {
+			t.Errorf("%s = %q, want %q", k, got, v)
+		}
+	}
+	if strings.Contains(body, "{{version}}") || strings.Contains(body, "<script>") || strings.Contains(body, "style=") {
+		t.Error("page has an unfilled version, an inline script or an inline style")
+	}
+	refs := refRE.FindAllStringSubmatch(body, -1)
+	types := map[string]string{}
+	for _, m := range refs {
+		ref := m[1]
+		if ref == "data:," { // the empty favicon: no request at all
+			continue
+		}
+		if !strings.HasPrefix(ref, StaticPrefix) {
+			t.Errorf("page refers to %q, outside %s", ref, StaticPrefix)
+			continue
+		}
+		r, b := get(t, srv.URL+ref)
+		if r.StatusCode != 200 || len(b) == 0 {
+			t.Errorf("%s: status %d, %d bytes", ref, r.StatusCode, len(b))
+			continue
+		}
+		name := strings.SplitN(strings.TrimPrefix(ref, StaticPrefix), "?", 2)[0]
+		types[name] = r.Header.Get("Content-Type")
+		if r2, _ := get(t, srv.URL+ref, "If-None-Match", r.Header.Get("ETag")); r2.StatusCode != http.StatusNotModified {
+			t.Errorf("%s with its ETag: status %d, want 304", ref, r2.StatusCode)
+		}
+	}
+	wantTypes := map[string]string{
+		"app.js": "text/javascript; charset=utf-8", "render.js": "text/javascript; charset=utf-8",
+		"vendor/uplot/uPlot.iife.min.js": "text/javascript; charset=utf-8",
+		"app.css":                        "text/css; charset=utf-8", "vendor/uplot/uPlot.min.css": "text/css; charset=utf-8",
+		"vendor/uplot/LICENSE": "text/plain; charset=utf-8",
+	}
+	for name, ct := range wantTypes {
+		if types[name] != ct {
+			t.Errorf("%s: Content-Type %q, want %q (referenced: %v)", name, types[name], ct, types)
+		}
+	}
+}
+
+// TestNoThirdParty: the page's own code names no other origin, so nothing
+// but this server is ever asked for anything (the CSP would block it too).
+func TestNoThirdParty(t *testing.T) {
+	for _, name := range []string{"index.html", "app.js", "render.js", "app.css"} {
+		b, err := assets.ReadFile("assets/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := regexp.MustCompile(`https?:|//[a-z0-9.-]+\.[a-z]{2,}/`).Find(b); m != nil {
+			t.Errorf("%s names another origin: %q", name, m)
+		}
+	}
+}
+
+func TestSiteNames(t *testing.T) {
+	srv := newServer(t)
+	f := func(path string, status int, location string) {
+		t.Helper()
+		resp, _ := get(t, srv.URL+path)
+		if resp.StatusCode != status || resp.Header.Get("Location") != location {
+			t.Errorf("GET %s = %d Location %q, want %d %q", path, resp.StatusCode, resp.Header.Get("Location"), status, location)
+		}
+	}
+	f("/dashboard/example.com", 200, "")
+	f("/dashboard/never-registered.example", 200, "") // the page does not say which sites exist
+	f("/dashboard/Example.COM", 301, "/dashboard/example.com")
+	f("/dashboard/exa_mple!", 400, "")
+	f("/dashboard/static/nope.js", 404, "")
+	f("/dashboard/static/../doc.go", 404, "")
+}
