@@ -9,9 +9,9 @@
 -- BENCHMARKS.md has the sizes measured (the read, the snapshot's batch
 -- refresh, inserts) and why 256 KiB.
 --
--- index_granularity_bytes is readonly for a MergeTree table (ALTER ...
--- MODIFY SETTING is refused), so the table is rebuilt. CREATE OR REPLACE
--- does the steps of a rebuild in one statement: it creates the new table
+-- index_granularity_bytes is readonly for a MergeTree table (an ALTER
+-- that modifies it is refused), so the table is rebuilt. CREATE OR
+-- REPLACE does the steps of a rebuild in one statement: it creates the new table
 -- under a temporary name, copies the old rows into it, EXCHANGEs the two
 -- atomically (the database is Atomic, chDB's and a server's default) and
 -- drops the old one. That makes this migration safe to rerun at any point:
