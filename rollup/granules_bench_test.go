@@ -86,13 +86,19 @@ func BenchmarkRollupGranules(b *testing.B) {
 	shape = shape[strings.Index(shape, "("):strings.Index(shape, "ENGINE")]
 	parts := func() string {
 		r := rows("SELECT count(), sum(rows), sum(marks), formatReadableSize(sum(bytes_on_disk)) FROM system.parts WHERE database = currentDatabase() AND table = 'page_rollup' AND active")[0]
-		return fmt.Sprintf("%s parts, %s rows, %s marks, %s", r[0], r[1], r[2], r[3])
+		// Rows of the granules that hold all-time rows: what one cold
+		// page_count decodes per part.
+		g, err := s.Query(ctx, "SELECT max(rows_in_granule), round(avg(rows_in_granule)) FROM (SELECT rows_in_granule, grain, leadInFrame(grain) OVER (PARTITION BY part_name ORDER BY mark_number ROWS BETWEEN CURRENT ROW AND 1 FOLLOWING) AS next FROM mergeTreeIndex(currentDatabase(), 'page_rollup')) WHERE rows_in_granule > 0 AND (grain = 'total' OR next = 'total')", nil)
+		if err != nil || len(g.Rows) != 1 {
+			return fmt.Sprintf("%s parts, %s rows, %s marks, %s (granules: %v)", r[0], r[1], r[2], r[3], err)
+		}
+		return fmt.Sprintf("%s parts, %s rows, %s marks, %s; all-time granules max %s rows, avg %s", r[0], r[1], r[2], r[3], g.Rows[0][0], g.Rows[0][1])
 	}
 
-	for _, size := range []int{10 << 20, 1 << 20, 256 << 10, 64 << 10} {
-		name := strconv.Itoa(size>>10) + "KiB"
+	for _, v := range granuleVariants(b) {
+		name := strconv.Itoa(v.bytes>>10) + "KiB-" + strconv.Itoa(v.rows) + "rows"
 		exec("DROP TABLE IF EXISTS page_rollup SYNC")
-		exec("CREATE TABLE page_rollup " + shape + " ENGINE = AggregatingMergeTree ORDER BY (site, grain, page, bucket) SETTINGS index_granularity_bytes = " + strconv.Itoa(size))
+		exec("CREATE TABLE page_rollup " + shape + " ENGINE = AggregatingMergeTree ORDER BY (site, grain, page, bucket) SETTINGS index_granularity_bytes = " + strconv.Itoa(v.bytes) + ", index_granularity = " + strconv.Itoa(v.rows))
 		exec("SYSTEM STOP MERGES page_rollup")
 		began := time.Now()
 		for _, p := range srcParts {
@@ -106,6 +112,30 @@ func BenchmarkRollupGranules(b *testing.B) {
 		b.Logf("%s: merged in %s: %s", name, time.Since(began).Round(time.Millisecond), parts())
 		measureGranules(b, s, name+"/merged", site, pages)
 	}
+}
+
+type granules struct{ bytes, rows int }
+
+// granuleVariants are the index_granularity_bytes and index_granularity
+// pairs measured: VIEWCOUNT_BENCH_GRANULES as "bytes:rows,bytes:rows"
+// (e.g. "262144:1024"), by default the table's defaults and the
+// candidates.
+func granuleVariants(b *testing.B) []granules {
+	env := os.Getenv("VIEWCOUNT_BENCH_GRANULES")
+	if env == "" {
+		return []granules{{10 << 20, 8192}, {1 << 20, 8192}, {256 << 10, 8192}, {64 << 10, 8192}, {256 << 10, 1024}, {256 << 10, 256}}
+	}
+	var vs []granules
+	for _, f := range strings.Split(env, ",") {
+		by, ro, _ := strings.Cut(f, ":")
+		bi, err1 := strconv.Atoi(by)
+		ri, err2 := strconv.Atoi(ro)
+		if err1 != nil || err2 != nil || bi <= 0 || ri <= 0 {
+			b.Fatalf("VIEWCOUNT_BENCH_GRANULES: %q is not bytes:rows", f)
+		}
+		vs = append(vs, granules{bi, ri})
+	}
+	return vs
 }
 
 // measureGranules times the count queries against the current page_rollup.
