@@ -169,7 +169,7 @@ func measureGranules(b *testing.B, s store.Store, name, site string, pages []str
 		b.Run(name+"/page_counts_"+strconv.Itoa(n), func(b *testing.B) {
 			var took []time.Duration
 			for i := 0; i+n <= len(pages) && len(took) < 10; i += n {
-				took = append(took, query(b, vcsql.PageCounts, store.Params{"site": site, "pages": store.ArrayParam(pages[i:i+n])}))
+				took = append(took, query(b, vcsql.PageCounts, store.Params{"site": site, "pages": store.ArrayParam(pages[i : i+n])}))
 			}
 			report(b, took)
 		})
