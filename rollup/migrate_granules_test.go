@@ -13,7 +13,7 @@ import (
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
 
-// Migration 9 rebuilds page_rollup with 256 KiB granules: counts rolled up
+// Migration 9 rebuilds page_rollup with 64 KiB granules: counts rolled up
 // before the upgrade survive it in every grain, running it again (a crash
 // before schema_migrations recorded it) counts nothing twice, and views
 // inserted after it land in the new table through the unchanged
@@ -90,8 +90,8 @@ func TestMigrateRollupGranulesKeepsCounts(t *testing.T) {
 	if got := counts(); got != before {
 		t.Errorf("after the upgrade %s, want %s", got, before)
 	}
-	if g := granules(); g != "index_granularity_bytes = 262144" {
-		t.Errorf("page_rollup after migration 9 has %q, want 256 KiB granules", g)
+	if g := granules(); g != "index_granularity_bytes = 65536" {
+		t.Errorf("page_rollup after migration 9 has %q, want 64 KiB granules", g)
 	}
 	apply(nine) // a rerun, as after a crash before schema_migrations recorded it
 	if got := counts(); got != before {

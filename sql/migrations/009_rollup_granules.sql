@@ -3,11 +3,18 @@
 -- Why: a point read (page_count, the api's first read of a page not yet in
 -- its snapshot) decodes whole granules, and page_rollup's all-time rows
 -- carry uniqCombined64 states of up to ~100 KB each. With the default
--- index_granularity_bytes (10 MiB) a granule holds ~10 MB of states, all
--- decoded for one page: p99 132 ms over HTTP with 10M events stored.
--- 256 KiB granules make that read decode at most a few hundred KB;
--- BENCHMARKS.md has the sizes measured (the read, the snapshot's batch
--- refresh, inserts) and why 256 KiB.
+-- index_granularity_bytes (10 MiB) one read decoded hundreds of them per
+-- part: 10M events stored, p99 132 ms over HTTP.
+--
+-- A granule's rows are sized from the average row of the block written, so
+-- the bytes limit works only where states are large on average: in a
+-- merged part's run of all-time rows, 64 KiB leaves ~2 rows per granule.
+-- A freshly inserted part mixes those rows with many small minute rows,
+-- and its all-time rows sit in granules of ~300 rows at 64 KiB (~800 at
+-- 256 KiB, ~6,000 at the default), one per part holding the page; that is
+-- why 64 KiB rather than the 256 KiB that merged parts alone would need.
+-- BENCHMARKS.md has the sizes measured (point reads merged and unmerged,
+-- the snapshot's batch refresh, site_count, inserts).
 --
 -- index_granularity_bytes is readonly for a MergeTree table (an ALTER
 -- that modifies it is refused), so the table is rebuilt. CREATE OR
@@ -37,5 +44,5 @@ CREATE OR REPLACE TABLE page_rollup
 )
 ENGINE = AggregatingMergeTree
 ORDER BY (site, grain, page, bucket)
-SETTINGS non_replicated_deduplication_window = 10000, index_granularity_bytes = 262144
+SETTINGS non_replicated_deduplication_window = 10000, index_granularity_bytes = 65536
 AS SELECT grain, site, page, bucket, views, uniques FROM page_rollup;
