@@ -32,7 +32,9 @@
 -- table without being recreated. Views inserted while the copy runs would
 -- land in the old table and be lost with it: as for migration 004, stop
 -- every validator before upgrading a server deployment (`viewcount serve`
--- migrates before it starts validating).
+-- migrates before it starts validating). rollup.Rebuild's
+-- page_rollup_rebuild is CREATE TABLE ... AS page_rollup, which copies
+-- these settings, so a repaired rollup keeps the small granules.
 CREATE OR REPLACE TABLE page_rollup
 (
     grain   Enum8('minute' = 1, 'hour' = 2, 'day' = 3, 'total' = 4),
