@@ -67,9 +67,6 @@ func (a *API) breakdown(req *request) (*answer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if req.page != "" && by != "page" {
-		return nil, badParam("page", "breakdowns of one page are kept by page only, not by %s (see the API docs)", by)
-	}
 	from, to, err := parseRange(req, maxDayRange)
 	if err != nil {
 		return nil, err

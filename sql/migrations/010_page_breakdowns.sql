@@ -1,0 +1,115 @@
+-- Breakdowns of one page (issue 10: "where did this video's viewers come
+-- from?"): dim_rollup gains, per page, the rows migration 008 keeps for
+-- the whole site by source, referrer, utm_source, utm_medium, utm_campaign,
+-- browser, os, device, country and screen, at hour and day grain (hours
+-- for a range's time-zone edges, days for the rest; see 008):
+--   source … screen  page = page  value = the dim  hour, day
+-- The stats API answers `breakdown?by=<dim>&page=/x` from them.
+--
+-- The view gets a third grouping set, the first (every dimension) plus the
+-- page, and fans each of its valid combinations out into 20 rows. With a
+-- page in the key a combination is nearly one view on many-page traffic,
+-- which is what this costs: BENCHMARKS.md, BenchmarkInsertBatch, has main
+-- before and after.
+--
+-- Upgrading: rows already in views_raw get their per-page rows once, from
+-- the backfill below, then the view is replaced (DROP VIEW, CREATE
+-- MATERIALIZED VIEW, as migration 004 does). Stop every validator before
+-- upgrading a server deployment: rows inserted between the backfill and
+-- the new view would miss their per-page rows, and between DROP and CREATE
+-- every dim_rollup row. `viewcount serve` migrates before it starts
+-- validating, so the embedded default needs nothing. Views whose raw rows
+-- had already expired (--raw-retention) keep no per-page breakdown.
+--
+-- The backfill is rerun-safe: it carries a deduplication token and runs
+-- single-threaded so a rerun after a crash produces the same blocks (and
+-- the same per-block tokens) from the same views_raw, and it runs only
+-- while the view is not yet the one below (which fills these rows itself).
+INSERT INTO dim_rollup
+SETTINGS insert_deduplication_token = 'migration-010-page-breakdowns', insert_deduplicate = 1,
+    max_threads = 1, max_insert_threads = 1, max_bytes_before_external_group_by = 1000000000
+SELECT
+    r.1 AS grain,
+    site,
+    r.2 AS dim,
+    page,
+    r.3 AS value,
+    if(r.1 = 2, toStartOfHour(toDateTime(time, 'UTC')), toStartOfDay(toDateTime(time, 'UTC'))) AS bucket,
+    count() AS views,
+    uniqCombined64State(12)(visitor) AS uniques
+FROM views_raw
+ARRAY JOIN [(2, 'source', toString(ref_source)), (3, 'source', toString(ref_source)),
+            (2, 'referrer', toString(ref_host)), (3, 'referrer', toString(ref_host)),
+            (2, 'utm_source', toString(utm_source)), (3, 'utm_source', toString(utm_source)),
+            (2, 'utm_medium', toString(utm_medium)), (3, 'utm_medium', toString(utm_medium)),
+            (2, 'utm_campaign', toString(utm_campaign)), (3, 'utm_campaign', toString(utm_campaign)),
+            (2, 'browser', toString(browser)), (3, 'browser', toString(browser)),
+            (2, 'os', toString(os)), (3, 'os', toString(os)),
+            (2, 'device', toString(device)), (3, 'device', toString(device)),
+            (2, 'country', toString(country)), (3, 'country', toString(country)),
+            (2, 'screen', toString(screen)), (3, 'screen', toString(screen))] AS r
+WHERE verdict = 'valid'
+  AND (SELECT count() FROM system.tables WHERE database = currentDatabase() AND name = 'dim_rollup_mv'
+       AND position(create_table_query, 'grouping(p, ref_source)') > 0) = 0
+GROUP BY grain, site, dim, page, value, bucket
+ORDER BY site, dim, page, value, grain, bucket;
+
+DROP VIEW IF EXISTS dim_rollup_mv;
+
+-- As 008's, plus the third set: grouping(p, ref_source) tells the sets
+-- apart (0: both in the set, i.e. the page set with every dimension) where
+-- the values cannot, since a row from before migration 007 holds '' in
+-- every dimension. Its rejected combinations fan out into nothing. That
+-- grouping() call is what the backfill's guard looks for.
+CREATE MATERIALIZED VIEW IF NOT EXISTS dim_rollup_mv TO dim_rollup AS
+SELECT
+    r.1 AS grain,
+    site,
+    r.2 AS dim,
+    r.3 AS page,
+    r.4 AS value,
+    multiIf(r.1 = 1, m, r.1 = 2, toStartOfHour(m), toStartOfDay(m)) AS bucket,
+    sum(c) AS views,
+    uniqCombined64MergeState(12)(s) AS uniques
+FROM
+(
+    SELECT site, toStartOfMinute(toDateTime(time, 'UTC')) AS m, verdict, views_raw.page AS p,
+        ref_source, ref_host, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen,
+        grouping(p, ref_source) AS set,
+        count() AS c, uniqCombined64State(12)(visitor) AS s
+    FROM views_raw
+    GROUP BY GROUPING SETS ((site, m, verdict, ref_source, ref_host, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen),
+                            (site, m, verdict, p),
+                            (site, m, verdict, p, ref_source, ref_host, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen))
+)
+ARRAY JOIN multiIf(set = 0 AND verdict = 'valid',
+        [(2, 'source', p, toString(ref_source)), (3, 'source', p, toString(ref_source)),
+             (2, 'referrer', p, toString(ref_host)), (3, 'referrer', p, toString(ref_host)),
+             (2, 'utm_source', p, toString(utm_source)), (3, 'utm_source', p, toString(utm_source)),
+             (2, 'utm_medium', p, toString(utm_medium)), (3, 'utm_medium', p, toString(utm_medium)),
+             (2, 'utm_campaign', p, toString(utm_campaign)), (3, 'utm_campaign', p, toString(utm_campaign)),
+             (2, 'browser', p, toString(browser)), (3, 'browser', p, toString(browser)),
+             (2, 'os', p, toString(os)), (3, 'os', p, toString(os)),
+             (2, 'device', p, toString(device)), (3, 'device', p, toString(device)),
+             (2, 'country', p, toString(country)), (3, 'country', p, toString(country)),
+             (2, 'screen', p, toString(screen)), (3, 'screen', p, toString(screen))],
+    set = 0,
+        [],
+    p = '' AND verdict = 'valid',
+        [(1, 'total', '', ''), (2, 'total', '', ''), (3, 'total', '', ''),
+             (2, 'source', '', toString(ref_source)), (3, 'source', '', toString(ref_source)),
+             (2, 'referrer', '', toString(ref_host)), (3, 'referrer', '', toString(ref_host)),
+             (2, 'utm_source', '', toString(utm_source)), (3, 'utm_source', '', toString(utm_source)),
+             (2, 'utm_medium', '', toString(utm_medium)), (3, 'utm_medium', '', toString(utm_medium)),
+             (2, 'utm_campaign', '', toString(utm_campaign)), (3, 'utm_campaign', '', toString(utm_campaign)),
+             (2, 'browser', '', toString(browser)), (3, 'browser', '', toString(browser)),
+             (2, 'os', '', toString(os)), (3, 'os', '', toString(os)),
+             (2, 'device', '', toString(device)), (3, 'device', '', toString(device)),
+             (2, 'country', '', toString(country)), (3, 'country', '', toString(country)),
+             (2, 'screen', '', toString(screen)), (3, 'screen', '', toString(screen))],
+    p = '',
+        [(2, 'reason', '', toString(verdict)), (3, 'reason', '', toString(verdict))],
+    verdict = 'valid',
+        [(2, 'page', '', p), (3, 'page', '', p)],
+        [(2, 'reason', p, toString(verdict)), (2, 'filtered_page', '', p), (3, 'filtered_page', '', p)]) AS r
+GROUP BY grain, site, dim, page, value, bucket;
