@@ -61,17 +61,16 @@ func TestMigratePageBreakdownsBackfills(t *testing.T) {
 			if v.Reason != viewcount.Valid {
 				continue
 			}
-			for dim, value := range map[string]string{"source": v.Dims.RefSource, "referrer": v.Dims.RefHost,
-				"utm_source": v.UTM.Source, "utm_medium": v.UTM.Medium, "utm_campaign": v.UTM.Campaign, "browser": v.Dims.Browser,
-				"os": v.Dims.OS, "device": v.Dims.Device, "country": v.Country, "screen": v.Dims.Screen} {
-				for grain, bucket := range map[string]time.Time{"hour": v.Time.Truncate(time.Hour), "day": v.Time.Truncate(24 * time.Hour)} {
-					k := fmt.Sprintf("%s %s \"%s\" %s %s", dim, v.Page, value, grain, bucket.Format(time.DateTime))
-					if want[k] == nil {
-						want[k] = map[uint64]bool{}
-					}
-					want[k][v.Visitor] = true
-					views[k]++
+			// The page's combination of every dimension, as migration 010 joins them.
+			value := strings.Join([]string{v.Dims.RefSource, v.Dims.RefHost, v.UTM.Source, v.UTM.Medium, v.UTM.Campaign,
+				v.Dims.Browser, v.Dims.OS, v.Dims.Device, v.Country, v.Dims.Screen}, "\x1f")
+			for grain, bucket := range map[string]time.Time{"hour": v.Time.Truncate(time.Hour), "day": v.Time.Truncate(24 * time.Hour)} {
+				k := fmt.Sprintf("page_dims %s \"%s\" %s %s", v.Page, value, grain, bucket.Format(time.DateTime))
+				if want[k] == nil {
+					want[k] = map[uint64]bool{}
 				}
+				want[k][v.Visitor] = true
+				views[k]++
 			}
 		}
 		if err := s.InsertViews(ctx, token, vs); err != nil {

@@ -29,25 +29,17 @@ INSERT INTO dim_rollup
 SETTINGS insert_deduplication_token = 'migration-010-page-breakdowns', insert_deduplicate = 1,
     max_threads = 1, max_insert_threads = 1, max_bytes_before_external_group_by = 1000000000
 SELECT
-    r.1 AS grain,
+    g AS grain,
     site,
-    r.2 AS dim,
+    'page_dims' AS dim,
     page,
-    r.3 AS value,
-    if(r.1 = 2, toStartOfHour(toDateTime(time, 'UTC')), toStartOfDay(toDateTime(time, 'UTC'))) AS bucket,
+    arrayStringConcat([toString(ref_source), toString(ref_host), toString(utm_source), toString(utm_medium), toString(utm_campaign),
+        toString(browser), toString(os), toString(device), toString(country), toString(screen)], '\x1f') AS value,
+    if(g = 2, toStartOfHour(toDateTime(time, 'UTC')), toStartOfDay(toDateTime(time, 'UTC'))) AS bucket,
     count() AS views,
     uniqCombined64State(12)(visitor) AS uniques
 FROM views_raw
-ARRAY JOIN [(2, 'source', toString(ref_source)), (3, 'source', toString(ref_source)),
-            (2, 'referrer', toString(ref_host)), (3, 'referrer', toString(ref_host)),
-            (2, 'utm_source', toString(utm_source)), (3, 'utm_source', toString(utm_source)),
-            (2, 'utm_medium', toString(utm_medium)), (3, 'utm_medium', toString(utm_medium)),
-            (2, 'utm_campaign', toString(utm_campaign)), (3, 'utm_campaign', toString(utm_campaign)),
-            (2, 'browser', toString(browser)), (3, 'browser', toString(browser)),
-            (2, 'os', toString(os)), (3, 'os', toString(os)),
-            (2, 'device', toString(device)), (3, 'device', toString(device)),
-            (2, 'country', toString(country)), (3, 'country', toString(country)),
-            (2, 'screen', toString(screen)), (3, 'screen', toString(screen))] AS r
+ARRAY JOIN [2, 3] AS g
 WHERE verdict = 'valid'
   AND (SELECT count() FROM system.tables WHERE database = currentDatabase() AND name = 'dim_rollup_mv'
        AND position(create_table_query, 'grouping(p, ref_source)') > 0) = 0
@@ -83,16 +75,10 @@ FROM
                             (site, m, verdict, p, ref_source, ref_host, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen))
 )
 ARRAY JOIN multiIf(set = 0 AND verdict = 'valid',
-        [(2, 'source', p, toString(ref_source)), (3, 'source', p, toString(ref_source)),
-             (2, 'referrer', p, toString(ref_host)), (3, 'referrer', p, toString(ref_host)),
-             (2, 'utm_source', p, toString(utm_source)), (3, 'utm_source', p, toString(utm_source)),
-             (2, 'utm_medium', p, toString(utm_medium)), (3, 'utm_medium', p, toString(utm_medium)),
-             (2, 'utm_campaign', p, toString(utm_campaign)), (3, 'utm_campaign', p, toString(utm_campaign)),
-             (2, 'browser', p, toString(browser)), (3, 'browser', p, toString(browser)),
-             (2, 'os', p, toString(os)), (3, 'os', p, toString(os)),
-             (2, 'device', p, toString(device)), (3, 'device', p, toString(device)),
-             (2, 'country', p, toString(country)), (3, 'country', p, toString(country)),
-             (2, 'screen', p, toString(screen)), (3, 'screen', p, toString(screen))],
+        [(2, 'page_dims', p, arrayStringConcat([toString(ref_source), toString(ref_host), toString(utm_source), toString(utm_medium),
+             toString(utm_campaign), toString(browser), toString(os), toString(device), toString(country), toString(screen)], '\x1f')),
+         (3, 'page_dims', p, arrayStringConcat([toString(ref_source), toString(ref_host), toString(utm_source), toString(utm_medium),
+             toString(utm_campaign), toString(browser), toString(os), toString(device), toString(country), toString(screen)], '\x1f'))],
     set = 0,
         [],
     p = '' AND verdict = 'valid',
