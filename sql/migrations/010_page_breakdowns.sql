@@ -1,19 +1,29 @@
 -- Breakdowns of one page (issue 10: "where did this video's viewers come
--- from?"): dim_rollup gains, per page, the rows migration 008 keeps for
--- the whole site by source, referrer, utm_source, utm_medium, utm_campaign,
--- browser, os, device, country and screen, at hour and day grain (hours
--- for a range's time-zone edges, days for the rest; see 008):
---   source … screen  page = page  value = the dim  hour, day
--- The stats API answers `breakdown?by=<dim>&page=/x` from them.
+-- from?"): dim_rollup gains, per page, valid views and a sketch of visitor
+-- ids per combination of every dimension 008 breaks the site down by:
+--   page_dims  page = page  value = source, referrer, utm_source,   hour, day
+--                                   utm_medium, utm_campaign, browser,
+--                                   os, device, country, screen
+--                                   joined with \x1f, in that order
+-- The stats API answers `breakdown?by=<dim>&page=/x` from them by taking
+-- the dim's field and grouping (queries/stats_breakdown_page.sql). The
+-- separator cannot occur in a value: ingest refuses control characters in
+-- pages and drops UTM values holding one, hosts cannot hold one, and the
+-- other dimensions come from fixed sets.
 --
--- The view gets a third grouping set, the first (every dimension) plus the
--- page, and fans each of its valid combinations out into 20 rows. With a
--- page in the key a combination is nearly one view on many-page traffic,
--- which is what this costs: BENCHMARKS.md, BenchmarkInsertBatch, has main
--- before and after.
+-- Why one row per combination, not a row per dimension as for the whole
+-- site: with a page in the key a combination is nearly one view on
+-- many-page traffic, so the insert path pays per row written. A row per
+-- dimension and grain is 20 rows per view and cost 3.3 times main's CPU
+-- per row in BenchmarkInsertBatch/spread (100k pages); a combination per
+-- grain is 2. A page's own combinations are few enough to group on read
+-- (one page, one range: its hour rows at the edges, its day rows between;
+-- day rows are ordered by value, so a read takes all of the page's day
+-- rows and keeps the range's). BENCHMARKS.md has the insert cost and the
+-- read latency on the 10M-event history.
 --
 -- Upgrading: rows already in views_raw get their per-page rows once, from
--- the backfill below, then the view is replaced (DROP VIEW, CREATE
+-- the backfill below; then the view is replaced (DROP VIEW, CREATE
 -- MATERIALIZED VIEW, as migration 004 does). Stop every validator before
 -- upgrading a server deployment: rows inserted between the backfill and
 -- the new view would miss their per-page rows, and between DROP and CREATE
@@ -22,8 +32,8 @@
 -- had already expired (--raw-retention) keep no per-page breakdown.
 --
 -- The backfill is rerun-safe: it carries a deduplication token and runs
--- single-threaded so a rerun after a crash produces the same blocks (and
--- the same per-block tokens) from the same views_raw, and it runs only
+-- single-threaded and sorted, so a rerun after a crash produces the same
+-- blocks (and per-block tokens) from the same views_raw, and it runs only
 -- while the view is not yet the one below (which fills these rows itself).
 INSERT INTO dim_rollup
 SETTINGS insert_deduplication_token = 'migration-010-page-breakdowns', insert_deduplicate = 1,
@@ -48,11 +58,13 @@ ORDER BY site, dim, page, value, grain, bucket;
 
 DROP VIEW IF EXISTS dim_rollup_mv;
 
--- As 008's, plus the third set: grouping(p, ref_source) tells the sets
--- apart (0: both in the set, i.e. the page set with every dimension) where
--- the values cannot, since a row from before migration 007 holds '' in
--- every dimension. Its rejected combinations fan out into nothing. That
--- grouping() call is what the backfill's guard looks for.
+-- As 008's, plus a third grouping set, the first (every dimension) plus
+-- the page; each of its valid combinations becomes an hour and a day row.
+-- grouping(p, ref_source) tells the sets apart (0: both in the set: the
+-- third) where the values cannot, since a row from before migration 007
+-- holds '' in every dimension. Rejected combinations of the third set fan
+-- out into nothing. That grouping() call is what the backfill's guard
+-- looks for.
 CREATE MATERIALIZED VIEW IF NOT EXISTS dim_rollup_mv TO dim_rollup AS
 SELECT
     r.1 AS grain,
