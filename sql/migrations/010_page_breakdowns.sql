@@ -16,8 +16,10 @@
 -- many-page traffic, so the insert path pays per row written. A row per
 -- dimension and grain is 20 rows per view and cost 3.3 times main's CPU
 -- per row in BenchmarkInsertBatch/spread (100k pages); a combination per
--- grain is 2. A page's own combinations are few enough to group on read
--- (one page, one range: its hour rows at the edges, its day rows between;
+-- grain is 2 and costs +50 % (hot page: +13 %; medians of 3 alternating
+-- runs). Hour rows only (+35 %) would make a read merge every hour of its
+-- range. A page's own combinations are few enough to group on read (one
+-- page, one range: its hour rows at the edges, its day rows between;
 -- day rows are ordered by value, so a read takes all of the page's day
 -- rows and keeps the range's). BENCHMARKS.md has the insert cost and the
 -- read latency on the 10M-event history.
