@@ -77,6 +77,11 @@ func BenchmarkStats(b *testing.B) {
 		{"breakdown/page/one", "breakdown?by=page&page=/posts/3"},
 		{"breakdown/page/100", "breakdown?by=page&limit=100"},
 		{"csv/breakdown/page", "breakdown?by=page&format=csv"},
+		// One page's breakdowns (migration 010): a popular page and one of
+		// the long tail.
+		{"breakdown/source/page", "breakdown?by=source&page=/posts/3"},
+		{"breakdown/country/page", "breakdown?by=country&page=/posts/3"},
+		{"breakdown/source/page/tail", "breakdown?by=source&page=/posts/900"},
 	}
 	for _, by := range []string{"page", "source", "referrer", "utm_source", "utm_medium", "utm_campaign", "browser", "os", "device", "country", "screen"} {
 		calls = append(calls, struct{ name, path string }{"breakdown/" + by, "breakdown?by=" + by})

@@ -17,13 +17,14 @@ const (
 	qPageSeries    = "stats_page_series"       // as qSeries, plus page
 	qBreakdown     = "stats_breakdown"         // site, dim, page, value, range, limit, offset → value, views, total_values
 	qBreakdownUniq = "stats_breakdown_uniques" // site, dim, page, values, range → value, uniques
+	qBreakdownPage = "stats_breakdown_page"    // site, page, field, range, limit, offset → value, views, uniques, total_values
 	qReasons       = "stats_reasons"           // site, page, range → reason, events
 	qReasonSeries  = "stats_reason_series"     // site, page, from, to, daily, tz → t, reason, events
 	qFilteredPages = "stats_filtered_pages"    // site, range, limit → page, filtered, reason, events
 	qRealtime      = "stats_realtime"          // site, from → views, visitors
 )
 
-var queryNames = []string{qTotal, qPageTotal, qSeries, qPageSeries, qBreakdown, qBreakdownUniq, qReasons, qReasonSeries, qFilteredPages, qRealtime}
+var queryNames = []string{qTotal, qPageTotal, qSeries, qPageSeries, qBreakdown, qBreakdownUniq, qBreakdownPage, qReasons, qReasonSeries, qFilteredPages, qRealtime}
 
 // counts are valid views and merged uniques.
 type counts struct{ views, uniques uint64 }
