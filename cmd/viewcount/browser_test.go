@@ -157,7 +157,7 @@ func (b *browser) screenshot(t *testing.T, name string) string {
 func (b *browser) waitLoaded(t *testing.T, prev string) string {
 	t.Helper()
 	js := `document.body.dataset.state === 'ready' && (document.body.dataset.load || '') !== '` + prev + `'`
-	if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool](js, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+	if err := chromedp.Do(b.ctx, untilJS(js)); err != nil {
 		state := evalJS[string](t, b, `document.body.dataset.state + ': ' + document.getElementById('error').textContent`)
 		t.Fatalf("dashboard did not finish loading: %v (state %s)", err, state)
 	}

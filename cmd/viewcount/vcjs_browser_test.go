@@ -217,7 +217,7 @@ func TestVCJSInBrowser(t *testing.T) {
 	if err := chromedp.Do(bctx, chromedp.Navigate(pages.URL+"/count")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := chromedp.Run(bctx, chromedp.Poll[chromedp.Void](`document.getElementById('c').textContent !== ''`,
+	if err := chromedp.Do(bctx, untilJS(`document.getElementById('c').textContent !== ''`,
 		chromedp.WithPollingTimeout(15*time.Second))); err != nil {
 		t.Fatalf("count page: %v (requests %q)", err, reqs.all())
 	}
