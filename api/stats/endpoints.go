@@ -117,7 +117,7 @@ func (a *API) summary(req *request) (*answer, error) {
 		Filtered: filtered, FilteredByReason: byReason,
 		Previous: period{From: req.format(prev.from), To: req.format(prev.to), Views: before.views, Uniques: before.uniques, Filtered: prevFiltered},
 		Change:   change{relChange(cur.views, before.views), relChange(cur.uniques, before.uniques), relChange(filtered, prevFiltered)}}
-	return &answer{json: out,
+	return &answer{json: out, end: s.to,
 		header: []string{"from", "to", "views", "uniques", "uniques_error", "filtered", "previous_from", "previous_to", "previous_views", "previous_uniques", "previous_filtered"},
 		rows: [][]string{{out.From, out.To, u(out.Views), u(out.Uniques), f(out.UniquesError), u(out.Filtered),
 			out.Previous.From, out.Previous.To, u(before.views), u(before.uniques), u(prevFiltered)}}}, nil
@@ -168,7 +168,7 @@ func (a *API) timeseries(req *request) (*answer, error) {
 		byT[int64(n[0])] = counts{n[1], n[2]}
 	}
 	out := seriesJSON{meta: req.meta(span{starts[0], s.to}), Interval: iv, Buckets: make([]bucketJSON, len(starts))}
-	ans := &answer{header: []string{"t", "views", "uniques"}, rows: make([][]string, len(starts))}
+	ans := &answer{header: []string{"t", "views", "uniques"}, rows: make([][]string, len(starts)), end: s.to}
 	for i, t := range starts {
 		c := byT[t.Unix()]
 		out.Buckets[i] = bucketJSON{T: req.format(t), Views: c.views, Uniques: c.uniques}

@@ -87,7 +87,7 @@ func (a *API) filtered(req *request) (*answer, error) {
 		out.ByReason[r[1]] += n[1]
 		out.Filtered += n[1]
 	}
-	ans := &answer{header: []string{"kind", "t", "page", "reason", "filtered"}}
+	ans := &answer{header: []string{"kind", "t", "page", "reason", "filtered"}, end: s.to}
 	for _, b := range out.Buckets {
 		for _, r := range sortedKeys(b.ByReason) {
 			ans.rows = append(ans.rows, []string{"bucket", b.T, "", r, u(b.ByReason[r])})
