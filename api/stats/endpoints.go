@@ -146,11 +146,8 @@ func (a *API) timeseries(req *request) (*answer, error) {
 		return nil, err
 	}
 	starts, s := buckets(iv, from, to, req.loc)
-	grain := string(iv)
-	if iv == day {
-		grain = string(hour) // grouped by local day in the query
-	}
-	p := seriesParams(req.site, s, grain, iv == day, req.loc.String())
+	grain, daily := seriesGrain(iv, req.loc, req.page == "")
+	p := seriesParams(req.site, s, grain, daily, req.loc.String())
 	name := qSeries
 	if req.page != "" {
 		name, p["page"] = qPageSeries, req.page
