@@ -94,25 +94,11 @@ func (a *API) summary(req *request) (*answer, error) {
 	}
 	s := hourSpan(from, to)
 	prev := s.previous()
-	// The two queries run side by side (the store keeps two query
-	// connections): a summary costs one query's time.
-	var (
-		cur, before counts
-		totalErr    error
-		done        = make(chan struct{})
-	)
-	go func() {
-		defer close(done)
-		cur, before, totalErr = a.total(req.ctx, req.site, req.page, s, prev)
-	}()
-	byReason, filtered, prevFiltered, err := a.reasons(req.ctx, req.site, req.page, s, prev)
-	<-done
-	if err == nil {
-		err = totalErr
-	}
+	sc, err := a.summaryCounts(req.ctx, req.site, req.page, s, prev)
 	if err != nil {
 		return nil, err
 	}
+	cur, before, byReason, filtered, prevFiltered := sc.now, sc.before, sc.byReason, sc.filtered, sc.prevFiltered
 	out := summaryJSON{meta: req.meta(s), Views: cur.views, Uniques: cur.uniques, UniquesError: sketchOf(req.page).uniquesError(cur.uniques),
 		Filtered: filtered, FilteredByReason: byReason,
 		Previous: period{From: req.format(prev.from), To: req.format(prev.to), Views: before.views, Uniques: before.uniques, Filtered: prevFiltered},
