@@ -151,8 +151,12 @@ func TestBrokenRawPartReportsLoss(t *testing.T) {
 	s := migrated(t)
 	ctx := t.Context()
 	now := time.Now().UTC()
-	insertViews(t, s, "r1", "a.example", now.Add(-3*time.Hour), 120)
-	insertViews(t, s, "r2", "b.example", now.Add(-2*time.Hour), 30)
+	// r1's 120 views span 14 hours: they start on the 10th of last month so
+	// that they are all in the past and in one monthly partition (one part)
+	// whatever the date the test runs on.
+	start := time.Date(now.Year(), now.Month()-1, 10, 0, 0, 0, 0, time.UTC)
+	insertViews(t, s, "r1", "a.example", start, 120)
+	insertViews(t, s, "r2", "b.example", start.AddDate(0, 0, 1), 30)
 	storetest.BreakPart(t, s, "views_raw") // the lowest part name: r1's
 
 	parts, err := rollup.BrokenParts(ctx, s)

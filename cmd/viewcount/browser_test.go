@@ -110,8 +110,16 @@ func evalJS[T any](t *testing.T, b *browser, js string) T {
 // until polls a JavaScript condition in the page (30 s at most).
 func untilJS(js string, opts ...chromedp.PollOption) chromedp.Action[chromedp.Void] {
 	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
-		_, err := chromedp.Poll[bool](js, append([]chromedp.PollOption{chromedp.WithPollingTimeout(30 * time.Second)}, opts...)...)(ctx, t)
-		return chromedp.Void{}, err
+		// A poll started while a navigation replaces the page's execution
+		// context fails with "Cannot find context with specified id" (seen
+		// under load right after Navigate): poll again in the new one.
+		for attempt := 0; ; attempt++ {
+			_, err := chromedp.Poll[bool](js, append([]chromedp.PollOption{chromedp.WithPollingTimeout(30 * time.Second)}, opts...)...)(ctx, t)
+			if err == nil || attempt == 5 || !strings.Contains(err.Error(), "Cannot find context") {
+				return chromedp.Void{}, err
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 	}
 }
 

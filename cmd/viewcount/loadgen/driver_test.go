@@ -218,9 +218,16 @@ func TestRunOpenLoopNoCoordinatedOmission(t *testing.T) {
 }
 
 func TestRunCancel(t *testing.T) {
-	srv := newCountingServer(t, ok, 0)
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	// Cancelled once the server has seen requests, not after a fixed time:
+	// on a loaded machine 300 ms once passed before the first request.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	srv := newCountingServer(t, func(n int64) int {
+		if n == 20 {
+			cancel()
+		}
+		return ok(n)
+	}, 0)
 	rep, err := Run(ctx, Config{Server: srv.URL, Connections: 4, Duration: time.Hour}, testSource(t))
 	if err != nil {
 		t.Fatal(err)

@@ -10,20 +10,21 @@ import (
 // video creators see; what matters for tests is that every dimension has
 // a head, a tail and an unknown value.
 
+// host is ref_host as the validator derives it: without "www.".
 type referrer struct{ url, host, source string }
 
 var referrers = []referrer{
 	{"", "", "(direct)"},
-	{"https://www.google.com/", "www.google.com", "Google"},
-	{"https://www.google.de/", "www.google.de", "Google"},
-	{"https://www.bing.com/", "www.bing.com", "Bing"},
+	{"https://www.google.com/", "google.com", "Google"},
+	{"https://www.google.de/", "google.de", "Google"},
+	{"https://www.bing.com/", "bing.com", "Bing"},
 	{"https://duckduckgo.com/", "duckduckgo.com", "DuckDuckGo"},
-	{"https://www.reddit.com/r/programming/", "www.reddit.com", "Reddit"},
+	{"https://www.reddit.com/r/programming/", "reddit.com", "Reddit"},
 	{"https://old.reddit.com/r/golang/", "old.reddit.com", "Reddit"},
 	{"https://news.ycombinator.com/item", "news.ycombinator.com", "Hacker News"},
 	{"https://t.co/abc", "t.co", "X"},
-	{"https://www.facebook.com/", "www.facebook.com", "Facebook"},
-	{"https://www.linkedin.com/feed/", "www.linkedin.com", "LinkedIn"},
+	{"https://www.facebook.com/", "facebook.com", "Facebook"},
+	{"https://www.linkedin.com/feed/", "linkedin.com", "LinkedIn"},
 	{"https://chatgpt.com/", "chatgpt.com", "ChatGPT"},
 	{"https://mail.google.com/", "mail.google.com", "Gmail"},
 	{"https://weekly.golangnews.example/issue-42", "weekly.golangnews.example", "weekly.golangnews.example"},
