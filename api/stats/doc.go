@@ -29,6 +29,13 @@
 // country, … with a page filter is answered 400 (migration 008 says what
 // keeping them would cost the insert path).
 //
+// Answers are cached (Config.CacheBytes, an LRU bounded in bytes): one
+// whose range ended more than the pipeline's lag plus 10 minutes ago never
+// changes and is kept until evicted; any other is served for the answers'
+// max-age (10 s), so no cached answer is staler than the Cache-Control
+// already allows. An answer's as_of is when it was read. Realtime is never
+// cached.
+//
 // The package never answers without the caller's Auth saying yes, and
 // never logs tokens or visitor ids.
 package stats
