@@ -90,6 +90,11 @@ func BenchmarkStats(b *testing.B) {
 		{name: "breakdown/page/one", path: "breakdown?by=page&page=/posts/3"},
 		{name: "breakdown/page/100", path: "breakdown?by=page&limit=100"},
 		{name: "csv/breakdown/page", path: "breakdown?by=page&format=csv"},
+		// One page's breakdowns (migration 010): a popular page and one of
+		// the long tail.
+		{name: "breakdown/source/page", path: "breakdown?by=source&page=/posts/3"},
+		{name: "breakdown/country/page", path: "breakdown?by=country&page=/posts/3"},
+		{name: "breakdown/source/page/tail", path: "breakdown?by=source&page=/posts/900"},
 	}
 	for _, by := range []string{"page", "source", "referrer", "utm_source", "utm_medium", "utm_campaign", "browser", "os", "device", "country", "screen"} {
 		calls = append(calls, call{name: "breakdown/" + by, path: "breakdown?by=" + by})

@@ -18,6 +18,15 @@ var dims = map[string]string{
 	"browser": "browser", "os": "os", "device": "device", "country": "country", "screen": "screen",
 }
 
+// pageFields are the dimensions kept per page and their positions in the
+// combination dim_rollup's page_dims rows hold (migration 010; see
+// queries/stats_breakdown_page.sql): every one but page, whose
+// breakdown of one page is that page's row of the site's.
+var pageFields = map[string]int{
+	"source": 1, "referrer": 2, "utm_source": 3, "utm_medium": 4, "utm_campaign": 5,
+	"browser": 6, "os": 7, "device": 8, "country": 9, "screen": 10,
+}
+
 const byNames = "page, source, referrer, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen"
 
 // unknown is how a value the store holds as ” (not known, or written
@@ -67,14 +76,14 @@ func (a *API) breakdown(req *request) (*answer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if req.page != "" && by != "page" {
-		return nil, badParam("page", "breakdowns of one page are kept by page only, not by %s (see the API docs)", by)
-	}
 	from, to, err := parseRange(req, maxDayRange)
 	if err != nil {
 		return nil, err
 	}
 	s := hourSpan(from, to)
+	if field, ok := pageFields[by]; ok && req.page != "" {
+		return a.pageBreakdown(req, by, field, s, limit, offset)
+	}
 	p := s.params(req.site)
 	p["dim"], p["page"], p["value"] = dim, req.page, ""
 	p["limit"], p["offset"] = strconv.Itoa(limit), strconv.Itoa(offset)
@@ -131,6 +140,50 @@ func (a *API) breakdown(req *request) (*answer, error) {
 		}
 		if len(rows) == 1 {
 			n, err := uints(qBreakdown, rows[0][2])
+			if err != nil {
+				return nil, err
+			}
+			out.TotalValues = n[0]
+		}
+	}
+	ans.json = out
+	return ans, nil
+}
+
+// pageBreakdown is breakdown of one page by a dimension kept per page
+// (field, see pageFields).
+func (a *API) pageBreakdown(req *request, by string, field int, s span, limit, offset int) (*answer, error) {
+	p := s.params(req.site)
+	p["page"], p["field"] = req.page, strconv.Itoa(field)
+	p["limit"], p["offset"] = strconv.Itoa(limit), strconv.Itoa(offset)
+	rows, err := a.query(req.ctx, qBreakdownPage, p, 4)
+	if err != nil {
+		return nil, err
+	}
+	out := breakdownJSON{meta: req.meta(s), By: by, Rows: make([]rowJSON, 0, len(rows)), Limit: limit, Offset: offset}
+	ans := &answer{header: []string{by, "views", "uniques"}}
+	for _, r := range rows {
+		n, err := uints(qBreakdownPage, r[1:]...)
+		if err != nil {
+			return nil, err
+		}
+		v := r[0]
+		if v == "" {
+			v = unknown
+		}
+		out.Rows = append(out.Rows, rowJSON{Value: v, Views: n[0], Uniques: n[1]})
+		out.TotalValues = n[2]
+		out.UniquesError = max(out.UniquesError, dimSketch.uniquesError(n[1]))
+		ans.rows = append(ans.rows, []string{v, strconv.FormatUint(n[0], 10), strconv.FormatUint(n[1], 10)})
+	}
+	if len(rows) == 0 && offset > 0 {
+		// Past the last value: count them for the client's pager.
+		p["offset"], p["limit"] = "0", "1"
+		if rows, err = a.query(req.ctx, qBreakdownPage, p, 4); err != nil {
+			return nil, err
+		}
+		if len(rows) == 1 {
+			n, err := uints(qBreakdownPage, rows[0][3])
 			if err != nil {
 				return nil, err
 			}

@@ -71,6 +71,48 @@ func testBreakdown(f *fixture) {
 	// The page breakdown of one page: its own row.
 	w := want("page", "/posts/2")
 	check(base+"page&page=/posts/2", w, 1)
+	// Breakdowns of one page (migration 010), every dimension, over a
+	// range whose edges are Berlin's (hour rows) across its change to
+	// summer time; a popular page and a quiet one.
+	for _, page := range []string{"/posts/2", "/"} {
+		for by := range column {
+			if by == "page" {
+				continue
+			}
+			w := want(by, page)
+			if len(w) < 2 {
+				t.Errorf("page %s by %s: only %d values in the history", page, by, len(w))
+			}
+			check(base+by+"&page="+page, w, len(w))
+		}
+	}
+	// Summed over every page, a page's breakdowns are the site's: the
+	// history's own counts, over all of it (the default range).
+	tot := f.tot.Sites["utc.example"]
+	for by := range column {
+		if by == "page" {
+			continue
+		}
+		sum := map[string]uint64{}
+		for page := range tot.PageDay {
+			var got breakdown
+			f.getJSON("/v1/sites/utc.example/stats/breakdown?limit=1000&by="+by+"&page="+page, &got)
+			for _, r := range got.Rows {
+				sum[r.Value] += r.Views
+			}
+		}
+		if len(sum) != len(tot.Dims[by]) {
+			t.Errorf("by %s over all pages: %d values, want %d", by, len(sum), len(tot.Dims[by]))
+		}
+		for v, n := range tot.Dims[by] {
+			if v == "" {
+				v = "(unknown)"
+			}
+			if sum[v] != uint64(n) {
+				t.Errorf("by %s over all pages: %s = %d views, want %d", by, v, sum[v], n)
+			}
+		}
+	}
 	// A page of the ranking: limit and offset; total_values counts all.
 	all := want("source", "")
 	got := check("/v1/sites/berlin.example/stats/breakdown?from=2026-03-24&to=2026-03-31&by=source&limit=3&offset=2", all[2:5], len(all))

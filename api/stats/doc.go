@@ -1,7 +1,7 @@
 // Package stats serves the creator analytics API: GET
 // /v1/sites/{site}/stats/summary, timeseries, breakdown, realtime and
 // filtered. Every answer is read from the rollups the materialized views
-// keep (dim_rollup, migration 008, and page_rollup, migration 004), never
+// keep (dim_rollup, migrations 008 and 010, and page_rollup, 004), never
 // from a scan of views_raw, so a call costs the same whatever the traffic.
 //
 // Ranges: rollups are kept per UTC hour and day. A range is counted as the
@@ -25,9 +25,11 @@
 // 1.6 %), a page's totals from page_rollup's (precision 17: exact below
 // 4096, then ≈ 0.29 %).
 //
-// Breakdowns of one page are kept by page only: a breakdown by source,
-// country, … with a page filter is answered 400 (migration 008 says what
-// keeping them would cost the insert path).
+// Breakdowns of one page by source, referrer, UTM, browser, os, device,
+// country and screen are read from dim_rollup's per-page rows (migration
+// 010, which also says what they cost the insert path and what a store
+// upgraded from before it holds); by page with a page filter, that page's
+// own row of the site's page ranking.
 //
 // Answers are cached (Config.CacheBytes, an LRU bounded in bytes): one
 // whose range ended more than the pipeline's lag plus 10 minutes ago never

@@ -19,6 +19,7 @@ const (
 	qPageSeries    = "stats_page_series"       // as qSeries, plus page
 	qBreakdown     = "stats_breakdown"         // site, dim, page, value, range, limit, offset → value, views, total_values
 	qBreakdownUniq = "stats_breakdown_uniques" // site, dim, page, values, range → value, uniques
+	qBreakdownPage = "stats_breakdown_page"    // site, page, field, range, limit, offset → value, views, uniques, total_values
 	qReasons       = "stats_reasons"           // site, page, range → reason, events
 	qReasonSeries  = "stats_reason_series"     // site, page, from, to, daily, tz → t, reason, events
 	qFilteredPages = "stats_filtered_pages"    // site, range, limit → page, filtered, reason, events
@@ -26,7 +27,7 @@ const (
 	qSummary       = "stats_summary"           // site, range → current, reason, views, uniques
 )
 
-var queryNames = []string{qSummary, qTotal, qPageTotal, qSeries, qPageSeries, qBreakdown, qBreakdownUniq, qReasons, qReasonSeries, qFilteredPages, qRealtime}
+var queryNames = []string{qSummary, qTotal, qPageTotal, qSeries, qPageSeries, qBreakdown, qBreakdownUniq, qBreakdownPage, qReasons, qReasonSeries, qFilteredPages, qRealtime}
 
 // counts are valid views and merged uniques.
 type counts struct{ views, uniques uint64 }
