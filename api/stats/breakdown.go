@@ -161,7 +161,7 @@ func (a *API) pageBreakdown(req *request, by string, field int, s span, limit, o
 		return nil, err
 	}
 	out := breakdownJSON{meta: req.meta(s), By: by, Rows: make([]rowJSON, 0, len(rows)), Limit: limit, Offset: offset}
-	ans := &answer{header: []string{by, "views", "uniques"}}
+	ans := &answer{header: []string{by, "views", "uniques"}, end: s.to}
 	for _, r := range rows {
 		n, err := uints(qBreakdownPage, r[1:]...)
 		if err != nil {
