@@ -48,52 +48,73 @@ func BenchmarkStats(b *testing.B) {
 	end := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	st := benchStore(b, events, end)
 	now := end.Add(time.Minute)
-	api, err := stats.New(stats.Config{
-		Store:    st,
-		Auth:     func(c *gin.Context) (string, bool) { return c.Param("site"), true },
-		Zones:    stats.ZoneNames(func(context.Context, string) (string, error) { return "Europe/Berlin", nil }, nil),
-		NormPage: func(s string) (string, error) { return ingest.NormalisePage(s, false, 0) },
-		Now:      func() time.Time { return now },
-	})
-	if err != nil {
-		b.Fatal(err)
+	// Every call reads the store (no answer cache), what a call costs the
+	// first time it is asked; the cached/ calls measure the answer cache's
+	// hits, what a repeated call costs within the max-age (or for ever
+	// once its range has settled).
+	server := func(cacheBytes int64) http.Handler {
+		api, err := stats.New(stats.Config{
+			Store:      st,
+			Auth:       func(c *gin.Context) (string, bool) { return c.Param("site"), true },
+			Zones:      stats.ZoneNames(func(context.Context, string) (string, error) { return "Europe/Berlin", nil }, nil),
+			NormPage:   func(s string) (string, error) { return ingest.NormalisePage(s, false, 0) },
+			Now:        func() time.Time { return now },
+			CacheBytes: cacheBytes,
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		e := gin.New()
+		api.Routes(e)
+		return e
 	}
 	gin.SetMode(gin.ReleaseMode)
-	e := gin.New()
-	api.Routes(e)
+	e, cached := server(0), server(32<<20)
 	const base = "/v1/sites/history.example/stats/"
 	week := "&from=" + url(end.Add(-7*24*time.Hour)) + "&to=" + url(end)
 	day := "&from=" + url(end.Add(-24*time.Hour)) + "&to=" + url(end)
-	calls := []struct{ name, path string }{
-		{"summary", "summary?"},
-		{"summary/page", "summary?page=/posts/3"},
-		{"timeseries/day", "timeseries?interval=day"},
-		{"timeseries/day/page", "timeseries?interval=day&page=/posts/3"},
-		{"timeseries/hour/7d", "timeseries?interval=hour" + week},
-		{"timeseries/minute/24h", "timeseries?interval=minute" + day},
-		{"realtime", "realtime?"},
-		{"filtered/day", "filtered?interval=day"},
-		{"filtered/hour/7d", "filtered?interval=hour" + week},
-		{"breakdown/page/one", "breakdown?by=page&page=/posts/3"},
-		{"breakdown/page/100", "breakdown?by=page&limit=100"},
-		{"csv/breakdown/page", "breakdown?by=page&format=csv"},
+	type call struct {
+		name, path string
+		cached     bool
+	}
+	calls := []call{
+		{name: "summary", path: "summary?"},
+		{name: "summary/page", path: "summary?page=/posts/3"},
+		{name: "timeseries/day", path: "timeseries?interval=day"},
+		{name: "timeseries/day/page", path: "timeseries?interval=day&page=/posts/3"},
+		{name: "timeseries/hour/7d", path: "timeseries?interval=hour" + week},
+		{name: "timeseries/minute/24h", path: "timeseries?interval=minute" + day},
+		{name: "realtime", path: "realtime?"},
+		{name: "filtered/day", path: "filtered?interval=day"},
+		{name: "filtered/hour/7d", path: "filtered?interval=hour" + week},
+		{name: "breakdown/page/one", path: "breakdown?by=page&page=/posts/3"},
+		{name: "breakdown/page/100", path: "breakdown?by=page&limit=100"},
+		{name: "csv/breakdown/page", path: "breakdown?by=page&format=csv"},
 		// One page's breakdowns (migration 010): a popular page and one of
 		// the long tail.
-		{"breakdown/source/page", "breakdown?by=source&page=/posts/3"},
-		{"breakdown/country/page", "breakdown?by=country&page=/posts/3"},
-		{"breakdown/source/page/tail", "breakdown?by=source&page=/posts/900"},
+		{name: "breakdown/source/page", path: "breakdown?by=source&page=/posts/3"},
+		{name: "breakdown/country/page", path: "breakdown?by=country&page=/posts/3"},
+		{name: "breakdown/source/page/tail", path: "breakdown?by=source&page=/posts/900"},
 	}
 	for _, by := range []string{"page", "source", "referrer", "utm_source", "utm_medium", "utm_campaign", "browser", "os", "device", "country", "screen"} {
-		calls = append(calls, struct{ name, path string }{"breakdown/" + by, "breakdown?by=" + by})
+		calls = append(calls, call{name: "breakdown/" + by, path: "breakdown?by=" + by})
+	}
+	for _, c := range []string{"summary", "timeseries/day", "breakdown/page/100", "filtered/day"} {
+		i := slices.IndexFunc(calls, func(x call) bool { return x.name == c })
+		calls = append(calls, call{"cached/" + c, calls[i].path, true})
 	}
 	for _, c := range calls {
+		srv := e
+		if c.cached {
+			srv = cached
+		}
 		b.Run(c.name, func(b *testing.B) {
 			var lat []time.Duration
 			for b.Loop() {
 				req := httptest.NewRequest(http.MethodGet, base+c.path, nil)
 				w := httptest.NewRecorder()
 				t0 := time.Now()
-				e.ServeHTTP(w, req)
+				srv.ServeHTTP(w, req)
 				lat = append(lat, time.Since(t0))
 				if w.Code != http.StatusOK {
 					b.Fatalf("%s: %d %s", c.path, w.Code, w.Body)

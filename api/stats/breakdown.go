@@ -115,7 +115,7 @@ func (a *API) breakdown(req *request) (*answer, error) {
 		}
 	}
 	out := breakdownJSON{meta: req.meta(s), By: by, Rows: make([]rowJSON, 0, len(rows)), Limit: limit, Offset: offset}
-	ans := &answer{header: []string{by, "views", "uniques"}}
+	ans := &answer{header: []string{by, "views", "uniques"}, end: s.to}
 	for _, r := range rows {
 		n, err := uints(qBreakdown, r[1:]...)
 		if err != nil {
@@ -161,7 +161,7 @@ func (a *API) pageBreakdown(req *request, by string, field int, s span, limit, o
 		return nil, err
 	}
 	out := breakdownJSON{meta: req.meta(s), By: by, Rows: make([]rowJSON, 0, len(rows)), Limit: limit, Offset: offset}
-	ans := &answer{header: []string{by, "views", "uniques"}}
+	ans := &answer{header: []string{by, "views", "uniques"}, end: s.to}
 	for _, r := range rows {
 		n, err := uints(qBreakdownPage, r[1:]...)
 		if err != nil {
@@ -196,19 +196,22 @@ func (a *API) pageBreakdown(req *request, by string, field int, s span, limit, o
 
 // writeCSV answers with the CSV form: a header row, then one row per item.
 // Cells a spreadsheet would run as a formula (page paths and referrers are
-// visitor-controlled) are prefixed with a quote.
+// visitor-controlled) are prefixed with a quote, in a copy: the answer
+// may be cached.
 func writeCSV(c *gin.Context, ans *answer) {
 	c.Header("Content-Type", "text/csv; charset=utf-8")
 	c.Status(http.StatusOK)
 	w := csv.NewWriter(c.Writer)
 	_ = w.Write(ans.header)
+	out := make([]string, len(ans.header))
 	for _, r := range ans.rows {
-		for i, cell := range r {
+		out = append(out[:0], r...)
+		for i, cell := range out {
 			if cell != "" && strings.ContainsRune("=+-@\t\r", rune(cell[0])) && !isNumber(cell) {
-				r[i] = "'" + cell
+				out[i] = "'" + cell
 			}
 		}
-		_ = w.Write(r)
+		_ = w.Write(out)
 	}
 	w.Flush()
 }

@@ -31,6 +31,13 @@
 // upgraded from before it holds); by page with a page filter, that page's
 // own row of the site's page ranking.
 //
+// Answers are cached (Config.CacheBytes, an LRU bounded in bytes): one
+// whose range ended more than the pipeline's lag plus 10 minutes ago never
+// changes and is kept until evicted; any other is served for the answers'
+// max-age (10 s), so no cached answer is staler than the Cache-Control
+// already allows. An answer's as_of is when it was read. Realtime is never
+// cached.
+//
 // The package never answers without the caller's Auth saying yes, and
 // never logs tokens or visitor ids.
 package stats

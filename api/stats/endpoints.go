@@ -94,30 +94,16 @@ func (a *API) summary(req *request) (*answer, error) {
 	}
 	s := hourSpan(from, to)
 	prev := s.previous()
-	// The two queries run side by side (the store keeps two query
-	// connections): a summary costs one query's time.
-	var (
-		cur, before counts
-		totalErr    error
-		done        = make(chan struct{})
-	)
-	go func() {
-		defer close(done)
-		cur, before, totalErr = a.total(req.ctx, req.site, req.page, s, prev)
-	}()
-	byReason, filtered, prevFiltered, err := a.reasons(req.ctx, req.site, req.page, s, prev)
-	<-done
-	if err == nil {
-		err = totalErr
-	}
+	sc, err := a.summaryCounts(req.ctx, req.site, req.page, s, prev)
 	if err != nil {
 		return nil, err
 	}
+	cur, before, byReason, filtered, prevFiltered := sc.now, sc.before, sc.byReason, sc.filtered, sc.prevFiltered
 	out := summaryJSON{meta: req.meta(s), Views: cur.views, Uniques: cur.uniques, UniquesError: sketchOf(req.page).uniquesError(cur.uniques),
 		Filtered: filtered, FilteredByReason: byReason,
 		Previous: period{From: req.format(prev.from), To: req.format(prev.to), Views: before.views, Uniques: before.uniques, Filtered: prevFiltered},
 		Change:   change{relChange(cur.views, before.views), relChange(cur.uniques, before.uniques), relChange(filtered, prevFiltered)}}
-	return &answer{json: out,
+	return &answer{json: out, end: s.to,
 		header: []string{"from", "to", "views", "uniques", "uniques_error", "filtered", "previous_from", "previous_to", "previous_views", "previous_uniques", "previous_filtered"},
 		rows: [][]string{{out.From, out.To, u(out.Views), u(out.Uniques), f(out.UniquesError), u(out.Filtered),
 			out.Previous.From, out.Previous.To, u(before.views), u(before.uniques), u(prevFiltered)}}}, nil
@@ -146,11 +132,8 @@ func (a *API) timeseries(req *request) (*answer, error) {
 		return nil, err
 	}
 	starts, s := buckets(iv, from, to, req.loc)
-	grain := string(iv)
-	if iv == day {
-		grain = string(hour) // grouped by local day in the query
-	}
-	p := seriesParams(req.site, s, grain, iv == day, req.loc.String())
+	grain, daily := seriesGrain(iv, req.loc, req.page == "")
+	p := seriesParams(req.site, s, grain, daily, req.loc.String())
 	name := qSeries
 	if req.page != "" {
 		name, p["page"] = qPageSeries, req.page
@@ -168,7 +151,7 @@ func (a *API) timeseries(req *request) (*answer, error) {
 		byT[int64(n[0])] = counts{n[1], n[2]}
 	}
 	out := seriesJSON{meta: req.meta(span{starts[0], s.to}), Interval: iv, Buckets: make([]bucketJSON, len(starts))}
-	ans := &answer{header: []string{"t", "views", "uniques"}, rows: make([][]string, len(starts))}
+	ans := &answer{header: []string{"t", "views", "uniques"}, rows: make([][]string, len(starts)), end: s.to}
 	for i, t := range starts {
 		c := byT[t.Unix()]
 		out.Buckets[i] = bucketJSON{T: req.format(t), Views: c.views, Uniques: c.uniques}

@@ -53,7 +53,9 @@ func (a *API) filtered(req *request) (*answer, error) {
 		top, topErr = a.topFiltered(req, span{starts[0], s.to}, limit)
 	}()
 	rows, err := a.query(req.ctx, qReasonSeries, func() map[string]string {
-		p := seriesParams(req.site, s, string(hour), iv == day, req.loc.String())
+		// A page's reason rows are hours only (migration 008).
+		grain, daily := seriesGrain(iv, req.loc, req.page == "")
+		p := seriesParams(req.site, s, grain, daily, req.loc.String())
 		p["page"] = req.page
 		return p
 	}(), 3)
@@ -87,7 +89,7 @@ func (a *API) filtered(req *request) (*answer, error) {
 		out.ByReason[r[1]] += n[1]
 		out.Filtered += n[1]
 	}
-	ans := &answer{header: []string{"kind", "t", "page", "reason", "filtered"}}
+	ans := &answer{header: []string{"kind", "t", "page", "reason", "filtered"}, end: s.to}
 	for _, b := range out.Buckets {
 		for _, r := range sortedKeys(b.ByReason) {
 			ans.rows = append(ans.rows, []string{"bucket", b.T, "", r, u(b.ByReason[r])})

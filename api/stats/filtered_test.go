@@ -24,8 +24,9 @@ type filteredAnswer struct {
 func testFiltered(f *fixture) {
 	t := f.t
 	loc := berlin(t)
+	site := "berlin.example"
 	reasons := func(page string, from, to time.Time) map[string]uint64 {
-		p := rangeParams("berlin.example", from, to)
+		p := rangeParams(site, from, to)
 		p["page"] = page
 		out := map[string]uint64{}
 		for _, r := range f.rows("SELECT verdict, count() FROM views_raw WHERE site = {site:String} AND verdict != 'valid'"+
@@ -91,4 +92,18 @@ func testFiltered(f *fixture) {
 		same("hour "+b.T, b.ByReason, reasons("/", h, h.Add(time.Hour)))
 	}
 	same("page /", got.TopPages[0].ByReason, reasons("/", start, start.Add(24*time.Hour)))
+	// A UTC site's days are read from the day rows, a page's from hours.
+	site = "utc.example"
+	for _, page := range []string{"", "/"} {
+		got = filteredAnswer{}
+		f.getJSON("/v1/sites/utc.example/stats/filtered?from=2026-03-27&to=2026-03-30&page="+page, &got)
+		if len(got.Buckets) != 4 {
+			t.Fatalf("utc days of %q: %d buckets, want 4", page, len(got.Buckets))
+		}
+		start := time.Date(2026, 3, 27, 0, 0, 0, 0, time.UTC)
+		for i, b := range got.Buckets {
+			d := start.AddDate(0, 0, i)
+			same("utc day "+b.T+" of "+page, b.ByReason, reasons(page, d, d.AddDate(0, 0, 1)))
+		}
+	}
 }

@@ -2,10 +2,12 @@ package stats
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -41,13 +43,23 @@ type Config struct {
 	Lag    func() time.Duration
 	Now    func() time.Time // default time.Now
 	Logger *slog.Logger
+	// CacheBytes bounds the answer cache (see answerCache); 0 keeps no
+	// answers. CacheTTL is how long an answer whose range is still
+	// counting is served from it; default (and at most) the answers'
+	// max-age.
+	CacheBytes int64
+	CacheTTL   time.Duration
 }
 
 // API serves the stats endpoints.
 type API struct {
 	cfg    Config
 	logger *slog.Logger
+	cache  *answerCache // nil: none
 }
+
+// maxAge is the answers' Cache-Control max-age.
+const maxAge = 10 * time.Second
 
 // New checks cfg and returns the API.
 func New(cfg Config) (*API, error) {
@@ -63,17 +75,25 @@ func New(cfg Config) (*API, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &API{cfg: cfg, logger: cfg.Logger.With("component", "stats")}, nil
+	a := &API{cfg: cfg, logger: cfg.Logger.With("component", "stats")}
+	if cfg.CacheBytes > 0 {
+		ttl := cfg.CacheTTL
+		if ttl <= 0 || ttl > maxAge {
+			ttl = maxAge
+		}
+		a.cache = newAnswerCache(cfg.CacheBytes, ttl)
+	}
+	return a, nil
 }
 
 // Routes registers the endpoints under /v1/sites/:site/stats.
 func (a *API) Routes(r gin.IRouter) {
 	g := r.Group("/v1/sites/:site/stats")
-	g.GET("/summary", a.handle(a.summary))
-	g.GET("/timeseries", a.handle(a.timeseries))
-	g.GET("/breakdown", a.handle(a.breakdown))
-	g.GET("/realtime", a.handle(a.realtime))
-	g.GET("/filtered", a.handle(a.filtered))
+	g.GET("/summary", a.handle(a.summary, true))
+	g.GET("/timeseries", a.handle(a.timeseries, true))
+	g.GET("/breakdown", a.handle(a.breakdown, true))
+	g.GET("/realtime", a.handle(a.realtime, false)) // "now" is its point
+	g.GET("/filtered", a.handle(a.filtered, true))
 }
 
 // request is what every endpoint starts from: the authorised site, its
@@ -87,11 +107,14 @@ type request struct {
 	get  func(string) string
 }
 
-// answer is an endpoint's result: the JSON value and its CSV form.
+// answer is an endpoint's result: the JSON value and its CSV form, and
+// the end of the range it counted (zero for none).
 type answer struct {
-	json   any
-	header []string
-	rows   [][]string
+	json    any
+	header  []string
+	rows    [][]string
+	end     time.Time
+	encoded []byte // json, encoded once by handle
 }
 
 // errParam is a bad request parameter: answered 400 with its message.
@@ -103,7 +126,11 @@ func badParam(param, format string, args ...any) error {
 	return &errParam{param, fmt.Sprintf(format, args...)}
 }
 
-func (a *API) handle(f func(*request) (*answer, error)) gin.HandlerFunc {
+func (a *API) handle(f func(*request) (*answer, error), cacheable bool) gin.HandlerFunc {
+	cache := a.cache
+	if !cacheable {
+		cache = nil
+	}
 	return func(c *gin.Context) {
 		site, ok := a.cfg.Auth(c)
 		if !ok {
@@ -114,20 +141,34 @@ func (a *API) handle(f func(*request) (*answer, error)) gin.HandlerFunc {
 		if err == nil {
 			err = a.prepare(req, c)
 		}
-		var ans *answer
-		if err == nil {
-			ans, err = f(req)
+		var (
+			ans *answer
+			key string
+			hit bool
+		)
+		if err == nil && cache != nil {
+			key = cacheKey(c.FullPath(), site, req.loc.String(), c.Request.URL.Query())
+			ans, hit = cache.get(key, req.now)
+		}
+		if err == nil && !hit {
+			if ans, err = f(req); err == nil {
+				ans.encoded, err = json.Marshal(ans.json)
+			}
+			if err == nil && cache != nil {
+				settled := !ans.end.IsZero() && !ans.end.Add(a.cfg.Lag()+settleAfter).After(req.now)
+				cache.put(key, ans, settled, req.now)
+			}
 		}
 		if err != nil {
 			a.fail(c, err)
 			return
 		}
-		c.Header("Cache-Control", "private, max-age=10")
+		c.Header("Cache-Control", "private, max-age="+strconv.Itoa(int(maxAge/time.Second)))
 		if csv {
 			writeCSV(c, ans)
 			return
 		}
-		c.JSON(http.StatusOK, ans.json)
+		c.Data(http.StatusOK, "application/json; charset=utf-8", ans.encoded)
 	}
 }
 

@@ -43,7 +43,8 @@ type fixture struct {
 	tot   storetest.HistoryTotals
 }
 
-func newFixture(t *testing.T) *fixture {
+// newFixture serves the history; opts adjust the API's configuration.
+func newFixture(t *testing.T, opts ...func(*stats.Config)) *fixture {
 	t.Helper()
 	st := storetest.Open(t)
 	if err := rollup.Migrate(t.Context(), st, nil); err != nil {
@@ -55,7 +56,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f := &fixture{t: t, store: st, now: histEnd.Add(90 * time.Second), tot: tot}
 	zones := map[string]string{"utc.example": "", "berlin.example": "Europe/Berlin"}
-	api, err := stats.New(stats.Config{
+	cfg := stats.Config{
 		Store: st,
 		Auth: func(c *gin.Context) (string, bool) {
 			if c.GetHeader("Authorization") != token {
@@ -69,7 +70,11 @@ func newFixture(t *testing.T) *fixture {
 		Lag:      func() time.Duration { return 1500 * time.Millisecond },
 		Now:      func() time.Time { return f.now },
 		Logger:   slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})), // a 503's cause
-	})
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	api, err := stats.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

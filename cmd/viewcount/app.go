@@ -189,6 +189,7 @@ func (m *Main) Run(ctx context.Context) error {
 		// The stats API (issue 10) reads with the site, admin or share token;
 		// the dashboard page is its browser client.
 		st, err := stats.New(stats.Config{Store: m.store, Auth: srv.ReadAuth, NormPage: normPage, Lag: m.Metrics.PipelineLag, Now: m.now, Logger: m.logger,
+			CacheBytes: int64(m.cfg.StatsCacheMB) << 20,
 			Zones: stats.ZoneNames(func(ctx context.Context, site string) (string, error) {
 				reg, err := m.sites.Get(ctx, site)
 				return reg.Timezone, err

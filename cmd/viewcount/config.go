@@ -50,6 +50,7 @@ type Config struct {
 	RawRetention    time.Duration // how long views_raw keeps events (a TTL); rollups keep counts for good
 	CountryHeader   string        // request header a trusted CDN sets to the client's country; "" = none
 	CountryDB       string        // MMDB country database; "" = the default (geo.DefaultPath), "off" = none
+	StatsCacheMB    int           // the stats API's answer cache in MiB; 0 = none
 }
 
 // envFlag declares a flag whose default comes from an environment variable,
@@ -148,6 +149,7 @@ func parseConfig(name string, args []string) (Config, error) {
 	e.dur(&c.RawRetention, "raw-retention", "VIEWCOUNT_RAW_RETENTION", 9600*time.Hour, "how long raw events stay in views_raw (whole days, rounded up); rollups keep their counts")
 	e.str(&c.CountryHeader, "country-header", "VIEWCOUNT_COUNTRY_HEADER", "", "request header a CDN in front sets to the client's country, e.g. CF-IPCountry (trusted only when named); empty = none")
 	e.str(&c.CountryDB, "country-db", "VIEWCOUNT_COUNTRY_DB", "", "MMDB country database file; empty = the one `make geo` put in the cache (missing: a warning, no countries), off = no country lookup")
+	e.int(&c.StatsCacheMB, "stats-cache-mb", "VIEWCOUNT_STATS_CACHE_MB", 64, "MiB of stats API answers kept: a range that has ended is read once, one still counting at most every 10 s (0 = off)")
 	if e.err != nil {
 		return c, e.err
 	}
@@ -182,6 +184,9 @@ func parseConfig(name string, args []string) (Config, error) {
 	// compares the two), so views_raw keeps at least what the stream keeps.
 	if c.RawRetention < c.Retention {
 		return c, fmt.Errorf("--raw-retention %s is shorter than the stream's --retention %s: views_raw must keep at least what the stream can replay", c.RawRetention, c.Retention)
+	}
+	if c.StatsCacheMB < 0 || c.StatsCacheMB > 1<<20 {
+		return c, fmt.Errorf("--stats-cache-mb %d: want 0 (off) to 1048576", c.StatsCacheMB)
 	}
 	return c, nil
 }
