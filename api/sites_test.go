@@ -11,8 +11,7 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
-	vcsql "github.com/viewcount/viewcount/sql"
-	"github.com/viewcount/viewcount/sql/store"
+	"github.com/viewcount/viewcount/sql/store/storetest"
 )
 
 func TestAdminListSites(t *testing.T) {
@@ -171,19 +170,7 @@ func TestAdminDeleteSite(t *testing.T) {
 	// adds (the dashboard's rollups) deleted and kept alike.
 	counts := func(site string) map[string]uint64 {
 		t.Helper()
-		res, err := f.store.Query(ctx, vcsql.Query(vcsql.SiteTables), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := map[string]uint64{}
-		for _, row := range res.Rows {
-			n, err := f.store.Query(ctx, vcsql.Query(vcsql.SiteRows), store.Params{"table": row[0], "site": site})
-			if err != nil {
-				t.Fatal(err)
-			}
-			out[row[0]], _ = strconv.ParseUint(n.Rows[0][0], 10, 64)
-		}
-		return out
+		return storetest.SiteRows(t, f.store, site)
 	}
 	// views_raw holds every event; page_rollup one row per grain and page.
 	before, kept := counts("gone.example"), counts("kept.example")

@@ -36,14 +36,7 @@ import (
 //
 // (a number instead of 1 is the events to generate, for a quicker look).
 func BenchmarkRollupGranules(b *testing.B) {
-	env := os.Getenv("VIEWCOUNT_BENCH_HISTORY")
-	if env == "" {
-		b.Skip("set VIEWCOUNT_BENCH_HISTORY=1 to generate 10M events (minutes) and measure")
-	}
-	events, _ := strconv.Atoi(env)
-	if events <= 1 {
-		events = 10_000_000
-	}
+	events := storetest.HistoryEvents(b)
 	const site = "history.example"
 	ctx := context.Background()
 	s := storetest.Open(b)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"maps"
 	"net/http"
@@ -13,8 +12,7 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
-	vcsql "github.com/viewcount/viewcount/sql"
-	"github.com/viewcount/viewcount/sql/store"
+	"github.com/viewcount/viewcount/sql/store/storetest"
 )
 
 // TestSiteCommands runs `viewcount site add|list|rotate|delete` against a
@@ -138,18 +136,5 @@ func TestSiteCommands(t *testing.T) {
 // siteRows reads the site's rows in every table with a site column.
 func siteRows(t *testing.T, m *Main, site string) map[string]uint64 {
 	t.Helper()
-	ctx := context.Background()
-	res, err := m.store.Query(ctx, vcsql.Query(vcsql.SiteTables), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]uint64{}
-	for _, row := range res.Rows {
-		n, err := m.store.Query(ctx, vcsql.Query(vcsql.SiteRows), store.Params{"table": row[0], "site": site})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[row[0]], _ = strconv.ParseUint(n.Rows[0][0], 10, 64)
-	}
-	return out
+	return storetest.SiteRows(t, m.store, site)
 }
