@@ -13,7 +13,6 @@ import (
 
 // Query names, files in sql/queries.
 const (
-	qTotal         = "stats_total"             // site, dim, page, value, range → views, uniques
 	qPageTotal     = "stats_page_total"        // site, page, range → views, uniques
 	qSeries        = "stats_series"            // site, grain, from, to, daily, tz → t, views, uniques
 	qPageSeries    = "stats_page_series"       // as qSeries, plus page
@@ -27,7 +26,7 @@ const (
 	qSummary       = "stats_summary"           // site, range → current, reason, views, uniques
 )
 
-var queryNames = []string{qSummary, qTotal, qPageTotal, qSeries, qPageSeries, qBreakdown, qBreakdownUniq, qBreakdownPage, qReasons, qReasonSeries, qFilteredPages, qRealtime}
+var queryNames = []string{qSummary, qPageTotal, qSeries, qPageSeries, qBreakdown, qBreakdownUniq, qBreakdownPage, qReasons, qReasonSeries, qFilteredPages, qRealtime}
 
 // counts are valid views and merged uniques.
 type counts struct{ views, uniques uint64 }
@@ -58,17 +57,13 @@ func uints(name string, cells ...string) ([]uint64, error) {
 	return out, nil
 }
 
-// total is the site's (page "") or one page's views and uniques over cur
-// and over prev (the period before it; zero for none).
-func (a *API) total(ctx context.Context, site, page string, cur, prev span) (now, before counts, err error) {
+// pageTotal is one page's views and uniques over cur and over prev (the
+// period before it; zero for none), from page_rollup. A site's totals come
+// with its summary (qSummary).
+func (a *API) pageTotal(ctx context.Context, site, page string, cur, prev span) (now, before counts, err error) {
 	p := periodParams(site, cur, prev, false)
-	name := qTotal
-	if page == "" {
-		p["dim"], p["page"], p["value"] = "total", "", ""
-	} else {
-		name = qPageTotal
-		p["page"] = page
-	}
+	p["page"] = page
+	name := qPageTotal
 	rows, err := a.query(ctx, name, p, 3)
 	if err != nil {
 		return counts{}, counts{}, err
@@ -108,7 +103,7 @@ func (a *API) summaryCounts(ctx context.Context, site, page string, cur, prev sp
 		)
 		go func() {
 			defer close(done)
-			out.now, out.before, totalErr = a.total(ctx, site, page, cur, prev)
+			out.now, out.before, totalErr = a.pageTotal(ctx, site, page, cur, prev)
 		}()
 		var err error
 		out.byReason, out.filtered, out.prevFiltered, err = a.reasons(ctx, site, page, cur, prev)
