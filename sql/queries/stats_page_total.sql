@@ -1,6 +1,6 @@
 -- stats_page_total: valid views and merged uniques of one page over a
 -- range and the period before it, from page_rollup (migration 004), read
--- as stats_total reads dim_rollup: one row per period (current = 1 for
+-- as stats_summary reads dim_rollup: one row per period (current = 1 for
 -- [from, to)), whole UTC days from the day grain, the edges from hours.
 SELECT
     toUInt8(bucket >= {from:DateTime('UTC')}) AS current,

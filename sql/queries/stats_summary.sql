@@ -1,9 +1,10 @@
 -- stats_summary: a site's summary in one read: valid views and merged
 -- uniques (dim 'total', reason '') and rejected events per reason (dim
--- 'reason') over a range and the period before it, read as stats_total
--- reads them; one row per period and reason (current = 1 for [from, to)).
--- One query, not stats_total beside stats_reasons: on a busy two-core host
--- each query's fixed cost (parse, plan, threads) was as much as its reads.
+-- 'reason') over a range and the period before it: whole UTC days from
+-- the day grain, the edges from hours; one row per period and reason
+-- (current = 1 for [from, to)). One query, not the totals beside
+-- stats_reasons: on a busy two-core host each query's fixed cost (parse,
+-- plan, threads) was as much as its reads.
 SELECT
     toUInt8(bucket >= {from:DateTime('UTC')}) AS current,
     if(dim = 'reason', value, '') AS reason,
