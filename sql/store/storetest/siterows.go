@@ -1,0 +1,50 @@
+package storetest
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"testing"
+
+	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/store"
+)
+
+// SiteRows reads site's rows in every table with a site column (the
+// tables a site delete empties), as tests check them before and after.
+func SiteRows(tb testing.TB, st store.Store, site string) map[string]uint64 {
+	tb.Helper()
+	ctx := context.Background()
+	res, err := st.Query(ctx, vcsql.Query(vcsql.SiteTables), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out := map[string]uint64{}
+	for _, row := range res.Rows {
+		n, err := st.Query(ctx, vcsql.Query(vcsql.SiteRows), store.Params{"table": row[0], "site": site})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if out[row[0]], err = strconv.ParseUint(n.Rows[0][0], 10, 64); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return out
+}
+
+// HistoryEvents is the size of the generated history a benchmark over
+// one (storetest.History) should use: VIEWCOUNT_BENCH_HISTORY=1 means the
+// issue's 10M events, a larger number that many. Unset, the benchmark is
+// skipped: generating the history takes minutes.
+func HistoryEvents(b *testing.B) int {
+	b.Helper()
+	env := os.Getenv("VIEWCOUNT_BENCH_HISTORY")
+	if env == "" {
+		b.Skip("set VIEWCOUNT_BENCH_HISTORY=1 to generate 10M events (minutes) and measure")
+	}
+	events, _ := strconv.Atoi(env)
+	if events <= 1 {
+		events = 10_000_000
+	}
+	return events
+}
