@@ -198,13 +198,15 @@ func TestRawRetentionExpiresRawKeepsRollups(t *testing.T) {
 	if err := rollup.ApplyRawRetention(ctx, s, 30, logger); err != nil {
 		t.Fatal(err)
 	}
-	if got := queryCell(t, s, "SELECT engine_full FROM system.tables WHERE database = currentDatabase() AND name = 'views_raw'"); !strings.Contains(got, "TTL toDateTime(time) + toIntervalDay(") || !strings.Contains(got, "ttl_only_drop_parts = 1") {
-		t.Errorf("views_raw has no TTL dropping whole parts: %s", got)
+	for _, table := range []string{"views_raw", "page_views"} {
+		if got := queryCell(t, s, "SELECT engine_full FROM system.tables WHERE database = currentDatabase() AND name = '"+table+"'"); !strings.Contains(got, "TTL toDateTime(time) + toIntervalDay(_CAST(30") || !strings.Contains(got, "ttl_only_drop_parts = 1") {
+			t.Errorf("%s has no 30-day TTL dropping whole parts: %s", table, got)
+		}
 	}
 	if days, _ := rollup.RawRetentionDays(ctx, s); days != 30 {
 		t.Errorf("retention = %d, want 30", days)
 	}
-	if !strings.Contains(logs.String(), "from_days=400 to_days=30") {
+	if !strings.Contains(logs.String(), "table=views_raw from_days=400 to_days=30") || !strings.Contains(logs.String(), "table=page_views from_days=400 to_days=30") {
 		t.Errorf("change not logged: %s", logs.String())
 	}
 	logs.Reset()
@@ -216,11 +218,16 @@ func TestRawRetentionExpiresRawKeepsRollups(t *testing.T) {
 	insertViews(t, s, "old", "a.example", now.AddDate(0, 0, -60), 100)
 	insertViews(t, s, "new", "a.example", now.Add(-time.Hour), 40)
 	want := rollupState(t, s)
-	if err := s.Exec(ctx, "OPTIMIZE TABLE views_raw FINAL", nil); err != nil {
-		t.Fatal(err)
+	for _, table := range []string{"views_raw", "page_views"} {
+		if err := s.Exec(ctx, "OPTIMIZE TABLE "+table+" FINAL", nil); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if got := queryCell(t, s, "SELECT count() FROM views_raw"); got != "40" {
 		t.Errorf("views_raw after the TTL = %s rows, want the 40 recent ones", got)
+	}
+	if got := queryCell(t, s, "SELECT count() FROM page_views"); got != "40" {
+		t.Errorf("page_views after the TTL = %s rows, want the 40 recent ones", got)
 	}
 	if got := siteTotal(t, s, "a.example"); !strings.HasPrefix(got, "140/") {
 		t.Errorf("rollup total after the TTL = %s, want 140 views", got)

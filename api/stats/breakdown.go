@@ -18,13 +18,13 @@ var dims = map[string]string{
 	"browser": "browser", "os": "os", "device": "device", "country": "country", "screen": "screen",
 }
 
-// pageFields are the dimensions kept per page and their positions in the
-// combination dim_rollup's page_dims rows hold (migration 010; see
-// queries/stats_breakdown_page.sql): every one but page, whose
-// breakdown of one page is that page's row of the site's.
-var pageFields = map[string]int{
-	"source": 1, "referrer": 2, "utm_source": 3, "utm_medium": 4, "utm_campaign": 5,
-	"browser": 6, "os": 7, "device": 8, "country": 9, "screen": 10,
+// pageColumns are the dimensions a page is broken down by and their
+// columns in page_views (migration 011; see
+// queries/stats_breakdown_page.sql): every one but page, whose breakdown
+// of one page is that page's row of the site's.
+var pageColumns = map[string]string{
+	"source": "ref_source", "referrer": "ref_host", "utm_source": "utm_source", "utm_medium": "utm_medium",
+	"utm_campaign": "utm_campaign", "browser": "browser", "os": "os", "device": "device", "country": "country", "screen": "screen",
 }
 
 const byNames = "page, source, referrer, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen"
@@ -81,8 +81,8 @@ func (a *API) breakdown(req *request) (*answer, error) {
 		return nil, err
 	}
 	s := hourSpan(from, to)
-	if field, ok := pageFields[by]; ok && req.page != "" {
-		return a.pageBreakdown(req, by, field, s, limit, offset)
+	if column, ok := pageColumns[by]; ok && req.page != "" {
+		return a.pageBreakdown(req, by, column, s, limit, offset)
 	}
 	p := s.params(req.site)
 	p["dim"], p["page"], p["value"] = dim, req.page, ""
@@ -150,11 +150,11 @@ func (a *API) breakdown(req *request) (*answer, error) {
 	return ans, nil
 }
 
-// pageBreakdown is breakdown of one page by a dimension kept per page
-// (field, see pageFields).
-func (a *API) pageBreakdown(req *request, by string, field int, s span, limit, offset int) (*answer, error) {
+// pageBreakdown is breakdown of one page by a dimension (column, see
+// pageColumns).
+func (a *API) pageBreakdown(req *request, by, column string, s span, limit, offset int) (*answer, error) {
 	p := s.params(req.site)
-	p["page"], p["field"] = req.page, strconv.Itoa(field)
+	p["page"], p["column"] = req.page, column
 	p["limit"], p["offset"] = strconv.Itoa(limit), strconv.Itoa(offset)
 	rows, err := a.query(req.ctx, qBreakdownPage, p, 4)
 	if err != nil {

@@ -18,7 +18,7 @@ const (
 	qPageSeries    = "stats_page_series"       // as qSeries, plus page
 	qBreakdown     = "stats_breakdown"         // site, dim, page, value, range, limit, offset → value, views, total_values
 	qBreakdownUniq = "stats_breakdown_uniques" // site, dim, page, values, range → value, uniques
-	qBreakdownPage = "stats_breakdown_page"    // site, page, field, range, limit, offset → value, views, uniques, total_values
+	qBreakdownPage = "stats_breakdown_page"    // site, page, column, range, limit, offset → value, views, uniques, total_values
 	qReasons       = "stats_reasons"           // site, page, range → reason, events
 	qReasonSeries  = "stats_reason_series"     // site, page, from, to, daily, tz → t, reason, events
 	qFilteredPages = "stats_filtered_pages"    // site, range, limit → page, filtered, reason, events

@@ -1,7 +1,7 @@
--- raw_retention_set: rows of views_raw expire {days} days after their event
+-- raw_retention_set: rows of {table} (views_raw or page_views) expire {days} days after their event
 -- time. ClickHouse binds the parameter before it stores the table
 -- definition, so the stored TTL holds the number, not the placeholder.
 -- Changing the TTL rewrites the TTL information of every existing part
 -- once (materialize_ttl_after_modify), so it runs only when the configured
 -- value differs from the stored one.
-ALTER TABLE views_raw MODIFY TTL toDateTime(time) + toIntervalDay({days:UInt32})
+ALTER TABLE {table:Identifier} MODIFY TTL toDateTime(time) + toIntervalDay({days:UInt32})
