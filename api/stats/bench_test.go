@@ -90,7 +90,7 @@ func BenchmarkStats(b *testing.B) {
 		{name: "breakdown/page/one", path: "breakdown?by=page&page=/posts/3"},
 		{name: "breakdown/page/100", path: "breakdown?by=page&limit=100"},
 		{name: "csv/breakdown/page", path: "breakdown?by=page&format=csv"},
-		// One page's breakdowns (migration 010): a popular page and one of
+		// One page's breakdowns (page_views, migration 011): a popular page and one of
 		// the long tail.
 		{name: "breakdown/source/page", path: "breakdown?by=source&page=/posts/3"},
 		{name: "breakdown/country/page", path: "breakdown?by=country&page=/posts/3"},

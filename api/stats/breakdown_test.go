@@ -71,7 +71,7 @@ func testBreakdown(f *fixture) {
 	// The page breakdown of one page: its own row.
 	w := want("page", "/posts/2")
 	check(base+"page&page=/posts/2", w, 1)
-	// Breakdowns of one page (migration 010), every dimension, over a
+	// Breakdowns of one page (page_views, migration 011), every dimension, over a
 	// range whose edges are Berlin's (hour rows) across its change to
 	// summer time; a popular page and a quiet one.
 	for _, page := range []string{"/posts/2", "/"} {

@@ -1,8 +1,9 @@
 // Package stats serves the creator analytics API: GET
 // /v1/sites/{site}/stats/summary, timeseries, breakdown, realtime and
-// filtered. Every answer is read from the rollups the materialized views
-// keep (dim_rollup, migrations 008 and 010, and page_rollup, 004), never
-// from a scan of views_raw, so a call costs the same whatever the traffic.
+// filtered. Every answer is read from what the materialized views keep
+// (the rollups dim_rollup, migration 008, and page_rollup, 004; one
+// page's valid views in page_views, 011), never from a scan of views_raw,
+// so a call costs the same whatever the site's traffic.
 //
 // Ranges: rollups are kept per UTC hour and day. A range is counted as the
 // whole UTC days inside it from the day rows plus the hours at its edges
@@ -26,10 +27,11 @@
 // 4096, then ≈ 0.29 %).
 //
 // Breakdowns of one page by source, referrer, UTM, browser, os, device,
-// country and screen are read from dim_rollup's per-page rows (migration
-// 010, which also says what they cost the insert path and what a store
-// upgraded from before it holds); by page with a page filter, that page's
-// own row of the site's page ranking.
+// country and screen group that page's rows of page_views over the range
+// (migration 011, which says why they are not sketches per page and what
+// a store upgraded from before it holds), counting uniques with the same
+// uniqCombined64(12) as dim_rollup; by page with a page filter, that
+// page's own row of the site's page ranking.
 //
 // Answers are cached (Config.CacheBytes, an LRU bounded in bytes): one
 // whose range ended more than the pipeline's lag plus 10 minutes ago never

@@ -214,7 +214,7 @@ func TestMigrateIdempotent(t *testing.T) {
 		for _, r := range res.Rows {
 			tables = append(tables, r[0])
 		}
-		want := "dim_rollup,dim_rollup_mv,page_day,page_hour,page_minute,page_rollup,page_rollup_mv,page_total,schema_migrations,views_raw"
+		want := "dim_rollup,dim_rollup_mv,page_day,page_hour,page_minute,page_rollup,page_rollup_mv,page_total,page_views,page_views_mv,schema_migrations,views_raw"
 		if strings.Join(tables, ",") != want {
 			t.Errorf("tables = %s\nwant     %s", strings.Join(tables, ","), want)
 		}
