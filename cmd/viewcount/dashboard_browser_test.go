@@ -43,7 +43,11 @@ func testSite(t *testing.T, stats, site string) string {
 // a page on their own site (another origin) sends views with vc.js,
 // including a single-page-app route change; the dashboard, signed in with
 // the site token, shows them; a share link shows the same to someone
-// signed out and stops working once revoked.
+// signed out and stops working once revoked. Between those, against a
+// stored history with known times in the site's zone, it drives the
+// controls: a wrong token at sign-in, a custom range, the intervals, the top
+// pages' pager, the CSV downloads (dashboard_controls_test.go), and at the
+// end a token rotated mid-session (dashboard_signin_test.go).
 //
 // Headless Chromium reports navigator.webdriver, so the browser's own three
 // views are filtered as headless: the dashboard must show them in the
