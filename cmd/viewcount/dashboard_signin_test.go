@@ -13,9 +13,16 @@ import (
 // so, keeps nothing, and the right token then opens the dashboard.
 func signInWrongThenRight(t *testing.T, b *browser, dash, token string) string {
 	t.Helper()
+	b.do(t, "open the dashboard", chromedp.Navigate(dash), chromedp.WaitVisible(chromedp.ID("token")))
+	// Every write to storage is recorded: a wrong token must never be
+	// written, not even while it is being checked.
+	evalJS[bool](t, b, `(() => {
+  window.__stored = [];
+  const set = Storage.prototype.setItem;
+  Storage.prototype.setItem = function (k, v) { window.__stored.push(k); return set.call(this, k, v); };
+  return true;
+})()`)
 	b.do(t, "sign in with a wrong token",
-		chromedp.Navigate(dash),
-		chromedp.WaitVisible(chromedp.ID("token")),
 		chromedp.SendKeys(chromedp.ID("token"), "vcs_wrong"+token[len(token)/2:]),
 		chromedp.Click(chromedp.ID("signin-submit")),
 		untilJS(`document.getElementById('signin-error').textContent !== ''`),
@@ -23,8 +30,8 @@ func signInWrongThenRight(t *testing.T, b *browser, dash, token string) string {
 	if got, want := elemText(t, b, "signin-error"), "That token is not valid for dash.example."; got != want {
 		t.Errorf("wrong token: message %q, want %q", got, want)
 	}
-	if n := evalJS[int](t, b, `sessionStorage.length`); n != 0 {
-		t.Errorf("wrong token: sessionStorage holds %d items, want 0", n)
+	if n, writes := evalJS[int](t, b, `sessionStorage.length`), evalJS[[]string](t, b, `window.__stored`); n != 0 || len(writes) != 0 {
+		t.Errorf("wrong token: sessionStorage holds %d items, written %v; want none", n, writes)
 	}
 	if vis := evalJS[[]bool](t, b, `['signin','dash'].map(id => !document.getElementById(id).hidden)`); !slices.Equal(vis, []bool{true, false}) {
 		t.Errorf("wrong token: sign-in, dashboard visible = %v, want true false", vis)
@@ -34,8 +41,8 @@ func signInWrongThenRight(t *testing.T, b *browser, dash, token string) string {
 		chromedp.Click(chromedp.ID("signin-submit")),
 	)
 	load := b.waitLoaded(t, "")
-	if got := evalJS[string](t, b, `sessionStorage.getItem('viewcount.token.dash.example') || ''`); got != token {
-		t.Errorf("signed in: sessionStorage keeps %q, want the site token", got)
+	if got, writes := evalJS[string](t, b, `sessionStorage.getItem('viewcount.token.dash.example') || ''`), evalJS[[]string](t, b, `window.__stored`); got != token || !slices.Equal(writes, []string{"viewcount.token.dash.example"}) {
+		t.Errorf("signed in: sessionStorage keeps %q (written %v), want the site token", got, writes)
 	}
 	if got := elemText(t, b, "signin-error"); got != "" {
 		t.Errorf("signed in: sign-in message %q left", got)
