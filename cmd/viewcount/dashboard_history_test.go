@@ -49,6 +49,8 @@ type dashDays struct {
 	d0    time.Time
 }
 
+// newDashDays takes today from the clock the page reads too; a run across
+// midnight in dashZone (15:00 UTC) would see two todays.
 func newDashDays(t *testing.T) dashDays {
 	t.Helper()
 	loc, err := time.LoadLocation(dashZone)
