@@ -43,7 +43,11 @@ func testSite(t *testing.T, stats, site string) string {
 // a page on their own site (another origin) sends views with vc.js,
 // including a single-page-app route change; the dashboard, signed in with
 // the site token, shows them; a share link shows the same to someone
-// signed out and stops working once revoked.
+// signed out and stops working once revoked. Between those, against a
+// stored history with known times in the site's zone, it drives the
+// controls: a wrong token at sign-in, a custom range, the intervals, the top
+// pages' pager, the CSV downloads (dashboard_controls_test.go), and at the
+// end a token rotated mid-session (dashboard_signin_test.go).
 //
 // Headless Chromium reports navigator.webdriver, so the browser's own three
 // views are filtered as headless: the dashboard must show them in the
@@ -58,6 +62,8 @@ func TestDashboardBrowser(t *testing.T) {
 	c := newClient(t, m)
 	const site = "dash.example"
 	token := c.addSite(site)
+	setZone(t, c, site, dashZone) // day buckets and ranges follow it
+	dd := newDashDays(t)
 	base := "http://" + m.Addr()
 	page := testSite(t, base, site)
 
@@ -99,16 +105,13 @@ func TestDashboardBrowser(t *testing.T) {
 		}
 		return ""
 	})
+	// Weeks-old views at known times, for the range, interval, pager and
+	// CSV checks (outside the 7 days the checks before those read).
+	insertHistory(t, m, site, dd)
 
-	// Sign in with the site token.
+	// Sign in with a wrong token, then the site's.
 	dash := base + "/dashboard/" + site
-	b.do(t, "open the dashboard",
-		chromedp.Navigate(dash),
-		chromedp.WaitVisible(chromedp.ID("token")),
-		chromedp.SendKeys(chromedp.ID("token"), token),
-		chromedp.Click(chromedp.ID("signin-submit")),
-	)
-	load := b.waitLoaded(t, "")
+	load := signInWrongThenRight(t, b, dash, token)
 	checkDashboard(t, b, "signed in")
 	b.screenshot(t, "dashboard-signed-in.png")
 
@@ -132,10 +135,11 @@ func TestDashboardBrowser(t *testing.T) {
 		t.Errorf("filtered to /article: sources sum to %d views (whole-site note shown: %v), want %d", sources, whole, want)
 	}
 	b.do(t, "clear the filter", chromedp.Click(chromedp.ID("filter-clear")))
-	b.waitLoaded(t, load)
+	load = b.waitLoaded(t, load)
 	if v := elemText(t, b, "t-views"); v != "6" {
 		t.Errorf("filter cleared: views %q, want 6", v)
 	}
+	checkControls(t, b, dd, load)
 
 	// The owner makes a share link, signs out, and opens the link.
 	b.do(t, "create a share link",
@@ -181,6 +185,10 @@ func TestDashboardBrowser(t *testing.T) {
 	if vis := evalJS[[]bool](t, b, `['share-invalid','dash','signin'].map(id => !document.getElementById(id).hidden)`); !slices.Equal(vis, []bool{true, false, false}) {
 		t.Errorf("revoked link: share-invalid, dash, sign-in visible = %v, want true false false", vis)
 	}
+
+	// The owner's tab keeps the token; a rotation mid-session signs it out.
+	b.do(t, "back to the dashboard", chromedp.Navigate("about:blank"), chromedp.Navigate(dash))
+	t.Run("rotated token", func(t *testing.T) { checkRotated(t, b, c, site, b.waitLoaded(t, "")) })
 	if errs := b.consoleErrors(); len(errs) > 0 {
 		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
 	}

@@ -19,7 +19,7 @@
     ['os', 'Operating systems', 'OS'], ['device', 'Devices', 'Device'], ['country', 'Countries', 'Country'],
     ['screen', 'Screen classes', 'Screen'],
   ];
-  const state = { token: '', share: false, tz: 'UTC', range: '7d', from: '', to: '', interval: 'hour', page: '', offsets: {}, gen: 0, live: 0, wholeSite: {} };
+  const state = { token: '', verified: false, share: false, tz: 'UTC', range: '7d', from: '', to: '', interval: 'hour', page: '', offsets: {}, gen: 0, live: 0, wholeSite: {} };
   const panels = {};
 
   class HTTPError extends Error {
@@ -50,6 +50,8 @@
   const addDays = (s, n) => { const d = new Date(s + 'T00:00:00Z'); d.setUTCDate(d.getUTCDate() + n); return d.toISOString().slice(0, 10); };
   const days = (a, b) => Math.round((Date.parse(b) - Date.parse(a)) / 864e5) + 1;
   const iso = (ms) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  // localDay is a range bound's day in the site's zone (24 h is in UTC times).
+  const localDay = (s) => (s.length > 10 ? ymd(new Date(s), state.tz) : s);
 
   function range() {
     const today = ymd(new Date(), state.tz);
@@ -177,6 +179,10 @@
       if (!state.share) show('signin');
       return;
     }
+    // Kept only once the API took it: a mistyped token never lands in
+    // sessionStorage, and a reload does not retry it.
+    state.verified = true;
+    if (!state.share) sessionStorage.setItem(storeKey, state.token);
     state.tz = live.timezone || 'UTC';
     R.live(live, $);
     show('dash');
@@ -195,16 +201,21 @@
     if (what !== 'dash') document.body.dataset.state = what;
   }
 
+  // unauthorised handles a 401: a token refused at sign-in was mistyped; one
+  // that worked until now was rotated or the site removed, so say that.
   function unauthorised() {
     clearInterval(state.live);
     state.gen++;
     if (state.share) return show('share-invalid');
-    signOut('That token is not valid for ' + site + '.');
+    signOut(state.verified
+      ? 'Signed out: the token for ' + site + ' no longer works (it was rotated or revoked). Sign in with the current token.'
+      : 'That token is not valid for ' + site + '.');
   }
 
   function signOut(msg) {
     sessionStorage.removeItem(storeKey);
     state.token = '';
+    state.verified = false;
     clearInterval(state.live);
     state.gen++;
     $('token').value = '';
@@ -241,12 +252,13 @@
       const a = R.el('a');
       a.href = URL.createObjectURL(new Blob([text], { type: 'text/csv' }));
       const r = range();
-      a.download = `${site}-${extra.by || what}-${r.from.slice(0, 10)}-${r.to.slice(0, 10)}.csv`;
+      a.download = `${site}-${extra.by || what}-${localDay(r.from)}-${localDay(r.to)}.csv`;
       document.body.append(a);
       a.click();
       a.remove();
       setTimeout(() => URL.revokeObjectURL(a.href), 1000);
     } catch (e) {
+      if (e.status === 401) return unauthorised();
       $('error').textContent = 'CSV export failed: ' + e.message;
     }
   }
@@ -263,7 +275,7 @@
       sec.querySelector('th').textContent = col;
       const turn = (dir) => {
         state.offsets[by] = Math.max(0, (state.offsets[by] || 0) + dir * 10);
-        loadPanel(by, state.gen).catch((e) => { $('error').textContent = e.message; });
+        loadPanel(by, state.gen).catch((e) => { if (e.status === 401) unauthorised(); else $('error').textContent = e.message; });
       };
       sec.querySelector('.prev').setAttribute('aria-label', 'Previous ' + title.toLowerCase());
       sec.querySelector('.next').setAttribute('aria-label', 'Next ' + title.toLowerCase());
@@ -282,7 +294,6 @@
       state.token = $('token').value.trim();
       $('signin-error').textContent = '';
       if (!state.token) return;
-      sessionStorage.setItem(storeKey, state.token);
       enter();
     });
     $('sign-out').addEventListener('click', () => signOut());
@@ -302,7 +313,7 @@
         $('custom').hidden = radio.value !== 'custom';
         if (radio.value === 'custom') {
           const r = range();
-          $('from').value = $('from').value || r.from.slice(0, 10);
+          $('from').value = $('from').value || localDay(r.from);
           $('to').value = $('to').value || ymd(new Date(), state.tz);
           return; // applied with its button
         }
@@ -353,6 +364,7 @@
       return;
     }
     state.token = sessionStorage.getItem(storeKey) || '';
+    state.verified = state.token !== ''; // it worked when it was stored
     if (state.token) enter();
     else show('signin');
   }
