@@ -3,6 +3,8 @@ package stats
 import (
 	"sort"
 	"strconv"
+
+	"github.com/viewcount/viewcount/sql/store"
 )
 
 type reasonBucket struct {
@@ -116,20 +118,37 @@ func (a *API) topFiltered(req *request, s span, limit int) ([]filteredPage, erro
 	}
 	p := s.params(req.site)
 	p["limit"] = strconv.Itoa(limit)
-	rows, err := a.query(req.ctx, qFilteredPages, p, 4)
+	rows, err := a.query(req.ctx, qFilteredPages, p, 2)
 	if err != nil {
 		return nil, err
 	}
-	pages := []filteredPage{}
+	pages := make([]filteredPage, 0, len(rows))
+	at := make(map[string]int, len(rows))
+	names := make([]string, 0, len(rows))
 	for _, r := range rows {
-		n, err := uints(qFilteredPages, r[1], r[3])
+		n, err := uints(qFilteredPages, r[1])
 		if err != nil {
 			return nil, err
 		}
-		if len(pages) == 0 || pages[len(pages)-1].Page != r[0] {
-			pages = append(pages, filteredPage{Page: r[0], Filtered: n[0], ByReason: map[string]uint64{}})
+		at[r[0]] = len(pages)
+		names = append(names, r[0])
+		pages = append(pages, filteredPage{Page: r[0], Filtered: n[0], ByReason: map[string]uint64{}})
+	}
+	if len(pages) == 0 {
+		return pages, nil
+	}
+	p["pages"] = store.ArrayParam(names)
+	if rows, err = a.query(req.ctx, qFilteredWhy, p, 3); err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		n, err := uints(qFilteredWhy, r[2])
+		if err != nil {
+			return nil, err
 		}
-		pages[len(pages)-1].ByReason[r[2]] = n[1]
+		if i, ok := at[r[0]]; ok {
+			pages[i].ByReason[r[1]] = n[0]
+		}
 	}
 	return pages, nil
 }

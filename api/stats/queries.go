@@ -21,12 +21,13 @@ const (
 	qBreakdownPage = "stats_breakdown_page"    // site, page, column, range, limit, offset → value, views, uniques, total_values
 	qReasons       = "stats_reasons"           // site, page, range → reason, events
 	qReasonSeries  = "stats_reason_series"     // site, page, from, to, daily, tz → t, reason, events
-	qFilteredPages = "stats_filtered_pages"    // site, range, limit → page, filtered, reason, events
+	qFilteredPages = "stats_filtered_pages"    // site, range, limit → page, filtered
+	qFilteredWhy   = "stats_filtered_reasons"  // site, pages, from, to → page, reason, events
 	qRealtime      = "stats_realtime"          // site, from → views, visitors
 	qSummary       = "stats_summary"           // site, range → current, reason, views, uniques
 )
 
-var queryNames = []string{qSummary, qPageTotal, qSeries, qPageSeries, qBreakdown, qBreakdownUniq, qBreakdownPage, qReasons, qReasonSeries, qFilteredPages, qRealtime}
+var queryNames = []string{qSummary, qPageTotal, qSeries, qPageSeries, qBreakdown, qBreakdownUniq, qBreakdownPage, qReasons, qReasonSeries, qFilteredPages, qFilteredWhy, qRealtime}
 
 // counts are valid views and merged uniques.
 type counts struct{ views, uniques uint64 }
