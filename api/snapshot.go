@@ -216,8 +216,15 @@ func parseCount(res *store.Result) (views, uniques uint64, err error) {
 	return views, uniques, err
 }
 
-// Run refreshes the snapshot every lag until ctx is cancelled.
+// Run loads the most viewed pages (Warm) and then refreshes the snapshot
+// every lag until ctx is cancelled.
 func (s *Snapshot) Run(ctx context.Context) error {
+	start := time.Now()
+	if n, err := s.Warm(ctx, WarmPages); err != nil {
+		s.logger.Warn("snapshot not warmed; pages are read from the store when first asked for", "err", err)
+	} else {
+		s.logger.Info("snapshot warmed", "pages", n, "elapsed", time.Since(start).Round(time.Millisecond))
+	}
 	t := time.NewTicker(s.lag)
 	defer t.Stop()
 	for {

@@ -98,3 +98,48 @@ func TestSnapshotRefreshesPagesReadAgain(t *testing.T) {
 		t.Error("first read with the store out: no error")
 	}
 }
+
+// TestSnapshotWarm: Warm loads the pages with the most views over the last
+// day, across sites, with their all-time counts; reads of them then need
+// no store query, and a page outside the top still gets its own fetch.
+func TestSnapshotWarm(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	now := f.clock.t
+	f.clock.t = now.Add(-48 * time.Hour) // old views: count in totals, not in the ranking
+	f.views(t, "example.com", "/old-hit", 50)
+	f.views(t, "example.com", "/b", 7)
+	f.clock.t = now.Add(-2 * time.Hour)
+	f.views(t, "example.com", "/a", 9)
+	f.views(t, "example.com", "/b", 6)
+	f.views(t, "other.example", "/x", 8)
+	f.views(t, "example.com", "/c", 1)
+	f.views(t, "example.com", "/old-hit", 2)
+	f.clock.t = now
+
+	n, err := f.snap.Warm(ctx, 3)
+	if err != nil || n != 3 {
+		t.Fatalf("Warm = %d, %v; want 3 pages", n, err)
+	}
+	before := f.reads.n.Load()
+	for _, w := range []struct {
+		site, page string
+		views      uint64
+	}{{"example.com", "/b", 13}, {"example.com", "/a", 9}, {"other.example", "/x", 8}} {
+		c, err := f.snap.Get(ctx, w.site, w.page)
+		if err != nil || c.Views != w.views || c.Uniques != w.views || !c.AsOf.Equal(now) {
+			t.Errorf("%s%s after Warm: %+v, %v; want %d views and uniques as of %s", w.site, w.page, c, err, w.views, now)
+		}
+	}
+	if q := f.reads.n.Load() - before; q != 0 {
+		t.Errorf("reads of warmed pages: %d store queries, want 0", q)
+	}
+	if c, err := f.snap.Get(ctx, "example.com", "/old-hit"); err != nil || c.Views != 52 || f.reads.n.Load()-before != 1 {
+		t.Errorf("/old-hit (2 views in the last day: not in the top 3): %+v, %v after %d queries; want 52 views from its own fetch", c, err, f.reads.n.Load()-before)
+	}
+	// Nothing viewed in the last day: nothing to load, no error.
+	f.clock.t = now.Add(72 * time.Hour)
+	if n, err := NewSnapshot(f.reads, time.Second, 0, f.clock.now, discard()).Warm(ctx, 10); err != nil || n != 0 {
+		t.Errorf("Warm with no recent views = %d, %v; want 0", n, err)
+	}
+}

@@ -108,6 +108,7 @@ const (
 	PageCount         = "page_count"         // params site, page → views, uniques
 	PageCounts        = "page_counts"        // params site, pages (Array(String)) → page, views, uniques
 	SiteCount         = "site_count"         // params site → views, uniques
+	TopPages          = "top_pages"          // params since, limit → site, page: the most viewed since
 	Reasons           = "reasons"            // params site → verdict, views
 	InvalidByDay      = "invalid_by_day"     // params site, from, to (DateTime64) → day, verdict, events
 	Verdicts          = "verdicts"           // → partition, seq, idx, event_id, verdict in stream order
@@ -116,8 +117,8 @@ const (
 	MigrationsRecord  = "migrations_record"  // params version, name
 	PartitionMaxSeq   = "partition_max_seq"  // params partition → seq (0 when none)
 	PartitionEvents   = "partition_events"   // params partition, from, to → seq, idx, event_id, time_ms
-	RawRetention      = "raw_retention"      // → days of views_raw's TTL (0 = none)
-	RawRetentionSet   = "raw_retention_set"  // params days: sets views_raw's TTL
+	RawRetention      = "raw_retention"      // params table → days of its TTL (0 = none)
+	RawRetentionSet   = "raw_retention_set"  // params table (Identifier), days: sets its TTL
 	DetachedParts     = "detached_parts"     // → table, name, reason, partition_id, bytes_on_disk, modified of damaged parts
 	DropDetachedPart  = "drop_detached_part" // params table (Identifier), part
 	RawMonths         = "raw_months"         // → month (YYYYMM), rows of views_raw
