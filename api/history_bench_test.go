@@ -132,7 +132,7 @@ func BenchmarkCountsHistory(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			took = append(took, req(i))
 		}
-		if q := f.reads.n.Load() - q0; q != wantQueries*int64(len(took)) {
+		if q := f.reads.n.Load() - q0; wantQueries >= 0 && q != wantQueries*int64(len(took)) {
 			b.Fatalf("%d store queries for %d requests, want %d each", q, len(took), wantQueries)
 		}
 		slices.Sort(took)
@@ -170,6 +170,26 @@ func BenchmarkCountsHistory(b *testing.B) {
 			if i%chunks == 0 {
 				forget()
 			}
+			ps := pages[i%chunks*batch : (i%chunks+1)*batch]
+			body, took := get(b, batchPath(ps))
+			checkBatch(b, ps, body)
+			return took
+		})
+	})
+	// What a listing page's first batch finds after a start: Run loads the
+	// most viewed pages of the last day (Warm) before serving. The history's
+	// 1,000 pages all fit in WarmPages; a page with no view in the last day
+	// is not loaded and is fetched with the batch (small histories have
+	// some), so the store queries are not fixed here (-1).
+	b.Run("batch100_after_warm", func(b *testing.B) {
+		forget()
+		start := time.Now()
+		n, err := f.snap.Warm(ctx, WarmPages)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("warmed %d pages in %s", n, time.Since(start).Round(time.Millisecond))
+		measure(b, -1, func(i int) time.Duration {
 			ps := pages[i%chunks*batch : (i%chunks+1)*batch]
 			body, took := get(b, batchPath(ps))
 			checkBatch(b, ps, body)
