@@ -120,9 +120,17 @@ func TestExamples(t *testing.T) {
 }
 
 func TestRepair(t *testing.T) {
-	for _, step := range []string{"prepare", "fill", "swap", "recount"} {
-		if st := Repair("page_rollup_" + step); len(st) == 0 {
-			t.Errorf("repair script page_rollup_%s has no statements", step)
+	for _, name := range []string{"page_rollup", "dim_rollup", "page_views"} {
+		for _, step := range []string{"prepare", "fill", "swap", "recount"} {
+			if st := Repair(name + "_" + step); len(st) == 0 {
+				t.Errorf("repair script %s_%s has no statements", name, step)
+			}
+		}
+	}
+	// page_views is swapped a partition at a time.
+	for _, step := range []string{"partitions", "drop"} {
+		if st := Repair("page_views_" + step); len(st) != 1 {
+			t.Errorf("repair script page_views_%s has %d statements, want 1", step, len(st))
 		}
 	}
 	defer func() {
