@@ -20,9 +20,9 @@ type Difference struct {
 	Table          string `json:"table"`
 	Grain          string `json:"grain"`
 	Site           string `json:"site"`
-	Dim            string `json:"dim,omitempty"` // dim_rollup
+	Dim            string `json:"dim"` // dim_rollup
 	Page           string `json:"page"`
-	Value          string `json:"value,omitempty"` // dim_rollup
+	Value          string `json:"value"` // dim_rollup
 	Bucket         string `json:"bucket"`
 	StoredViews    uint64 `json:"stored_views"`
 	RecountViews   uint64 `json:"recount_views"`
@@ -30,8 +30,8 @@ type Difference struct {
 	RecountUniques uint64 `json:"recount_uniques"`
 	// page_views: the sum (mod 2^64) of a hash of each row, so a row
 	// altered, doubled or missing shows even where the count is equal.
-	StoredChecksum  uint64 `json:"stored_checksum,omitempty"`
-	RecountChecksum uint64 `json:"recount_checksum,omitempty"`
+	StoredChecksum  uint64 `json:"stored_checksum"`
+	RecountChecksum uint64 `json:"recount_checksum"`
 }
 
 // RecountResult is one rollup's comparison with a recount from views_raw.
