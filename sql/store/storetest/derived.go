@@ -44,12 +44,29 @@ func DerivedRows(tb testing.TB, st store.Store) map[string][]string {
 	return out
 }
 
+// exactUpTo is, per aggregating table, the most visitors its uniques
+// sketch (uniqCombined64 of precision 17, and 12 for dim_rollup) counts
+// exactly. A sketch holding that many turns into a HyperLogLog on the
+// next id merged into it, even one it already holds, so for exactly that
+// many visitors one merge order reads the exact number and another an
+// estimate of it (sql/repair/dim_rollup_recount.sql). The same rows merged
+// differently, by the views' inserts or by a rebuild, can differ there and
+// nowhere else.
+var exactUpTo = map[string]string{"page_rollup": "4096", "dim_rollup": "128"}
+
 // DiffRows describes how two DerivedRows results differ, table by table
-// (the first few lines missing from each side), or returns "" when equal.
+// (the first few rows missing from each side), or returns "" when equal.
+// An aggregating table's rows are equal when their keys and views are,
+// and their uniques too unless one side reads exactly the sketch's exact
+// limit (see exactUpTo).
 func DiffRows(got, want map[string][]string) string {
 	var b strings.Builder
 	for table, w := range want {
 		g := got[table]
+		if strings.Join(g, "\n") == strings.Join(w, "\n") {
+			continue
+		}
+		g, w = withoutSketchBoundary(g, w, exactUpTo[table])
 		if strings.Join(g, "\n") == strings.Join(w, "\n") {
 			continue
 		}
@@ -81,4 +98,31 @@ func DiffRows(got, want map[string][]string) string {
 		}
 	}
 	return b.String()
+}
+
+// withoutSketchBoundary returns got and want with the uniques (the last
+// cell) of a row whose key is on both sides set to want's when either side
+// reads limit; both unchanged when limit is "".
+func withoutSketchBoundary(got, want []string, limit string) ([]string, []string) {
+	if limit == "" {
+		return got, want
+	}
+	split := func(l string) (string, string) {
+		i := strings.LastIndexByte(l, '\t')
+		return l[:i], l[i+1:]
+	}
+	wantUniques := make(map[string]string, len(want))
+	for _, l := range want {
+		k, u := split(l)
+		wantUniques[k] = u
+	}
+	out := make([]string, len(got))
+	for i, l := range got {
+		k, u := split(l)
+		if wu, ok := wantUniques[k]; ok && (u == limit || wu == limit) {
+			u = wu
+		}
+		out[i] = k + "\t" + u
+	}
+	return out, want
 }
