@@ -127,10 +127,11 @@ func TestRepair(t *testing.T) {
 			}
 		}
 	}
-	// page_views is swapped a partition at a time.
-	for _, step := range []string{"partitions", "drop"} {
-		if st := Repair("page_views_" + step); len(st) != 1 {
-			t.Errorf("repair script page_views_%s has %d statements, want 1", step, len(st))
+	// page_views is swapped a partition at a time, dim_rollup recounted a
+	// month at a time.
+	for _, name := range []string{"page_views_partitions", "page_views_drop", "dim_rollup_months"} {
+		if st := Repair(name); len(st) != 1 {
+			t.Errorf("repair script %s has %d statements, want 1", name, len(st))
 		}
 	}
 	defer func() {

@@ -1,6 +1,7 @@
--- dim_rollup_recount: the rows of dim_rollup that differ from a recount
--- (`viewcount check`), at most {limit} of them, each with the number of
--- differing rows in all. Read-only.
+-- dim_rollup_recount: the rows of dim_rollup in one month ({month:UInt32},
+-- YYYYMM, from dim_rollup_months) that differ from a recount (`viewcount
+-- check`), at most {limit} of them, each with the number of differing rows
+-- of the month in all. Read-only.
 --
 -- The recount is what dim_rollup_fill would build: views_raw from {cutoff}
 -- on, counted by dim_rollup_mv's SELECT (migration 011). Before the cutoff,
@@ -35,7 +36,7 @@ FROM
            toUInt64(sum(views)) AS stored_views,
            toUInt64(uniqCombined64Merge(12)(uniques)) AS stored_uniques
     FROM dim_rollup
-    WHERE bucket >= {cutoff:DateTime('UTC')}
+    WHERE bucket >= {cutoff:DateTime('UTC')} AND toYYYYMM(bucket) = {month:UInt32}
     GROUP BY grain, site, dim, page, value, bucket
 ) AS s
 FULL OUTER JOIN
@@ -61,7 +62,7 @@ FULL OUTER JOIN
                 ref_source, ref_host, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen,
                 count() AS c, uniqCombined64State(12)(visitor) AS s
             FROM views_raw
-            WHERE time >= {cutoff:DateTime('UTC')}
+            WHERE time >= {cutoff:DateTime('UTC')} AND toYYYYMM(time) = {month:UInt32}
             GROUP BY GROUPING SETS ((site, m, verdict, ref_source, ref_host, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen),
                                     (site, m, verdict, p))
         )
@@ -90,3 +91,5 @@ WHERE stored_views != recount_views
    OR (stored_uniques != recount_uniques AND stored_uniques != 128 AND recount_uniques != 128)
 ORDER BY site, dim, grain, page, value, bucket
 LIMIT {limit:UInt32}
+-- As dim_rollup_fill: a month's GROUP BY spills to disk past 1 GB.
+SETTINGS max_bytes_before_external_group_by = 1000000000
