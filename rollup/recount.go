@@ -51,6 +51,7 @@ func Recount(ctx context.Context, q Execer, now time.Time, limit int) ([]Recount
 	if err != nil {
 		return nil, err
 	}
+	limit = max(limit, 0)
 	var out []RecountResult
 	for _, table := range Rollups() {
 		p := store.Params{"cutoff": cutoffParam(cutoff), "limit": strconv.Itoa(limit)}
