@@ -54,7 +54,8 @@ func Recount(ctx context.Context, q Execer, now time.Time, limit int) ([]Recount
 	limit = max(limit, 0)
 	var out []RecountResult
 	for _, table := range Rollups() {
-		p := store.Params{"cutoff": cutoffParam(cutoff), "limit": strconv.Itoa(limit)}
+		// At least one row, which carries the count of all differing ones.
+		p := store.Params{"cutoff": cutoffParam(cutoff), "limit": strconv.Itoa(max(limit, 1))}
 		months := []string{""}
 		if recountByMonth(table) {
 			res, err := q.Query(ctx, sql.Repair(table + "_months")[0], p)
