@@ -56,7 +56,7 @@ func Harmful(parts []DetachedPart) []DetachedPart {
 func Advice(table string) string {
 	switch {
 	case IsRollup(table):
-		return "counts read from this rollup are short; stop the server and run `viewcount repair rollups` (rebuilds it from views_raw), then `viewcount check`"
+		return "counts and breakdowns read from this table are short; stop the server and run `viewcount repair rollups` (rebuilds it from views_raw), then `viewcount check`"
 	case table == RawTable:
 		return "the part's events are gone from views_raw and would be lost from the rollups by a rebuild; the rollups still count them. " +
 			"Run `viewcount check` to see what is missing; the stream still holds the last --retention of events (README, Recovery). " +

@@ -11,15 +11,27 @@ import (
 	"github.com/viewcount/viewcount/sql/store"
 )
 
-// Rollups returns the tables materialized views fill from views_raw. Each has
-// four scripts in sql/repair: NAME_prepare (a staging table, with what only
-// the rollup still holds), NAME_fill (one month of views_raw, the view's
-// own SELECT), NAME_swap (the staging table replaces the rollup's rows) and
-// NAME_recount (the rows that differ from a recount). A new rollup is one
-// more entry here and its four files.
-func Rollups() []string { return []string{"page_rollup"} }
+// Rollups returns the tables materialized views fill from views_raw:
+// page_rollup (counts per page), dim_rollup (the dashboard's breakdowns)
+// and page_views (every valid view, for one page's breakdowns). Each has
+// its scripts in sql/repair: NAME_prepare (a staging table, with what only
+// the table still holds), NAME_fill (one month of views_raw, the view's
+// own SELECT), NAME_swap (the staging table replaces the table's rows)
+// and NAME_recount (the rows that differ from a recount). A table
+// partitioned by month (page_views) is swapped a partition at a time:
+// NAME_partitions lists them, NAME_swap takes {partition}, NAME_drop
+// removes the staging table. A new rollup is one more entry here and its
+// files.
+func Rollups() []string { return []string{"page_rollup", DimRollupTable, PageViewsTable} }
 
-// IsRollup reports whether table is one of Rollups.
+// DimRollupTable holds the creator dashboard's breakdowns (migration 008).
+const DimRollupTable = "dim_rollup"
+
+// partitioned reports whether table's swap goes a partition at a time.
+func partitioned(table string) bool { return table == PageViewsTable }
+
+// IsRollup reports whether table is one of Rollups: a table rebuilt from
+// views_raw by `viewcount repair rollups`.
 func IsRollup(table string) bool {
 	for _, r := range Rollups() {
 		if r == table {
@@ -97,7 +109,7 @@ func Rebuild(ctx context.Context, q Execer, opts RebuildOptions, logger *slog.Lo
 				opts.Progress(table, i+1, len(months.Rows), rows)
 			}
 		}
-		if err := execScript(ctx, q, table+"_swap", nil); err != nil {
+		if err := swap(ctx, q, table); err != nil {
 			return err
 		}
 		dropped := 0
@@ -116,6 +128,23 @@ func Rebuild(ctx context.Context, q Execer, opts RebuildOptions, logger *slog.Lo
 	return nil
 }
 
+// swap replaces table's rows with the staging table's and drops it.
+func swap(ctx context.Context, q Execer, table string) error {
+	if !partitioned(table) {
+		return execScript(ctx, q, table+"_swap", nil)
+	}
+	parts, err := q.Query(ctx, sql.Repair(table + "_partitions")[0], nil)
+	if err != nil {
+		return fmt.Errorf("rebuild: list %s partitions: %w", table, err)
+	}
+	for _, p := range parts.Rows {
+		if err := execScript(ctx, q, table+"_swap", store.Params{"partition": p[0]}); err != nil {
+			return fmt.Errorf("%w (partition %s)", err, p[0])
+		}
+	}
+	return execScript(ctx, q, table+"_drop", nil)
+}
+
 // DropDetached deletes a detached part's files.
 func DropDetached(ctx context.Context, q Execer, p DetachedPart) error {
 	if err := q.Exec(ctx, sql.Query(sql.DropDetachedPart), store.Params{"table": p.Table, "part": p.Name}); err != nil {
@@ -131,54 +160,6 @@ func execScript(ctx context.Context, q Execer, name string, p store.Params) erro
 		}
 	}
 	return nil
-}
-
-// Difference is one rollup row that does not equal its recount.
-type Difference struct {
-	Table          string `json:"table"`
-	Grain          string `json:"grain"`
-	Site           string `json:"site"`
-	Page           string `json:"page"`
-	Bucket         string `json:"bucket"`
-	StoredViews    uint64 `json:"stored_views"`
-	RecountViews   uint64 `json:"recount_views"`
-	StoredUniques  uint64 `json:"stored_uniques"`
-	RecountUniques uint64 `json:"recount_uniques"`
-}
-
-// RecountResult is one rollup's comparison with a recount from views_raw.
-type RecountResult struct {
-	Table     string       `json:"table"`
-	Differing uint64       `json:"differing"` // rows that differ, in all
-	Examples  []Difference `json:"examples"`  // the first of them, at most the limit asked for
-}
-
-// Recount compares every rollup with a recount from views_raw (read-only),
-// listing at most limit differing rows of each.
-func Recount(ctx context.Context, q Execer, now time.Time, limit int) ([]RecountResult, error) {
-	cutoff, err := Cutoff(ctx, q, now)
-	if err != nil {
-		return nil, err
-	}
-	var out []RecountResult
-	for _, table := range Rollups() {
-		res, err := q.Query(ctx, sql.Repair(table + "_recount")[0], store.Params{"cutoff": cutoffParam(cutoff), "limit": strconv.Itoa(limit)})
-		if err != nil {
-			return nil, fmt.Errorf("recount %s: %w", table, err)
-		}
-		r := RecountResult{Table: table, Examples: []Difference{}}
-		for _, row := range res.Rows {
-			if len(row) < 9 {
-				return nil, fmt.Errorf("recount %s: row of %d columns, want 9", table, len(row))
-			}
-			n := func(i int) uint64 { v, _ := strconv.ParseUint(row[i], 10, 64); return v }
-			r.Differing = n(8)
-			r.Examples = append(r.Examples, Difference{Table: table, Grain: row[0], Site: row[1], Page: row[2], Bucket: row[3],
-				StoredViews: n(4), RecountViews: n(5), StoredUniques: n(6), RecountUniques: n(7)})
-		}
-		out = append(out, r)
-	}
-	return out, nil
 }
 
 // Lost is what views_raw misses per site compared with the day rollup

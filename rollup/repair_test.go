@@ -104,8 +104,9 @@ func TestBrokenRollupPartIsLoudAndRebuilt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(diffs) != 1 || diffs[0].Differing == 0 || len(diffs[0].Examples) == 0 || len(diffs[0].Examples) > 10 {
-		t.Fatalf("recount of the damaged rollup = %+v, want differences", diffs)
+	if len(diffs) != 3 || diffs[0].Table != "page_rollup" || diffs[0].Differing == 0 || len(diffs[0].Examples) == 0 || len(diffs[0].Examples) > 10 ||
+		diffs[1].Differing != 0 || diffs[2].Differing != 0 {
+		t.Fatalf("recount of the damaged rollup = %+v, want differences in page_rollup only", diffs)
 	}
 
 	var progress []string
@@ -116,8 +117,8 @@ func TestBrokenRollupPartIsLoudAndRebuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 	months := queryCell(t, s, "SELECT uniqExact(toYYYYMM(time)) FROM views_raw")
-	if last := fmt.Sprintf("page_rollup %s/%s", months, months); len(progress) < 2 || !strings.HasPrefix(progress[len(progress)-1], last) {
-		t.Errorf("progress = %q, want one line per views_raw month", progress)
+	if last := fmt.Sprintf("page_views %s/%s", months, months); fmt.Sprint(len(progress)/3) != months || !strings.HasPrefix(progress[len(progress)-1], last) {
+		t.Errorf("progress = %q, want one line per table and views_raw month", progress)
 	}
 	if got := rollupState(t, s); got != want {
 		t.Errorf("rebuilt rollup differs from the original:\n got %s\nwant %s", got, want)
@@ -126,7 +127,7 @@ func TestBrokenRollupPartIsLoudAndRebuilt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diffs[0].Differing != 0 {
+	if differing(diffs) != 0 {
 		t.Errorf("recount after rebuild: %+v", diffs)
 	}
 	if err := mon.Check(ctx); err != nil {
@@ -233,15 +234,33 @@ func TestRawRetentionExpiresRawKeepsRollups(t *testing.T) {
 		t.Errorf("rollup total after the TTL = %s, want 140 views", got)
 	}
 	diffs, err := rollup.Recount(ctx, s, now, 10)
-	if err != nil || diffs[0].Differing != 0 {
+	if err != nil || len(diffs) != 3 || differing(diffs) != 0 {
 		t.Errorf("recount with expired raw rows = %+v, %v; want no difference", diffs, err)
 	}
+	// What the TTL left of every table, dim_rollup's rows of the old days
+	// and page_views' of the new ones included.
+	wantAll := storetest.DerivedRows(t, s)
 	if err := rollup.Rebuild(ctx, s, rollup.RebuildOptions{Now: now}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := rollupState(t, s); got != want {
 		t.Errorf("rebuild lost what the TTL removed:\n got %s\nwant %s", got, want)
 	}
+	if diff := storetest.DiffRows(storetest.DerivedRows(t, s), wantAll); diff != "" {
+		t.Errorf("rebuild changed rows:\n%s", diff)
+	}
+	if got := queryCell(t, s, "SELECT sum(views) FROM dim_rollup WHERE dim = 'total' AND grain = 'day'"); got != "140" {
+		t.Errorf("dim_rollup's day total after the rebuild = %s, want 140 (100 of them before the cutoff)", got)
+	}
+}
+
+// differing sums the differing rows of every rollup.
+func differing(diffs []rollup.RecountResult) uint64 {
+	var n uint64
+	for _, d := range diffs {
+		n += d.Differing
+	}
+	return n
 }
 
 func TestRetentionDays(t *testing.T) {
@@ -287,7 +306,7 @@ func TestBrokenOutdatedPartIsHarmless(t *testing.T) {
 	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "part=broken-on-start_"+part) || strings.Contains(logs.String(), "level=ERROR") {
 		t.Errorf("log:\n%s", logs.String())
 	}
-	if diffs, err := rollup.Recount(ctx, s, now, 5); err != nil || diffs[0].Differing != 0 {
+	if diffs, err := rollup.Recount(ctx, s, now, 5); err != nil || differing(diffs) != 0 {
 		t.Errorf("recount = %+v, %v", diffs, err)
 	}
 }

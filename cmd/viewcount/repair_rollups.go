@@ -68,7 +68,7 @@ func repairRollups(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "  %s: month %d/%d recounted (%d raw rows), %s\n", table, done, total, rows, time.Since(start).Round(time.Second))
 	}}, c.logger)
 	if err != nil {
-		return fmt.Errorf("repair rollups: %w (page_rollup is unchanged until the final swap; run the repair again)", err)
+		return fmt.Errorf("repair rollups: %w (a table is unchanged until its swap; run the repair again)", err)
 	}
 	// Rebuild dropped the rollups' damaged parts. Of the others, outdated
 	// ones (covered) hold nothing that is missing, and views_raw's harmful
@@ -185,14 +185,32 @@ func writeProblems(w io.Writer, rep *checkReport) {
 				continue
 			}
 			for _, d := range r.Examples {
-				fmt.Fprintf(w, "    %s %s %q %s: views %d (recount %d), uniques %d (recount %d)\n",
-					d.Grain, d.Site, d.Page, d.Bucket, d.StoredViews, d.RecountViews, d.StoredUniques, d.RecountUniques)
+				fmt.Fprintf(w, "    %s\n", describeDifference(d))
 			}
 			if n := uint64(len(r.Examples)); n < r.Differing {
 				fmt.Fprintf(w, "    … and %d more\n", r.Differing-n)
 			}
 		}
 	}
+}
+
+// describeDifference is one differing row as check prints it, in the
+// words of its table: page_rollup's a page's bucket, dim_rollup's a
+// dimension's value (and page, for a page's rejected events), page_views'
+// a page's day with a checksum of its rows instead of uniques.
+func describeDifference(d rollup.Difference) string {
+	views := fmt.Sprintf("views %d (recount %d)", d.StoredViews, d.RecountViews)
+	switch d.Table {
+	case rollup.DimRollupTable:
+		key := fmt.Sprintf("%s %s %s %q", d.Grain, d.Site, d.Dim, d.Value)
+		if d.Page != "" {
+			key += fmt.Sprintf(" page %q", d.Page)
+		}
+		return fmt.Sprintf("%s %s: %s, uniques %d (recount %d)", key, d.Bucket, views, d.StoredUniques, d.RecountUniques)
+	case rollup.PageViewsTable:
+		return fmt.Sprintf("%s %s %q %s: %s, row checksum %d (recount %d)", d.Grain, d.Site, d.Page, d.Bucket, views, d.StoredChecksum, d.RecountChecksum)
+	}
+	return fmt.Sprintf("%s %s %q %s: %s, uniques %d (recount %d)", d.Grain, d.Site, d.Page, d.Bucket, views, d.StoredUniques, d.RecountUniques)
 }
 
 // checkStore gathers the store's problems, each a readable line.
