@@ -18,7 +18,7 @@ import (
 // views_raw are copied into page_views exactly once (a rerun, or a crash
 // after the copy, adds nothing), 010's per-page rows are gone, the site's
 // dim_rollup rows stay as they were, and new views reach page_views and
-// page_rollup (through 011's regrouped view) with the counts computed here.
+// page_rollup with the counts computed here.
 func TestMigratePageViewsBackfills(t *testing.T) {
 	s := storetest.Open(t)
 	ctx := t.Context()

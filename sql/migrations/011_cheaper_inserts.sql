@@ -1,5 +1,5 @@
 -- Cheaper inserts (issue 10: BenchmarkInsertBatch fell to a quarter of
--- issue 9's rows/s with migrations 008-010). Three changes, each measured
+-- issue 9's rows/s with migrations 008-010). Two changes, each measured
 -- alone (BENCHMARKS.md, "Insert path, migration 011"):
 --
 -- 1. Parts written by an insert are Compact (one data file for all
@@ -21,11 +21,6 @@
 --    time of day, 17-23 ms p50 for the top page of the 10M-event history
 --    (273k views in 30 days). Its rows expire with views_raw's
 --    (--raw-retention, applied at start by rollup.ApplyRawRetention).
---
--- 3. page_rollup_mv groups the insert by page and minute first and fans
---    each group out to its four grains after (as dim_rollup_mv does since
---    008) instead of fanning out every view four times and grouping those.
---    The rows it writes are the same.
 --
 -- Upgrading: rows already in views_raw are copied into page_views once,
 -- before its view exists (the copy carries a deduplication token and runs
@@ -146,23 +141,3 @@ ORDER BY (site, dim, page, grain, if(grain = 'day', value, ''), bucket, value)
 SETTINGS non_replicated_deduplication_window = 10000, index_granularity = 1024, index_granularity_bytes = 65536,
     min_rows_for_wide_part = 1000000
 AS SELECT grain, site, dim, page, value, bucket, views, uniques FROM dim_rollup WHERE dim != 'page_dims';
-
-DROP VIEW IF EXISTS page_rollup_mv;
-
-CREATE MATERIALIZED VIEW IF NOT EXISTS page_rollup_mv TO page_rollup AS
-SELECT
-    g.1 AS grain,
-    site,
-    page,
-    g.2 AS bucket,
-    sum(c) AS views,
-    uniqCombined64MergeState(s) AS uniques
-FROM
-(
-    SELECT site, page, toStartOfMinute(toDateTime(time, 'UTC')) AS m, count() AS c, uniqCombined64State(visitor) AS s
-    FROM views_raw
-    WHERE verdict = 'valid'
-    GROUP BY site, page, m
-)
-ARRAY JOIN [(1, m), (2, toStartOfHour(m)), (3, toStartOfDay(m)), (4, toDateTime(0, 'UTC'))] AS g -- 1..4: the grain's Enum8 value
-GROUP BY grain, site, page, bucket;
