@@ -79,7 +79,8 @@ func share(part, whole float64) float64 {
 	return part / whole
 }
 
-// Miss is a user agent the rules got wrong, with the verdict they gave it.
+// Miss is a user agent the rules got wrong (as ingest would pass it on:
+// trimmed and capped), with the verdict they gave it.
 type Miss struct {
 	UA     string
 	Reason viewcount.Reason
@@ -99,11 +100,12 @@ func Evaluate(j Judge, dir string, sets []Set, misses int) ([]Result, error) {
 		groups := map[string]*Group{}
 		err := readFile(dir, set, func(s Sample) {
 			n++
+			ua := normaliseUA(s.UA)
 			e := viewcount.Event{
 				Time:    evalTime,
 				Site:    Site,
 				Page:    "/",
-				UA:      normaliseUA(s.UA),
+				UA:      ua,
 				Visitor: n,
 				Network: n,
 				Source:  viewcount.SourcePixel,
@@ -123,8 +125,8 @@ func Evaluate(j Judge, dir string, sets []Set, misses int) ([]Result, error) {
 				g.add(s.Weight, rejected)
 			}
 			if rejected == (set.Kind == Humans) && len(res.Misses) < misses &&
-				!slices.ContainsFunc(res.Misses, func(m Miss) bool { return m.UA == s.UA }) {
-				res.Misses = append(res.Misses, Miss{UA: s.UA, Reason: reason, Groups: s.Groups})
+				!slices.ContainsFunc(res.Misses, func(m Miss) bool { return m.UA == ua }) {
+				res.Misses = append(res.Misses, Miss{UA: ua, Reason: reason, Groups: s.Groups})
 			}
 		})
 		if err != nil {
@@ -189,7 +191,7 @@ func Print(w io.Writer, results []Result) error {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t"+format+"\t%s\n",
 			r.Set.Name, r.Set.Kind, r.UAs, r.Rejected, measure, 100*r.Rate(), reasons(r.Reasons))
 		for _, g := range r.Groups {
-			fmt.Fprintf(tw, "  %s\t\t%d\t%d\t\t"+format+"\t\n", g.Name, g.UAs, g.Rejected, 100*g.Rate())
+			fmt.Fprintf(tw, "  %s\t\t%d\t%d\t\t"+format+"\n", g.Name, g.UAs, g.Rejected, 100*g.Rate())
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -204,7 +206,7 @@ func Print(w io.Writer, results []Result) error {
 			fmt.Fprintf(w, "\n%s: no %s\n", r.Set.Name, what)
 			continue
 		}
-		fmt.Fprintf(w, "\n%s: first %d %s:\n", r.Set.Name, len(r.Misses), what)
+		fmt.Fprintf(w, "\n%s: %s (the first %d):\n", r.Set.Name, what, len(r.Misses))
 		for _, m := range r.Misses {
 			label := strings.Join(m.Groups, ",")
 			if r.Set.Kind == Humans {
