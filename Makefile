@@ -132,6 +132,12 @@ $(UADATA_BOTS): | npm
 $(UADATA_HUMANS): | npm
 	$(call npm-file,user-agents,$(UADATA_HUMANS_VERSION),package/dist/user-agents.json,$(UADATA_HUMANS_SHA256),$@)
 
+# The user-agent rules' recall and false-positive rate per data set (CI
+# prints it after the tests).
+.PHONY: ua-eval
+ua-eval: uadata build
+	./bin/viewcount ua-eval
+
 clean:
 	rm -rf bin
 
