@@ -1,7 +1,8 @@
 # Viewcount. `make run` starts the service on embedded defaults; `make test`
 # runs every test. Both fetch libchdb.so (the embedded ClickHouse engine)
-# and the default country database once into a cache; set CHDB_LIB_PATH or
-# VIEWCOUNT_COUNTRY_DB to use copies you already have.
+# and the default country database once into a cache, `make test` the
+# user-agent evaluation data too; set CHDB_LIB_PATH, VIEWCOUNT_COUNTRY_DB or
+# VIEWCOUNT_UADATA to use copies you already have.
 
 CHDB_VERSION  := 26.7.3-stable.1
 CACHE_DIR     := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/viewcount
