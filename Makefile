@@ -1,7 +1,8 @@
 # Viewcount. `make run` starts the service on embedded defaults; `make test`
 # runs every test. Both fetch libchdb.so (the embedded ClickHouse engine)
-# and the default country database once into a cache; set CHDB_LIB_PATH or
-# VIEWCOUNT_COUNTRY_DB to use copies you already have.
+# and the default country database once into a cache, `make test` the
+# user-agent evaluation data too; set CHDB_LIB_PATH, VIEWCOUNT_COUNTRY_DB or
+# VIEWCOUNT_UADATA to use copies you already have.
 
 CHDB_VERSION  := 26.7.3-stable.1
 CACHE_DIR     := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/viewcount
@@ -17,11 +18,26 @@ GEO_SHA256  := c5f7c0e9bd6a6ccb5a2e9634764544a0d08bd0bd8788b8aedfac87bea184c652
 VIEWCOUNT_COUNTRY_DB ?= $(CACHE_DIR)/geo/$(GEO_VERSION)/geo-whois-asn-country.mmdb
 export VIEWCOUNT_COUNTRY_DB
 
+# The user-agent evaluation data (validate/uaeval, `viewcount ua-eval`):
+# bot user agents from crawler-user-agents (MIT) and real-traffic browser
+# user agents with their traffic weights from user-agents (BSD-2-Clause),
+# both npm packages pinned to a version, the JSON file of each checked
+# against its checksum. The versions must match uaeval's constants. To
+# update: change both, run `make uadata`, put the sha256 it reports here.
+UADATA_BOTS_VERSION   := 1.60.0
+UADATA_BOTS_SHA256    := c36c67f2527f1a5340858d540c732ebbc3ec866cfc0c5717de82b22a1f8dc537
+UADATA_HUMANS_VERSION := 2.1.198
+UADATA_HUMANS_SHA256  := 5432ce503c8d18fb6ac2dd668d019df3fdd94843a9472fda2525507f988e0022
+VIEWCOUNT_UADATA ?= $(CACHE_DIR)/uadata
+export VIEWCOUNT_UADATA
+UADATA_BOTS   := $(VIEWCOUNT_UADATA)/crawler-user-agents-$(UADATA_BOTS_VERSION).json
+UADATA_HUMANS := $(VIEWCOUNT_UADATA)/user-agents-$(UADATA_HUMANS_VERSION).json
+
 GO       ?= go
 GOFLAGS  ?=
 PKGS     := ./...
 
-.PHONY: run build test check bench chdb geo npm fmt vet staticcheck clean
+.PHONY: run build test check bench chdb geo uadata npm fmt vet staticcheck clean
 
 run: chdb geo build
 	./bin/viewcount serve
@@ -30,7 +46,7 @@ build:
 	$(GO) build $(GOFLAGS) -o bin/viewcount ./cmd/viewcount
 
 # -race works with chDB loaded through purego, so every test runs under it.
-test: chdb geo
+test: chdb geo uadata
 	$(GO) test $(GOFLAGS) -race -count=1 -timeout 20m $(PKGS)
 
 # What CI runs: formatting, vet, staticcheck, then the tests.
@@ -91,6 +107,37 @@ $(VIEWCOUNT_COUNTRY_DB): | npm
 	  fi && \
 	  mv package/geo-whois-asn-country.mmdb "$@.part" && mv "$@.part" "$@"
 	@echo "country database ready: $@"
+
+uadata: $(UADATA_BOTS) $(UADATA_HUMANS)
+
+# $(call npm-file,package,version,path in the tarball,sha256,target): fetch
+# one file of an npm package, refuse it (and cache nothing) when its
+# checksum differs, and write it under a temp name first so an interrupted
+# fetch never leaves a truncated file behind.
+define npm-file
+	@echo "fetching $(1)@$(2) into $(dir $(5)) (once)"
+	@mkdir -p "$(dir $(5))"
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && cd "$$tmp" && \
+	  npm pack --silent $(1)@$(2) >/dev/null && \
+	  tar -xzf $(1)-$(2).tgz $(3) && \
+	  sum=$$(sha256sum $(3) | cut -d' ' -f1) && \
+	  if [ "$$sum" != "$(4)" ]; then \
+	    echo "$(1)@$(2): checksum mismatch: got $$sum, want $(4) (the Makefile's UADATA_*_SHA256)" >&2; exit 1; \
+	  fi && \
+	  mv $(3) "$(5).part" && mv "$(5).part" "$(5)"
+endef
+
+$(UADATA_BOTS): | npm
+	$(call npm-file,crawler-user-agents,$(UADATA_BOTS_VERSION),package/crawler-user-agents.json,$(UADATA_BOTS_SHA256),$@)
+
+$(UADATA_HUMANS): | npm
+	$(call npm-file,user-agents,$(UADATA_HUMANS_VERSION),package/dist/user-agents.json,$(UADATA_HUMANS_SHA256),$@)
+
+# The user-agent rules' recall and false-positive rate per data set (CI
+# prints it after the tests).
+.PHONY: ua-eval
+ua-eval: uadata build
+	./bin/viewcount ua-eval
 
 clean:
 	rm -rf bin

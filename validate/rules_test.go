@@ -364,13 +364,15 @@ func BenchmarkValidate(b *testing.B) {
 }
 
 // BenchmarkClassifyUncached is the cost of a UA the cache has not seen: the
-// browser shortcut, and the full crawlerdetect check it avoids.
+// browser shortcut, isbot's shape rules, and the full crawlerdetect check
+// both avoid.
 func BenchmarkClassifyUncached(b *testing.B) {
 	m, _ := newUAMatcher(nil, false)
 	for _, c := range []struct{ name, ua string }{
 		{"browser", uaChromeAndroid},
 		{"bot-token", "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)"},
-		{"crawlerdetect", "Mozilla/5.0 (compatible; Qwantify/2.4w; +https://www.qwant.com/)/2.4w"},
+		{"shape", "Mozilla/5.0 (compatible; Qwantify/2.4w; +https://www.qwant.com/)/2.4w"},
+		{"crawlerdetect", "Mozilla/5.0 (compatible; Qwantify/2.4w)/2.4w"},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()

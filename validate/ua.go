@@ -11,6 +11,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	useragent "github.com/medama-io/go-useragent"
 	"github.com/x-way/crawlerdetect"
+	"zgo.at/isbot"
 )
 
 // uaCacheSize bounds the memoized user-agent verdicts. Real traffic repeats
@@ -20,7 +21,8 @@ import (
 const uaCacheSize = 1 << 13
 
 // uaMatcher decides whether a user agent is a bot, crawler, tool or headless
-// browser. crawlerdetect (the Crawler-Detect list: ~1,400 patterns in one
+// browser, combining the built-in tokens with two maintained lists
+// (zgo.at/isbot's shape rules, then Crawler-Detect). crawlerdetect (the Crawler-Detect list: ~1,400 patterns in one
 // case-insensitive alternation) costs ~120 µs per UA, so it runs only when the
 // cheap checks cannot decide, and each UA's verdict is memoized. The verdict
 // is a pure function of the UA string and the configured patterns: the cache
@@ -114,7 +116,10 @@ func (m *uaMatcher) classify(ua string) bool {
 	return m.classifyLow(ua, appendLower(buf[:0], ua))
 }
 
-// classifyLow is classify with ua already lowercased into low.
+// classifyLow is classify with ua already lowercased into low. Two
+// maintained lists decide what the built-in tokens and the browser
+// shortcut leave open: zgo.at/isbot's shape rules (notBrowserShaped), then
+// Crawler-Detect's patterns.
 func (m *uaMatcher) classifyLow(ua string, low []byte) bool {
 	if m.replace {
 		return m.extra != nil && m.extra.MatchString(ua)
@@ -128,7 +133,20 @@ func (m *uaMatcher) classifyLow(ua string, low []byte) bool {
 	if browserShaped(low) && !containsAny(low, suspectTokens) {
 		return false
 	}
-	return crawlerdetect.IsCrawler(ua)
+	return notBrowserShaped(ua) || crawlerdetect.IsCrawler(ua)
+}
+
+// notBrowserShaped reports what zgo.at/isbot decides from a user agent's
+// shape alone: it holds a URL ("://", BotLink), or has no space or no slash
+// or fewer than 10 bytes (BotShort). A browser that loads a page's pixel
+// sends neither; feed readers, link unfurlers, scanners and scripts often
+// do, under names no list has yet (issue 11: such strings are not people).
+// isbot's word lists (client libraries, known bots, "bot" anywhere) are
+// left out: botTokens and Crawler-Detect cover them, and "bot" alone would
+// reject phones such as the "M bot 54" that Crawler-Detect exempts.
+func notBrowserShaped(ua string) bool {
+	r := isbot.UserAgent(ua)
+	return r == isbot.BotLink || r == isbot.BotShort
 }
 
 // browserShaped reports whether a lowercased UA has exactly the shape

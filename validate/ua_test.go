@@ -244,17 +244,29 @@ func TestFastPathMissesNoCrawler(t *testing.T) {
 
 // TestBuiltinTokensSpareDevices checks that the built-in bot tokens do not
 // reject real devices: a sample of Crawler-Detect's device corpus (every
-// 20th of 165k UAs) must all be judged human, as crawlerdetect judges them.
+// 20th of 165k UAs) must all be judged human, as crawlerdetect judges them,
+// except the strings not shaped like a browser's (notBrowserShaped: a URL,
+// no space or no slash), which are rejected by design (issue 11). The
+// corpus holds such strings ("61", "default", "w3m/0.5.3", old browsers
+// that put their home page in the UA); their count in the sample is exact
+// for crawlerdetect v0.2.24's corpus.
 func TestBuiltinTokensSpareDevices(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads a 24 MB corpus")
 	}
 	path := crawlerdetectCorpus(t, "devices.txt")
 	m, _ := newUAMatcher(nil, false)
-	i, n, fast := 0, 0, 0
+	i, n, fast, shape := 0, 0, 0, 0
 	eachLine(t, path, func(ua string) {
 		i++
 		if i%20 != 0 || strings.TrimSpace(ua) == "" || crawlerdetect.IsCrawler(ua) {
+			return
+		}
+		if notBrowserShaped(ua) {
+			shape++
+			if !m.classify(ua) {
+				t.Errorf("not browser-shaped, yet judged human: %q", ua)
+			}
 			return
 		}
 		n++
@@ -268,6 +280,9 @@ func TestBuiltinTokensSpareDevices(t *testing.T) {
 		}
 	})
 	t.Logf("%d device UAs checked, %d (%.0f%%) decided without crawlerdetect", n, fast, 100*float64(fast)/float64(max(n, 1)))
+	if shape != 19 {
+		t.Errorf("%d device UAs not browser-shaped, want 19 (update it with the corpus, after reading the strings)", shape)
+	}
 }
 
 // TestBrowsersTakeShortcut: current browsers must be decided without the
@@ -287,4 +302,27 @@ func TestBrowsersTakeShortcut(t *testing.T) {
 		uaSafariIPad, uaEdgeWin, uaEdgeAndroid, uaSamsung, uaOpera} {
 		f(ua)
 	}
+}
+
+// TestNotBrowserShaped: isbot's shape rules reject strings with a URL or
+// without a space or a slash, and leave browsers and in-app browsers alone.
+func TestNotBrowserShaped(t *testing.T) {
+	r := newTestRules(t, Config{})
+	var visitor uint64
+	f := func(ua string, want viewcount.Reason) {
+		t.Helper()
+		visitor++
+		e := viewcount.Event{Time: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC), Site: "example.com", Page: "/", UA: ua, Visitor: visitor, Network: visitor}
+		if got := r.Judge(&e); got != want {
+			t.Errorf("Judge(UA %q) = %s, want %s", ua, got, want)
+		}
+	}
+	f("Viber", viewcount.BotUA)                                                            // no slash
+	f("NextCloud-News/1.0", viewcount.BotUA)                                               // no space
+	f("Feedbin feed-id:1 - 3 subscribers", viewcount.BotUA)                                // no slash
+	f("Mozilla/5.0 (compatible; SomeReader/2.1; https://reader.example)", viewcount.BotUA) // a URL
+	f(uaChromeWin, viewcount.Valid)
+	f("Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 [FBAN/FBIOS;FBAV/470.0.0.38.109;FBBV/614545312;FBDV/iPhone14,5;FBMD/iPhone;FBSN/iOS;FBSV/17.5;FBSS/3;FBID/phone;FBLC/en_US;FBOP/5]", viewcount.Valid)
+	f("Mozilla/5.0 (Linux; Android 14; SM-S918B Build/UP1A.231005.007; wv) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 Chrome/125.0.6422.165 Mobile Safari/537.36 Instagram 334.0.0.42.95 Android (34/14; 480dpi; 1080x2340; samsung; SM-S918B; dm3q; qcom; en_US; 606382405)", viewcount.Valid)
+	f("Mozilla/5.0 (Linux; Android 7.0; M bot 54 Build/NRD90M) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/58.0.3029.83 Mobile Safari/537.36", viewcount.Valid) // a phone named "bot"
 }

@@ -28,6 +28,7 @@ usage:
   viewcount site add|rotate|delete DOMAIN, site list   manage sites (see 'viewcount site')
   viewcount check     [flags]   verify progress, stream, store and rollups (server stopped)
   viewcount repair    progress|stream|rollups [flags]   see README, Recovery
+  viewcount ua-eval   [--data DIR]   user-agent rules' recall and false positives on public data sets
   viewcount version
 
 Run 'viewcount serve -h' for the flags; each has an environment variable.
@@ -68,6 +69,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runCheck(rest, stdout, stderr)
 	case "repair":
 		return runRepair(rest, stdout, stderr)
+	case "ua-eval":
+		return runUAEval(rest, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "viewcount", version)
 		return nil

