@@ -40,13 +40,32 @@ func NewRules(cfg validate.Config) (*validate.Rules, error) {
 	return r, nil
 }
 
-// Result is one data set's evaluation.
-type Result struct {
-	Set            Set
+// Tally is what an evaluation counts, for a whole set and per group.
+type Tally struct {
 	UAs            int     // samples judged
 	Rejected       int     // samples the rules rejected
 	Weight         float64 // the samples' total weight
 	RejectedWeight float64 // the rejected samples' weight
+}
+
+// Rate is the rejected share of the weight: the recall for a set of bots,
+// the traffic-weighted false-positive rate for a set of people. 0 for an
+// empty set.
+func (t Tally) Rate() float64 { return share(t.RejectedWeight, t.Weight) }
+
+func (t *Tally) add(w float64, rejected bool) {
+	t.UAs++
+	t.Weight += w
+	if rejected {
+		t.Rejected++
+		t.RejectedWeight += w
+	}
+}
+
+// Result is one data set's evaluation.
+type Result struct {
+	Set Set
+	Tally
 	// Reasons counts the rejected samples by reason.
 	Reasons map[viewcount.Reason]int
 	// Groups are the same numbers per tag (bots) or device category
@@ -57,20 +76,11 @@ type Result struct {
 	Misses []Miss
 }
 
-// Rate is the rejected share of the weight: the recall for a set of bots,
-// the traffic-weighted false-positive rate for a set of people. 0 for an
-// empty set.
-func (r Result) Rate() float64 { return share(r.RejectedWeight, r.Weight) }
-
 // Group is a Result's numbers for one tag or device category.
 type Group struct {
-	Name                   string
-	UAs, Rejected          int
-	Weight, RejectedWeight float64
+	Name string
+	Tally
 }
-
-// Rate is Result.Rate for the group.
-func (g Group) Rate() float64 { return share(g.RejectedWeight, g.Weight) }
 
 func share(part, whole float64) float64 {
 	if whole == 0 {
@@ -144,24 +154,6 @@ func Evaluate(j Judge, dir string, sets []Set, misses int) ([]Result, error) {
 // evalTime is every evaluated view's time: no check that decides on the
 // user agent looks at it, and a fixed one keeps runs identical.
 var evalTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-
-func (r *Result) add(w float64, rejected bool) {
-	r.UAs++
-	r.Weight += w
-	if rejected {
-		r.Rejected++
-		r.RejectedWeight += w
-	}
-}
-
-func (g *Group) add(w float64, rejected bool) {
-	g.UAs++
-	g.Weight += w
-	if rejected {
-		g.Rejected++
-		g.RejectedWeight += w
-	}
-}
 
 // normaliseUA does to a user agent what ingest does before the rules see
 // it: trim, cut to maxUALen bytes on a character boundary, drop invalid
