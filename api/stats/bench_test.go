@@ -16,6 +16,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/api/stats"
 	"github.com/viewcount/viewcount/ingest"
 	"github.com/viewcount/viewcount/rollup"
@@ -145,11 +146,6 @@ func benchStore(b *testing.B, events int, end time.Time) store.Store {
 		}
 		return st
 	}
-	cache := os.Getenv("XDG_CACHE_HOME")
-	if cache == "" {
-		home, _ := os.UserHomeDir()
-		cache = filepath.Join(home, ".cache")
-	}
 	// Keyed by the generator's version, the size and the schema: a
 	// changed migration needs a store built with it.
 	h := sha256.New()
@@ -166,7 +162,7 @@ func benchStore(b *testing.B, events int, end time.Time) store.Store {
 			}
 		}
 	}
-	dir := filepath.Join(cache, "viewcount", "stats-bench", fmt.Sprintf("v%d-%d-%x", storetest.HistoryVersion, events, h.Sum(nil)[:4]))
+	dir := viewcount.CacheDir("stats-bench", fmt.Sprintf("v%d-%d-%x", storetest.HistoryVersion, events, h.Sum(nil)[:4]))
 	st, err := store.Open(b.Context(), store.Config{DataDir: dir, Database: "bench"}, nil)
 	if err != nil {
 		b.Fatalf("open the cached store (run this benchmark alone: chDB opens one data dir per process): %v", err)

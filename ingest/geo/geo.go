@@ -14,10 +14,10 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"sync/atomic"
 
 	"github.com/oschwald/maxminddb-golang/v2"
+	"github.com/viewcount/viewcount"
 )
 
 // Version is the pinned release of the default database; `make geo` fetches
@@ -38,15 +38,7 @@ func DefaultPath() string {
 	if p := os.Getenv(EnvPath); p != "" {
 		return p
 	}
-	dir := os.Getenv("XDG_CACHE_HOME")
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return ""
-		}
-		dir = filepath.Join(home, ".cache")
-	}
-	return filepath.Join(dir, "viewcount", "geo", Version, FileName)
+	return viewcount.CacheDir("geo", Version, FileName)
 }
 
 // DB is an open country database, memory-mapped: its pages are the OS's

@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+	"github.com/viewcount/viewcount"
 )
 
 // ChDBVersion is the libchdb release this package is written against; the
@@ -99,15 +99,7 @@ func libCandidates(cfg Config) []string {
 // $XDG_CACHE_HOME/viewcount/chdb/<ChDBVersion>/libchdb.so, ~/.cache when
 // XDG_CACHE_HOME is unset. Empty if no cache directory is known.
 func DefaultLibPath() string {
-	dir := os.Getenv("XDG_CACHE_HOME")
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return ""
-		}
-		dir = filepath.Join(home, ".cache")
-	}
-	return filepath.Join(dir, "viewcount", "chdb", ChDBVersion, "libchdb.so")
+	return viewcount.CacheDir("chdb", ChDBVersion, "libchdb.so")
 }
 
 func bindChDB(h uintptr, path string) (l *chdbLib, err error) {

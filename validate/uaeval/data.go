@@ -20,6 +20,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/viewcount/viewcount"
 )
 
 // Pinned versions of the data sets; `make uadata` fetches these (the
@@ -106,15 +108,7 @@ func DefaultDir() string {
 	if d := os.Getenv(EnvDir); d != "" {
 		return d
 	}
-	dir := os.Getenv("XDG_CACHE_HOME")
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return ""
-		}
-		dir = filepath.Join(home, ".cache")
-	}
-	return filepath.Join(dir, "viewcount", "uadata")
+	return viewcount.CacheDir("uadata")
 }
 
 // ErrMissing: a data set's file is not in the data directory (`make
