@@ -115,6 +115,12 @@ type Verdict struct {
 	Seq       uint64
 	Index     uint32
 	Dims      Dims
+	// Batch is the last stream sequence of the insert that stored the
+	// verdict (rollup.Writer sets it): the rollup feed takes a partition's
+	// rows by batch, because a held verdict is stored by a later batch
+	// under its own, earlier sequence. 0 on rows stored before migration
+	// 012, which the materialized views had already counted.
+	Batch uint64
 }
 
 // Stream layout shared by every role. Changing Partitions on an existing

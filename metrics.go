@@ -29,7 +29,9 @@ type Metrics struct {
 
 	Inserted     atomic.Uint64 // rows inserted into views_raw
 	InsertErrors atomic.Uint64 // failed insert attempts (retried)
-	lagMillis    atomic.Int64  // receive → insert of the newest batch's oldest event
+	Fed          atomic.Uint64 // rows fed from views_raw to the rollups
+	FeedErrors   atomic.Uint64 // failed feed attempts (retried)
+	lagMillis    atomic.Int64  // receive → rollups of the newest feed's oldest event
 
 	partMu sync.Mutex
 	parts  map[int]PartitionState // the validators' state, by partition this process owns
@@ -92,8 +94,8 @@ func (m *Metrics) Validated(r Reason) {
 	}
 }
 
-// SetPipelineLag records how long the oldest event of the last insert took
-// from receipt to ClickHouse.
+// SetPipelineLag records how long the oldest event of the last feed took
+// from receipt to the rollups, where counts read it.
 func (m *Metrics) SetPipelineLag(ms int64) { m.lagMillis.Store(ms) }
 
 // PipelineLag is the last value SetPipelineLag recorded (0 before the first
@@ -124,8 +126,10 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 	}
 	counter("viewcount_rows_inserted_total", "Rows inserted into views_raw.", m.Inserted.Load())
 	counter("viewcount_insert_errors_total", "Failed insert attempts (each retried).", m.InsertErrors.Load())
+	counter("viewcount_rows_fed_total", "Rows fed from views_raw to the rollups.", m.Fed.Load())
+	counter("viewcount_feed_errors_total", "Failed rollup feed attempts (each retried).", m.FeedErrors.Load())
 	lag := float64(m.lagMillis.Load()) / 1000
-	p("# HELP viewcount_pipeline_lag_seconds Receive-to-insert time of the last batch's oldest event.\n# TYPE viewcount_pipeline_lag_seconds gauge\nviewcount_pipeline_lag_seconds %g\n", lag)
+	p("# HELP viewcount_pipeline_lag_seconds Receive-to-rollup time of the last feed's oldest event.\n# TYPE viewcount_pipeline_lag_seconds gauge\nviewcount_pipeline_lag_seconds %g\n", lag)
 
 	gauge := func(name, help string, v uint64) {
 		p("# HELP %s %s\n# TYPE %s gauge\n%s %d\n", name, help, name, name, v)

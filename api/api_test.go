@@ -89,7 +89,7 @@ func (f *fixture) views(t testing.TB, site, page string, n int) {
 			Reason: viewcount.Valid, Seq: f.seq, Index: uint32(i),
 		}
 	}
-	if err := f.store.InsertViews(context.Background(), "", rows); err != nil {
+	if err := storetest.InsertFed(context.Background(), f.store, "", rows); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"github.com/viewcount/viewcount/sql/store/storetest"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -33,7 +34,7 @@ func TestInvalidReport(t *testing.T) {
 	add(day2, viewcount.Rate, 7)
 	add(day2, viewcount.BotUA, 2)
 	add(day2.AddDate(0, 0, 5), viewcount.BotUA, 100) // outside the range asked for
-	if err := f.store.InsertViews(context.Background(), "", rows); err != nil {
+	if err := storetest.InsertFed(context.Background(), f.store, "", rows); err != nil {
 		t.Fatal(err)
 	}
 	get := func(auth, query string) *httptest.ResponseRecorder {

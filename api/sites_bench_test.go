@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"github.com/viewcount/viewcount/sql/store/storetest"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -29,7 +30,7 @@ func benchHistory(b *testing.B, f *fixture, site string, n int, seed uint64) {
 		rows = append(rows, viewcount.Verdict{Event: viewcount.Event{Time: start.Add(time.Duration(i) * step), Site: site,
 			Page: pages[(i*7919)%len(pages)], UA: "Mozilla/5.0", Visitor: seed<<32 | uint64(i%50_000)}, Reason: viewcount.Valid, Seq: uint64(i)})
 		if len(rows) == cap(rows) || i == n-1 {
-			if err := f.store.InsertViews(context.Background(), "", rows); err != nil {
+			if err := storetest.InsertFed(context.Background(), f.store, "", rows); err != nil {
 				b.Fatal(err)
 			}
 			rows = rows[:0]

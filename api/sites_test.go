@@ -148,7 +148,7 @@ func TestAdminDeleteSite(t *testing.T) {
 	add("gone.example", "/a", viewcount.BotUA, 3)
 	add("kept.example", "/a", viewcount.Valid, 4)
 	add("kept.example", "/a", viewcount.BotUA, 1)
-	if err := f.store.InsertViews(ctx, "", rows); err != nil {
+	if err := storetest.InsertFed(ctx, f.store, "", rows); err != nil {
 		t.Fatal(err)
 	}
 	// A table added later (here by the test) is covered without naming it,
@@ -221,7 +221,7 @@ func TestAdminDeleteSite(t *testing.T) {
 	// Rows left behind by a name no longer registered (here: hits judged
 	// unknown_site after the delete) can be deleted too.
 	f.seq = 1000
-	if err := f.store.InsertViews(ctx, "", []viewcount.Verdict{{Event: viewcount.Event{Time: f.clock.t, Site: "gone.example", Page: "/a", UA: "x"},
+	if err := storetest.InsertFed(ctx, f.store, "", []viewcount.Verdict{{Event: viewcount.Event{Time: f.clock.t, Site: "gone.example", Page: "/a", UA: "x"},
 		Reason: viewcount.UnknownSite, Seq: 1000}}); err != nil {
 		t.Fatal(err)
 	}

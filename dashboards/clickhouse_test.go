@@ -190,7 +190,7 @@ func TestClickHouseQueries(t *testing.T) {
 	if err := rollup.Migrate(ctx, s, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.InsertViews(ctx, "", history()); err != nil {
+	if err := storetest.InsertFed(ctx, s, "", history()); err != nil {
 		t.Fatal(err)
 	}
 	base := env{from: t0.Add(-time.Hour), to: t0.Add(3 * time.Hour), interval: time.Minute}

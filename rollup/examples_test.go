@@ -27,7 +27,7 @@ func TestExamplesRun(t *testing.T) {
 		rows = append(rows, viewcount.Verdict{Event: viewcount.Event{Time: now.Add(-time.Duration(i) * time.Hour),
 			Site: "ex.example", Page: "/p", UA: "ua", Visitor: uint64(i), Network: 7}, Reason: r, Seq: uint64(i)})
 	}
-	if err := s.InsertViews(ctx, "", rows); err != nil {
+	if err := storetest.InsertFed(ctx, s, "", rows); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range vcsql.Examples() {

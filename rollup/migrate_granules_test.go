@@ -45,6 +45,8 @@ func TestMigrateRollupGranulesKeepsCounts(t *testing.T) {
 	if nine.Version != 9 {
 		t.Fatal("no migration 9")
 	}
+	addBatchColumn(t, s)
+	migrated := false // through 012: rows are fed
 	insert := func(token string, n int, at time.Time) {
 		t.Helper()
 		vs := make([]viewcount.Verdict, n)
@@ -53,7 +55,7 @@ func TestMigrateRollupGranulesKeepsCounts(t *testing.T) {
 				Page: "/p" + strconv.Itoa(i%3), ID: token + strconv.Itoa(i), Visitor: uint64(i%7 + 1), Source: viewcount.SourcePixel},
 				Reason: viewcount.Valid, Seq: uint64(i + 1)}
 		}
-		if err := s.InsertViews(ctx, token, vs); err != nil {
+		if err := insertAt(ctx, s, token, vs, migrated); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -87,6 +89,7 @@ func TestMigrateRollupGranulesKeepsCounts(t *testing.T) {
 	if err := rollup.Migrate(ctx, s, nil); err != nil {
 		t.Fatal(err)
 	}
+	migrated = true
 	if got := counts(); got != before {
 		t.Errorf("after the upgrade %s, want %s", got, before)
 	}

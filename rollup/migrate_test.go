@@ -148,6 +148,7 @@ func TestMigrateOneRollupKeepsCounts(t *testing.T) {
 			}
 		}
 	}
+	migrated := false // through 012: rows are fed
 	insert := func(token string, n int, at time.Time) {
 		t.Helper()
 		vs := make([]viewcount.Verdict, n)
@@ -156,7 +157,7 @@ func TestMigrateOneRollupKeepsCounts(t *testing.T) {
 				Page: "/p" + strconv.Itoa(i%3), ID: token + strconv.Itoa(i), Visitor: uint64(i%7 + 1), Source: viewcount.SourcePixel},
 				Reason: viewcount.Valid, Seq: uint64(i + 1)}
 		}
-		if err := s.InsertViews(ctx, token, vs); err != nil {
+		if err := insertAt(ctx, s, token, vs, migrated); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -172,6 +173,7 @@ func TestMigrateOneRollupKeepsCounts(t *testing.T) {
 	// 007's columns too: the insert path writes them. Adding them early is
 	// what a rerun of 007 would find anyway (ADD COLUMN IF NOT EXISTS).
 	apply(1, 2, 3, 7)
+	addBatchColumn(t, s)
 	insert("before", 100, old)
 	before := counts()
 	if before != "page_minute=100/7 page_hour=100/7 page_day=100/7 page_total=100/7 " {
@@ -180,6 +182,7 @@ func TestMigrateOneRollupKeepsCounts(t *testing.T) {
 	if err := rollup.Migrate(ctx, s, nil); err != nil {
 		t.Fatal(err)
 	}
+	migrated = true
 	if got := counts(); got != before {
 		t.Errorf("after the upgrade %s, want %s", got, before)
 	}
@@ -202,4 +205,25 @@ func TestMigrateOneRollupKeepsCounts(t *testing.T) {
 			t.Errorf("%s has %s buckets, want %s", table, got, want)
 		}
 	}
+}
+
+// addBatchColumn adds migration 012's batch column to a schema a test
+// holds at an earlier version: the insert path writes it. A rerun of 012
+// finds it there (ADD COLUMN IF NOT EXISTS).
+func addBatchColumn(t *testing.T, s store.Store) {
+	t.Helper()
+	ms, _ := vcsql.Migrations()
+	if err := s.Exec(t.Context(), ms[11].Statements[0], nil); err != nil {
+		t.Fatalf("012's batch column: %v", err)
+	}
+}
+
+// insertAt inserts vs through the insert path of the schema the test has
+// reached: before migration 012 the views run on the insert itself (the
+// rows' batch is 0), from it on the rows are numbered and fed.
+func insertAt(ctx context.Context, s store.Store, token string, vs []viewcount.Verdict, fed bool) error {
+	if fed {
+		return storetest.InsertFed(ctx, s, token, vs)
+	}
+	return s.InsertViews(ctx, token, vs)
 }

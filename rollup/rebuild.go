@@ -85,6 +85,16 @@ func Rebuild(ctx context.Context, q Execer, opts RebuildOptions, logger *slog.Lo
 	if err != nil {
 		return err
 	}
+	// Feed what is stored first, so the rebuild and the feed agree on
+	// every row: the rebuild counts the rows fed up to now, a feed after
+	// it only later ones.
+	if _, err := CatchUp(ctx, q); err != nil {
+		return fmt.Errorf("rebuild: %w", err)
+	}
+	fed, err := FeedProgress(ctx, q)
+	if err != nil {
+		return fmt.Errorf("rebuild: %w", err)
+	}
 	months, err := q.Query(ctx, sql.Query(sql.RawMonths), nil)
 	if err != nil {
 		return fmt.Errorf("rebuild: list views_raw months: %w", err)
@@ -101,7 +111,7 @@ func Rebuild(ctx context.Context, q Execer, opts RebuildOptions, logger *slog.Lo
 		}
 		for i, m := range months.Rows {
 			rows, _ := strconv.ParseUint(m[1], 10, 64) // only for progress
-			p := store.Params{"cutoff": cutoffParam(cutoff), "month": m[0]}
+			p := store.Params{"cutoff": cutoffParam(cutoff), "month": m[0], "fed": fedMap(fed)}
 			if err := execScript(ctx, q, table+"_fill", p); err != nil {
 				return fmt.Errorf("%w (month %s)", err, m[0])
 			}

@@ -229,7 +229,7 @@ func TestRecountSketchBoundary(t *testing.T) {
 			rows[i] = viewcount.Verdict{Event: viewcount.Event{Time: day.Add(time.Duration(i%1400) * time.Minute), Site: site, Page: page,
 				ID: fmt.Sprintf("%s-%d", token, i), Visitor: v}, Reason: viewcount.Valid}
 		}
-		if err := s.InsertViews(t.Context(), token, rows); err != nil {
+		if err := storetest.InsertFed(t.Context(), s, token, rows); err != nil {
 			t.Fatal(err)
 		}
 	}

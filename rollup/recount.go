@@ -51,11 +51,17 @@ func Recount(ctx context.Context, q Execer, now time.Time, limit int) ([]Recount
 	if err != nil {
 		return nil, err
 	}
+	// Rows a feed has not taken yet are in no rollup (nor in the recount):
+	// a check while validators run compares what both have seen.
+	fed, err := FeedProgress(ctx, q)
+	if err != nil {
+		return nil, err
+	}
 	limit = max(limit, 0)
 	var out []RecountResult
 	for _, table := range Rollups() {
 		// At least one row, which carries the count of all differing ones.
-		p := store.Params{"cutoff": cutoffParam(cutoff), "limit": strconv.Itoa(max(limit, 1))}
+		p := store.Params{"cutoff": cutoffParam(cutoff), "limit": strconv.Itoa(max(limit, 1)), "fed": fedMap(fed)}
 		months := []string{""}
 		if recountByMonth(table) {
 			res, err := q.Query(ctx, sql.Repair(table + "_months")[0], p)

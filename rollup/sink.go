@@ -15,9 +15,11 @@ import (
 )
 
 // Inserter is the store as the sink needs it. InsertViews must treat a
-// repeated non-empty token as a no-op (ClickHouse's insert deduplication).
+// repeated non-empty token as a no-op (ClickHouse's insert deduplication);
+// Exec and Query run the feed.
 type Inserter interface {
 	InsertViews(ctx context.Context, token string, rows []viewcount.Verdict) error
+	Execer
 }
 
 // Intents is where open batches are recorded: the VC_ROLLUP bucket.
@@ -36,6 +38,7 @@ type Config struct {
 	MaxRows       int
 	InsertRetries int           // attempts before the partition is restarted; default 5
 	RetryBackoff  time.Duration // first backoff, doubled per attempt; default 200ms
+	Feed          FeedConfig
 }
 
 func (c *Config) defaults() {
@@ -48,6 +51,7 @@ func (c *Config) defaults() {
 	if c.RetryBackoff <= 0 {
 		c.RetryBackoff = 200 * time.Millisecond
 	}
+	c.Feed.defaults()
 }
 
 // Sink hands out one Writer per partition.
@@ -147,11 +151,16 @@ type Writer struct {
 	recorded                      *intent // the record Open read, for Recorded
 	pendingOldest, inflightOldest time.Time
 	inserted                      uint64
+
+	feed feedState // the rows stored and not yet in the rollups
 }
 
 type inserted struct {
-	rows []viewcount.Verdict // emptied, for reuse
-	err  error
+	rows   []viewcount.Verdict // emptied, for reuse
+	batch  uint64              // the batch's number (its last stream sequence)
+	n      int                 // rows inserted
+	oldest time.Time           // receive time of its oldest row
+	err    error
 }
 
 // Open returns the writer of partition p, reading its recorded batch if any.
@@ -177,15 +186,16 @@ func (w *Writer) Recorded() (pr Progress, ok bool) {
 }
 
 // Oldest returns the receive time of the oldest event handed to the Writer
-// and not yet known to be inserted; zero when there is none.
+// and not yet known to be in the rollups (inserted and fed); zero when
+// there is none.
 func (w *Writer) Oldest() time.Time {
-	switch {
-	case w.pendingOldest.IsZero():
-		return w.inflightOldest
-	case w.inflightOldest.IsZero() || w.pendingOldest.Before(w.inflightOldest):
-		return w.pendingOldest
+	oldest := time.Time{}
+	for _, t := range [...]time.Time{w.pendingOldest, w.inflightOldest, w.feed.oldest()} {
+		if !t.IsZero() && (oldest.IsZero() || t.Before(oldest)) {
+			oldest = t
+		}
 	}
-	return w.inflightOldest
+	return oldest
 }
 
 // Inserted counts the batches this Writer has seen into the store.
@@ -274,7 +284,7 @@ func (w *Writer) Wait(ctx context.Context) error {
 		return w.failed
 	}
 	if w.inflight == nil {
-		return nil
+		return w.maybeFeed(ctx, false)
 	}
 	select {
 	case r := <-w.inflight:
@@ -285,7 +295,8 @@ func (w *Writer) Wait(ctx context.Context) error {
 		}
 		w.inserted++
 		w.inflightOldest = time.Time{}
-		return nil
+		w.feed.stored(r.batch, r.n, r.oldest, time.Now())
+		return w.maybeFeed(ctx, false)
 	case <-ctx.Done():
 		return fmt.Errorf("rollup: partition %d: wait for insert: %w", w.partition, ctx.Err())
 	}
@@ -310,6 +321,9 @@ func (w *Writer) flush(ctx context.Context) error {
 	}
 	token := fmt.Sprintf("vc-p%d-%d-%d", w.partition, in.First, in.Last)
 	rows := w.rows
+	for i := range rows {
+		rows[i].Batch = in.Last
+	}
 	w.rows, w.spare = w.spare[:0], nil
 	w.first, w.last, w.open = 0, 0, nil
 	w.inflightOldest, w.pendingOldest = w.pendingOldest, time.Time{}
@@ -321,12 +335,13 @@ func (w *Writer) flush(ctx context.Context) error {
 	done := make(chan inserted, 1) // never blocks the goroutine, even if nobody waits
 	w.inflight = done
 	go func() {
-		err := w.insert(ctx, token, in, rows)
+		oldest, err := w.insert(ctx, token, in, rows)
 		if err == nil {
 			w.s.metrics.Inserted.Add(uint64(len(rows)))
 		}
+		n := len(rows)
 		clear(rows) // drop string references before reuse
-		done <- inserted{rows: rows[:0], err: err}
+		done <- inserted{rows: rows[:0], batch: in.Last, n: n, oldest: oldest, err: err}
 	}()
 	return nil
 }
@@ -334,9 +349,8 @@ func (w *Writer) flush(ctx context.Context) error {
 // insert runs on the batch's own goroutine: of the Writer it reads only what
 // never changes (the Sink, the partition); the partition's goroutine goes
 // on changing the rest.
-func (w *Writer) insert(ctx context.Context, token string, in intent, rows []viewcount.Verdict) error {
+func (w *Writer) insert(ctx context.Context, token string, in intent, rows []viewcount.Verdict) (oldest time.Time, err error) {
 	backoff := w.s.cfg.RetryBackoff
-	var err error
 	for attempt := 1; ; attempt++ {
 		err = w.s.store.InsertViews(ctx, token, rows)
 		if err == nil {
@@ -344,7 +358,7 @@ func (w *Writer) insert(ctx context.Context, token string, in intent, rows []vie
 		}
 		w.s.metrics.InsertErrors.Add(1)
 		if attempt >= w.s.cfg.InsertRetries || ctx.Err() != nil {
-			return fmt.Errorf("rollup: partition %d: insert batch %d-%d (%d rows, %d attempts): %w",
+			return oldest, fmt.Errorf("rollup: partition %d: insert batch %d-%d (%d rows, %d attempts): %w",
 				w.partition, in.First, in.Last, len(rows), attempt, err)
 		}
 		w.s.logger.Warn("insert failed; retrying", "partition", w.partition, "batch", token, "attempt", attempt, "err", err)
@@ -352,17 +366,16 @@ func (w *Writer) insert(ctx context.Context, token string, in intent, rows []vie
 		case <-time.After(backoff):
 		case <-ctx.Done():
 			// Another attempt on a dead context would only fail (and count).
-			return fmt.Errorf("rollup: partition %d: insert batch %d-%d (%d rows, %d attempts): %w",
+			return oldest, fmt.Errorf("rollup: partition %d: insert batch %d-%d (%d rows, %d attempts): %w",
 				w.partition, in.First, in.Last, len(rows), attempt, ctx.Err())
 		}
 		backoff *= 2
 	}
-	oldest := rows[0].Time
+	oldest = rows[0].Time
 	for i := range rows {
 		if rows[i].Time.Before(oldest) {
 			oldest = rows[i].Time
 		}
 	}
-	w.s.metrics.SetPipelineLag(w.s.now().Sub(oldest).Milliseconds())
-	return nil
+	return oldest, nil
 }

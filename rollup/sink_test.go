@@ -134,7 +134,7 @@ func TestSinkCrashAfterInsert(t *testing.T) {
 	if err := p.feed(t, w); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Flush(ctx); err != nil {
+	if err := w.Drain(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if raw, views := p.counts(t); raw != 300 || views != 300 {
@@ -155,7 +155,7 @@ func TestSinkCrashAfterInsert(t *testing.T) {
 	if w.Pending() != 0 {
 		t.Fatalf("the rebuilt batch was not flushed at its recorded end (%d rows pending)", w.Pending())
 	}
-	if err := w.Wait(ctx); err != nil { // it is inserted in the background
+	if err := w.Drain(ctx); err != nil { // it is inserted in the background
 		t.Fatal(err)
 	}
 	if raw, views := p.counts(t); raw != 300 || views != 300 {
@@ -188,7 +188,7 @@ func TestSinkCrashBeforeInsert(t *testing.T) {
 	if err := p.feed(t, w); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Wait(ctx); err != nil {
+	if err := w.Drain(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if raw, views := p.counts(t); raw != 100 || views != 100 {
@@ -199,7 +199,7 @@ func TestSinkCrashBeforeInsert(t *testing.T) {
 	if err := p.feed(t, w); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Wait(ctx); err != nil {
+	if err := w.Drain(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if raw, views := p.counts(t); raw != 100 || views != 100 {
@@ -222,7 +222,7 @@ func TestSinkBatching(t *testing.T) {
 	if w.Pending() >= 100 {
 		t.Fatalf("pending %d, want a flush at 100 rows", w.Pending())
 	}
-	if err := w.Flush(ctx); err != nil {
+	if err := w.Drain(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if raw, views := p.counts(t); raw != 300 || views != 300 {
@@ -266,7 +266,7 @@ func TestSinkBackgroundInsertError(t *testing.T) {
 	if err := p.feed(t, w); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Flush(ctx); err != nil {
+	if err := w.Drain(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if raw, views := p.counts(t); raw != 300 || views != 300 {
@@ -308,7 +308,7 @@ func TestSinkFailedBatchRedone(t *testing.T) {
 	if err := p.feed(t, w); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Flush(ctx); err != nil {
+	if err := w.Drain(ctx); err != nil {
 		t.Fatal(err)
 	}
 	res, err := p.store.Query(ctx, vcsql.Query(vcsql.Verdicts), nil)

@@ -123,6 +123,11 @@ const (
 	DropDetachedPart  = "drop_detached_part" // params table (Identifier), part
 	RawMonths         = "raw_months"         // → month (YYYYMM), rows of views_raw
 	RawLost           = "raw_lost"           // params cutoff → site, stored, raw, lost
+	Feed              = "feed"               // params partition, first, last, since, token: views_raw → views_feed
+	FeedRecord        = "feed_record"        // params partition, first, last, since
+	FeedProgress      = "feed_progress"      // → partition, first, last, since of each partition's latest feed
+	FeedBacklog       = "feed_backlog"       // params fed (Map(UInt16, UInt64)) → partition, last, rows
+	FeedNextBatch     = "feed_next_batch"    // → a batch number above every one stored or fed
 )
 
 // Query returns the named query from queries/NAME.sql. Names are constants

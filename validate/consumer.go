@@ -226,8 +226,8 @@ func (v *Validator) validate(ctx context.Context, p int, pp *partProgress) error
 		}
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		if err := w.Flush(fctx); err != nil {
-			v.logger.Warn("final flush failed; the batch is redone on the next start", "partition", p, "err", err)
+		if err := w.Drain(fctx); err != nil {
+			v.logger.Warn("final flush failed; the batch or feed is redone on the next start", "partition", p, "err", err)
 		}
 	}()
 

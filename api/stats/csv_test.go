@@ -1,6 +1,7 @@
 package stats_test
 
 import (
+	"github.com/viewcount/viewcount/sql/store/storetest"
 	"strings"
 	"time"
 
@@ -12,7 +13,7 @@ func testCSV(f *fixture) {
 	// A hand-made view whose campaign a spreadsheet would run as a formula.
 	row := viewcount.Verdict{Event: viewcount.Event{Time: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), Site: "csv.example",
 		Page: "/a", ID: "csv-1", Visitor: 1, UTM: viewcount.UTM{Campaign: "=HYPERLINK(\"x\")"}}, Reason: viewcount.Valid, Seq: 1}
-	if err := f.store.InsertViews(t.Context(), "csv-1", []viewcount.Verdict{row}); err != nil {
+	if err := storetest.InsertFed(t.Context(), f.store, "csv-1", []viewcount.Verdict{row}); err != nil {
 		t.Fatal(err)
 	}
 	check := func(path string, want string, header ...string) {

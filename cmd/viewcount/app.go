@@ -288,7 +288,7 @@ func (m *Main) startValidate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sink := rollup.NewSink(rollup.Config{}, m.store, intents, m.Metrics, m.logger, m.now)
+	sink := rollup.NewSink(rollup.Config{Feed: rollup.FeedConfig{Every: m.cfg.FeedEvery}}, m.store, intents, m.Metrics, m.logger, m.now)
 	v, err := validate.New(cfg, validate.Options{Partitions: m.cfg.OwnPartitions, FlushEvery: m.cfg.FlushEvery,
 		MaxLag: m.cfg.ReadyMaxLag, Raw: m.store}, m.stream.JS, m.stream.Partitions, m.sites, sink, m.Metrics, m.logger)
 	if err != nil {

@@ -39,6 +39,7 @@ type Config struct {
 	DatacenterLists []string
 	OwnPartitions   []int // partitions this process validates; nil = all
 	FlushEvery      time.Duration
+	FeedEvery       time.Duration
 	WindowKeys      int
 	KeepQuery       bool
 	NATSSyncAlways  bool
@@ -137,6 +138,7 @@ func parseConfig(name string, args []string) (Config, error) {
 	e.str(&dcLists, "datacenter-ranges", "VIEWCOUNT_DATACENTER_RANGES", "", "comma-separated files of datacenter CIDRs (ingest marks hits from them)")
 	e.int(&c.WindowKeys, "window-keys", "VIEWCOUNT_WINDOW_KEYS", 0, "keys each duplicate window (event ids, visitor+page) remembers per partition, 16 bytes each (0 = 4194304 shared by the partitions this process validates)")
 	e.dur(&c.FlushEvery, "flush-every", "VIEWCOUNT_FLUSH_EVERY", time.Second, "longest a validated view waits before its partition's batch is inserted (each insert costs the store a fixed amount of work; shorter = lower lag, more inserts)")
+	e.dur(&c.FeedEvery, "feed-every", "VIEWCOUNT_FEED_EVERY", 3*time.Second, "longest a stored view waits before its partition's rows are fed to the rollups, where counts read them (each feed costs the store a fixed amount of work; shorter = fresher counts, more feeds)")
 	e.str(&owned, "validate-partitions", "VIEWCOUNT_VALIDATE_PARTITIONS", "", "partitions this process validates, e.g. 0-3,6; empty = all")
 	e.bool(&c.KeepQuery, "keep-query", "VIEWCOUNT_KEEP_QUERY", "keep query strings in page paths")
 	e.bool(&c.NATSSyncAlways, "nats-sync-always", "VIEWCOUNT_NATS_SYNC_ALWAYS", "embedded NATS fsyncs every write (survives power loss, slower)")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/viewcount/viewcount/sql/store/storetest"
 	"net/http"
 	"strconv"
 	"strings"
@@ -106,7 +107,7 @@ func insertHistory(t *testing.T, m *Main, site string, dd dashDays) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := m.store.InsertViews(ctx, "dashboard-test-history", rows); err != nil {
+	if err := storetest.InsertFed(ctx, m.store, "dashboard-test-history", rows); err != nil {
 		t.Fatalf("insert the history: %v", err)
 	}
 }

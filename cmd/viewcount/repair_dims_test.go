@@ -38,7 +38,7 @@ func addDimViews(t *testing.T, s store.Store, token, site string, n int) {
 		}
 		rows[i] = viewcount.Verdict{Event: ev, Reason: reason, Dims: sources[i%len(sources)]}
 	}
-	if err := s.InsertViews(t.Context(), token, rows); err != nil {
+	if err := storetest.InsertFed(t.Context(), s, token, rows); err != nil {
 		t.Fatal(err)
 	}
 }

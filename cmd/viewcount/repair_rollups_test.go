@@ -43,7 +43,7 @@ func addViews(t *testing.T, s store.Store, token, site string, n int) {
 		rows[i] = viewcount.Verdict{Event: viewcount.Event{Time: start.Add(time.Duration(i) * time.Minute), Site: site,
 			Page: fmt.Sprintf("/p%d", i%4), ID: fmt.Sprintf("%s-%d", token, i), Visitor: uint64(i % 29)}, Reason: viewcount.Valid}
 	}
-	if err := s.InsertViews(t.Context(), token, rows); err != nil {
+	if err := storetest.InsertFed(t.Context(), s, token, rows); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -63,6 +63,7 @@ FULL OUTER JOIN
                 count() AS c, uniqCombined64State(12)(visitor) AS s
             FROM views_raw
             WHERE time >= {cutoff:DateTime('UTC')} AND toYYYYMM(time) = {month:UInt32}
+              AND batch <= {fed:Map(UInt16, UInt64)}[partition]
             GROUP BY GROUPING SETS ((site, m, verdict, ref_source, ref_host, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen),
                                     (site, m, verdict, p))
         )

@@ -21,4 +21,5 @@ ARRAY JOIN [
     (4, toDateTime(0, 'UTC'))
 ] AS g
 WHERE verdict = 'valid' AND toYYYYMM(time) = {month:UInt32} AND time >= {cutoff:DateTime('UTC')}
+  AND batch <= {fed:Map(UInt16, UInt64)}[partition]
 GROUP BY grain, site, page, bucket

@@ -66,6 +66,7 @@ FULL OUTER JOIN
             ('total', toDateTime(0, 'UTC'))
         ] AS g
         WHERE verdict = 'valid' AND time >= {cutoff:DateTime('UTC')}
+          AND batch <= {fed:Map(UInt16, UInt64)}[partition]
         GROUP BY grain, site, page, bucket
     )
     GROUP BY grain, site, page, bucket

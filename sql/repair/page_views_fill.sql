@@ -11,3 +11,4 @@ SELECT site, page, toDateTime(time, 'UTC') AS time, visitor,
     ref_source, ref_host, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen
 FROM views_raw
 WHERE verdict = 'valid' AND toYYYYMM(time) = {month:UInt32} AND time >= {cutoff:DateTime('UTC')}
+  AND batch <= {fed:Map(UInt16, UInt64)}[partition]

@@ -148,7 +148,7 @@ func appendColumns(batch driver.Batch, rows []viewcount.Verdict) error {
 		times                                 = make([]time.Time, n)
 		sites, pages, refs, uas, ids, sources = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		verdicts                              = make([]string, n)
-		visitors, networks, seqs              = make([]uint64, n), make([]uint64, n), make([]uint64, n)
+		visitors, networks, seqs, batches     = make([]uint64, n), make([]uint64, n), make([]uint64, n), make([]uint64, n)
 		webdrivers, dcs, present, tzs, uads   = make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n)
 		secure                                = make([]bool, n)
 		screenW, screenH                      = make([]uint16, n), make([]uint16, n)
@@ -169,7 +169,7 @@ func appendColumns(batch driver.Batch, rows []viewcount.Verdict) error {
 		dcs[i], present[i], screenW[i], screenH[i], langs[i] = r.Datacenter, h.Present, h.ScreenW, h.ScreenH, h.Languages
 		tzs[i], uads[i], secure[i] = h.TZ, h.UAData, h.Secure
 		sources[i], verdicts[i] = r.Source.String(), string(r.Reason)
-		partitions[i], seqs[i], idxs[i] = r.Partition, r.Seq, r.Index
+		partitions[i], seqs[i], idxs[i], batches[i] = r.Partition, r.Seq, r.Index, r.Batch
 		d := &r.Dims
 		for j, v := range [...]string{r.UTM.Source, r.UTM.Medium, r.UTM.Campaign, r.Country,
 			d.RefHost, d.RefSource, d.Browser, d.OS, d.Device, d.Screen} {
@@ -181,6 +181,7 @@ func appendColumns(batch driver.Batch, rows []viewcount.Verdict) error {
 	for _, d := range dims {
 		cols = append(cols, d)
 	}
+	cols = append(cols, batches)
 	for i, col := range cols {
 		if err := batch.Column(i).Append(col); err != nil {
 			return fmt.Errorf("column %d: %w", i, err)

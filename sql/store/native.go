@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/binary"
+	"strings"
 
 	"github.com/viewcount/viewcount"
 )
@@ -11,7 +12,11 @@ import (
 const viewsColumns = "time, site, page, referrer, ua, event_id, visitor, network, webdriver, " +
 	"datacenter, hints_present, screen_w, screen_h, languages, tz, ua_data, secure_context, " +
 	"source, verdict, partition, seq, idx, " +
-	"utm_source, utm_medium, utm_campaign, country, ref_host, ref_source, browser, os, device, screen"
+	"utm_source, utm_medium, utm_campaign, country, ref_host, ref_source, browser, os, device, screen, batch"
+
+// viewsColumnCount is the number of columns appendNative writes: one per
+// name in viewsColumns, in its order.
+var viewsColumnCount = strings.Count(viewsColumns, ",") + 1
 
 // appendNative appends rows as one block of ClickHouse's Native format:
 // the number of columns and rows, then each column whole (name, type,
@@ -25,8 +30,7 @@ const viewsColumns = "time, site, page, referrer, ua, event_id, visitor, network
 // engine converts a Native column to the table's type on the way in, and
 // building LowCardinality dictionaries here would only move that work.
 func appendNative(dst []byte, rows []viewcount.Verdict) []byte {
-	const columns = 32
-	dst = binary.AppendUvarint(dst, columns)
+	dst = binary.AppendUvarint(dst, uint64(viewsColumnCount))
 	dst = binary.AppendUvarint(dst, uint64(len(rows)))
 	head := func(name, typ string) {
 		dst = appendString(appendString(dst, name), typ)
@@ -90,6 +94,7 @@ func appendNative(dst []byte, rows []viewcount.Verdict) []byte {
 	str("os", func(r *viewcount.Verdict) string { return r.Dims.OS })
 	str("device", func(r *viewcount.Verdict) string { return r.Dims.Device })
 	str("screen", func(r *viewcount.Verdict) string { return r.Dims.Screen })
+	u64("batch", "UInt64", func(r *viewcount.Verdict) uint64 { return r.Batch })
 	return dst
 }
 

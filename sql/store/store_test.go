@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -214,7 +215,7 @@ func TestMigrateIdempotent(t *testing.T) {
 		for _, r := range res.Rows {
 			tables = append(tables, r[0])
 		}
-		want := "dim_rollup,dim_rollup_mv,page_day,page_hour,page_minute,page_rollup,page_rollup_mv,page_total,page_views,page_views_mv,schema_migrations,views_raw"
+		want := "dim_rollup,dim_rollup_mv,page_day,page_hour,page_minute,page_rollup,page_rollup_mv,page_total,page_views,page_views_mv,rollup_feed,schema_migrations,views_feed,views_raw"
 		if strings.Join(tables, ",") != want {
 			t.Errorf("tables = %s\nwant     %s", strings.Join(tables, ","), want)
 		}
@@ -304,7 +305,7 @@ func TestInsertViewsRollups(t *testing.T) {
 		s := migrated(t, open)
 		start := time.Date(2026, 3, 1, 22, 30, 0, 0, time.UTC) // spans two days
 		f := makeFixture(4000, 1, start)
-		if err := s.InsertViews(t.Context(), "p0:1000-1399", f.rows); err != nil {
+		if err := storetest.InsertFed(t.Context(), s, "p0:1000-1399", f.rows); err != nil {
 			t.Fatalf("insert: %v", err)
 		}
 		if got := one(t, s, "SELECT count() FROM views_raw", nil); got != "4000" {
@@ -396,14 +397,14 @@ func TestInsertViewsDeduplicates(t *testing.T) {
 		s := migrated(t, open)
 		f := makeFixture(3000, 2, time.Date(2026, 5, 5, 10, 0, 0, 0, time.UTC))
 		ctx := t.Context()
-		if err := s.InsertViews(ctx, "p3:10-20", f.rows); err != nil {
+		if err := storetest.InsertFed(ctx, s, "p3:10-20", f.rows); err != nil {
 			t.Fatal(err)
 		}
 		first := snapshot(t, s)
 		// The same batch retried with the same token changes nothing,
 		// in views_raw and in every rollup.
 		for range 2 {
-			if err := s.InsertViews(ctx, "p3:10-20", f.rows); err != nil {
+			if err := storetest.InsertFed(ctx, s, "p3:10-20", f.rows); err != nil {
 				t.Fatalf("retry: %v", err)
 			}
 		}
@@ -411,7 +412,11 @@ func TestInsertViewsDeduplicates(t *testing.T) {
 			t.Errorf("retry with the same token changed counts:\nbefore %s\nafter  %s", first, got)
 		}
 		// A different token is a different batch.
-		if err := s.InsertViews(ctx, "p3:21-31", f.rows); err != nil {
+		second := slices.Clone(f.rows)
+		for i := range second {
+			second[i].Batch = 0 // numbered anew
+		}
+		if err := storetest.InsertFed(ctx, s, "p3:21-31", second); err != nil {
 			t.Fatal(err)
 		}
 		if got := one(t, s, "SELECT count() FROM views_raw", nil); got != "6000" {

@@ -4,6 +4,7 @@ package faults
 
 import (
 	_ "embed"
+	"github.com/viewcount/viewcount/sql/store/storetest"
 	"testing"
 	"time"
 
@@ -35,7 +36,7 @@ func TestInspectSeesEveryDifference(t *testing.T) {
 		return viewcount.Verdict{Event: viewcount.Event{Time: time.Now(), Site: site, Page: "/p/" + id, ID: id, Visitor: seq},
 			Reason: viewcount.Valid, Seq: seq}
 	}
-	if err := s.InsertViews(ctx, "inspect-1", []viewcount.Verdict{row("a", 1), row("b", 2), row("b", 3), row("stray", 4)}); err != nil {
+	if err := storetest.InsertFed(ctx, s, "inspect-1", []viewcount.Verdict{row("a", 1), row("b", 2), row("b", 3), row("stray", 4)}); err != nil {
 		t.Fatal(err)
 	}
 	l := &load{acked: map[string]int{"a": 1, "b": 2, "lost": 1}, gaveUp: map[string]bool{}}

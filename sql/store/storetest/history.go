@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/rollup"
 	"github.com/viewcount/viewcount/sql/store"
 )
 
@@ -113,14 +114,26 @@ func History(ctx context.Context, st store.Store, cfg HistoryConfig) (HistoryTot
 	batch := make([]viewcount.Verdict, 0, cfg.Batch)
 	nextProgress := 1_000_000
 	batchNo := 0
+	fedTo, feedEvery := 0, 200_000
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
 		batchNo++
 		token := fmt.Sprintf("history-v%d-%d-%d", HistoryVersion, cfg.Seed, batchNo)
+		// Numbered and fed as a validator does: the batch's last stream
+		// sequence, a feed every few batches (rollup.FeedConfig's 200k rows).
+		for i := range batch {
+			batch[i].Batch = batch[len(batch)-1].Seq
+		}
 		if err := st.InsertViews(ctx, token, batch); err != nil {
 			return fmt.Errorf("history: insert batch %d: %w", batchNo, err)
+		}
+		if tot.Events+len(batch) >= fedTo+feedEvery {
+			if _, err := rollup.CatchUp(ctx, st); err != nil {
+				return fmt.Errorf("history: feed after batch %d: %w", batchNo, err)
+			}
+			fedTo = tot.Events + len(batch)
 		}
 		tot.Events += len(batch)
 		batch = batch[:0]
@@ -142,6 +155,9 @@ func History(ctx context.Context, st store.Store, cfg HistoryConfig) (HistoryTot
 	}
 	if err := flush(); err != nil {
 		return tot, err
+	}
+	if _, err := rollup.CatchUp(ctx, st); err != nil {
+		return tot, fmt.Errorf("history: feed: %w", err)
 	}
 	for si, site := range cfg.Sites {
 		s := g.sites[si].totals(g)

@@ -1,0 +1,170 @@
+package rollup
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/store"
+)
+
+// The feed moves stored rows into the rollups (migration 012): the
+// materialized views read views_feed, a Null table, and a feed copies one
+// partition's rows of a range of batches from views_raw into it. A Writer
+// feeds its partition in the background every FeedEvery or FeedRows rows,
+// so the views run on large blocks a few times a minute instead of on
+// every insert (BENCHMARKS.md, "Rollup feed"); CatchUp feeds whatever is
+// left when no validator runs.
+//
+// A feed is exactly-once the way a batch insert is: its range is recorded
+// (rollup_feed) before it runs, its token is derived from the range, and a
+// feed redone after a crash is dropped by the rollups' deduplication. The
+// next range starts after the recorded one, so ranges never overlap.
+
+// FeedConfig tunes the feed.
+type FeedConfig struct {
+	// Rows feeds a partition once this many rows are stored and not fed;
+	// default 200000. The views cost a fixed ~20-25 ms of CPU per feed
+	// whatever its rows, so fewer, larger feeds cost less per row.
+	Rows int
+	// Every feeds a partition's stored rows at least this often; default
+	// 3s. It adds to the public counts' lag: shorter means fresher counts
+	// and more feeds.
+	Every time.Duration
+}
+
+func (c *FeedConfig) defaults() {
+	if c.Rows <= 0 {
+		c.Rows = 200_000
+	}
+	if c.Every <= 0 {
+		c.Every = 3 * time.Second
+	}
+}
+
+// feedRange is one feed: partition's batches First..Last (batch numbers
+// are the last stream sequence of each insert, Verdict.Batch). Since is
+// the receive time of its oldest row, zero when unknown.
+type feedRange struct {
+	Partition   int
+	First, Last uint64
+	Since       time.Time
+}
+
+func (r feedRange) token() string {
+	return fmt.Sprintf("vc-feed-p%d-%d-%d", r.Partition, r.First, r.Last)
+}
+
+func (r feedRange) params() store.Params {
+	since := int64(0)
+	if !r.Since.IsZero() {
+		since = r.Since.UnixMilli()
+	}
+	return store.Params{"partition": strconv.Itoa(r.Partition), "first": strconv.FormatUint(r.First, 10),
+		"last": strconv.FormatUint(r.Last, 10), "since": strconv.FormatInt(since, 10), "token": r.token()}
+}
+
+// recordFeed writes r as its partition's latest feed: from then on a
+// restart redoes r rather than choosing another range.
+func recordFeed(ctx context.Context, q Execer, r feedRange) error {
+	if err := q.Exec(ctx, sql.Query(sql.FeedRecord), r.params()); err != nil {
+		return fmt.Errorf("rollup: partition %d: record feed %d-%d: %w", r.Partition, r.First, r.Last, err)
+	}
+	return nil
+}
+
+// runFeed copies r into views_feed; rerunning a recorded r adds nothing.
+func runFeed(ctx context.Context, q Execer, r feedRange) error {
+	if err := q.Exec(ctx, sql.Query(sql.Feed), r.params()); err != nil {
+		return fmt.Errorf("rollup: partition %d: feed batches %d-%d: %w", r.Partition, r.First, r.Last, err)
+	}
+	return nil
+}
+
+// FeedProgress returns each partition's latest recorded feed: every row
+// the partition stored by batches up to its Last is in the rollups, or
+// is in that feed, which may not have run.
+func FeedProgress(ctx context.Context, q Execer) (map[int]feedRange, error) {
+	res, err := q.Query(ctx, sql.Query(sql.FeedProgress), nil)
+	if err != nil {
+		return nil, fmt.Errorf("rollup: read feed progress: %w", err)
+	}
+	out := make(map[int]feedRange, len(res.Rows))
+	for _, row := range res.Rows {
+		if len(row) != 4 {
+			return nil, fmt.Errorf("rollup: feed progress: row of %d columns", len(row))
+		}
+		p, err1 := strconv.Atoi(row[0])
+		first, err2 := strconv.ParseUint(row[1], 10, 64)
+		last, err3 := strconv.ParseUint(row[2], 10, 64)
+		since, err4 := strconv.ParseInt(row[3], 10, 64)
+		if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
+			return nil, fmt.Errorf("rollup: feed progress: bad row %q", row)
+		}
+		r := feedRange{Partition: p, First: first, Last: last}
+		if since > 0 {
+			r.Since = time.UnixMilli(since).UTC()
+		}
+		out[p] = r
+	}
+	return out, nil
+}
+
+// CatchUp feeds every stored row no feed has taken yet, partition by
+// partition, after redoing each partition's latest feed (which a crash may
+// have cut short). It is for when no validator runs: repairs and tools
+// before they read the rollups, tests after inserting directly. It reads
+// two columns of all of views_raw; rows reports what was fed.
+func CatchUp(ctx context.Context, q Execer) (rows uint64, err error) {
+	fed, err := FeedProgress(ctx, q)
+	if err != nil {
+		return 0, err
+	}
+	for _, r := range fed {
+		if err := runFeed(ctx, q, r); err != nil {
+			return 0, err
+		}
+	}
+	res, err := q.Query(ctx, sql.Query(sql.FeedBacklog), store.Params{"fed": fedMap(fed)})
+	if err != nil {
+		return 0, fmt.Errorf("rollup: catch up: read backlog: %w", err)
+	}
+	for _, row := range res.Rows {
+		p, err1 := strconv.Atoi(row[0])
+		last, err2 := strconv.ParseUint(row[1], 10, 64)
+		n, err3 := strconv.ParseUint(row[2], 10, 64)
+		if err1 != nil || err2 != nil || err3 != nil {
+			return rows, fmt.Errorf("rollup: catch up: bad backlog row %q", row)
+		}
+		if n == 0 {
+			continue
+		}
+		r := feedRange{Partition: p, First: fed[p].Last + 1, Last: last}
+		if err := recordFeed(ctx, q, r); err != nil {
+			return rows, err
+		}
+		if err := runFeed(ctx, q, r); err != nil {
+			return rows, err
+		}
+		rows += n
+	}
+	return rows, nil
+}
+
+// fedMap is a Map(UInt16, UInt64) parameter of each partition's last fed
+// batch: a partition missing from it reads 0.
+func fedMap(fed map[int]feedRange) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for p, r := range fed {
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%d:%d", p, r.Last)
+	}
+	b.WriteByte('}')
+	return b.String()
+}

@@ -1,0 +1,200 @@
+package rollup
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// feedState is a Writer's view of its partition's feed: what was fed, what
+// is stored and not yet fed, and the feed in flight. Only the partition's
+// goroutine touches it; the feed's own goroutine reports through done.
+type feedState struct {
+	opened bool   // openFeed ran
+	fed    uint64 // the last batch fed (recorded and run)
+
+	// The batches stored since the last feed started: up to last, rows of
+	// them, the oldest receive time among them and when the first of them
+	// was stored.
+	last        uint64
+	rows        int
+	since, from time.Time
+
+	inflight *feedRange // the feed running, nil when none
+	done     chan error
+}
+
+// stored notes batch, inserted with n rows whose oldest was received at
+// oldest.
+func (f *feedState) stored(batch uint64, n int, oldest, now time.Time) {
+	if batch <= f.fed {
+		return // a redone batch some feed already took
+	}
+	if f.rows == 0 {
+		f.from = now
+	}
+	f.last = max(f.last, batch)
+	f.rows += n
+	if n > 0 && (f.since.IsZero() || oldest.Before(f.since)) {
+		f.since = oldest
+	}
+}
+
+// oldest is the receive time of the oldest row stored and not yet fed
+// (or being fed); zero when there is none.
+func (f *feedState) oldest() time.Time {
+	o := f.since
+	if f.inflight != nil && !f.inflight.Since.IsZero() && (o.IsZero() || f.inflight.Since.Before(o)) {
+		o = f.inflight.Since
+	}
+	return o
+}
+
+// openFeed reads the partition's feed progress, before the Writer's first
+// insert (from maybeFeed, so a store that is down fails like an insert). The latest recorded feed
+// may have been cut short by a crash: it is redone (adding nothing if it
+// was not). Batches a previous incarnation inserted and did not feed lie
+// between it and the validator's progress, which says every batch before
+// its recorded one is stored: they are fed now, before anything new.
+func (w *Writer) openFeed(ctx context.Context) error {
+	if w.feed.opened {
+		return nil
+	}
+	all, err := FeedProgress(ctx, w.s.store)
+	if err != nil {
+		return err
+	}
+	if r, ok := all[w.partition]; ok {
+		if err := runFeed(ctx, w.s.store, r); err != nil {
+			return err
+		}
+		w.feed.fed = r.Last
+	}
+	if w.open == nil || w.open.First <= w.feed.fed+1 {
+		w.feed.opened = true
+		return nil
+	}
+	// No receive time bounds these rows: the read goes by the batch index.
+	r := feedRange{Partition: w.partition, First: w.feed.fed + 1, Last: w.open.First - 1}
+	if err := recordFeed(ctx, w.s.store, r); err != nil {
+		return err
+	}
+	if err := runFeed(ctx, w.s.store, r); err != nil {
+		return err
+	}
+	w.feed.fed, w.feed.opened = r.Last, true
+	return nil
+}
+
+// maybeFeed collects a finished feed and starts the next one when enough
+// rows wait or the oldest has waited long enough (force: whenever any
+// wait). A failed feed fails the Writer like a failed insert: the
+// partition restarts and openFeed redoes it.
+func (w *Writer) maybeFeed(ctx context.Context, force bool) error {
+	f := &w.feed
+	if err := w.openFeed(ctx); err != nil {
+		w.failed = err
+		return err
+	}
+	if f.inflight != nil {
+		if !force {
+			select {
+			case err := <-f.done:
+				if err := w.fedOne(err); err != nil {
+					return err
+				}
+			default:
+				return nil
+			}
+		} else if err := w.waitFeed(ctx); err != nil {
+			return err
+		}
+	}
+	if f.rows == 0 {
+		return nil
+	}
+	if !force && f.rows < w.s.cfg.Feed.Rows && time.Since(f.from) < w.s.cfg.Feed.Every {
+		return nil
+	}
+	r := feedRange{Partition: w.partition, First: f.fed + 1, Last: f.last, Since: f.since}
+	rows := f.rows
+	f.inflight, f.rows, f.since = &r, 0, time.Time{}
+	if f.done == nil {
+		f.done = make(chan error, 1) // never blocks the goroutine, even if nobody waits
+	}
+	go func() { f.done <- w.runFeed(ctx, r, rows) }()
+	return nil
+}
+
+// waitFeed blocks until the feed in flight, if any, is done.
+func (w *Writer) waitFeed(ctx context.Context) error {
+	if w.feed.inflight == nil {
+		return nil
+	}
+	select {
+	case err := <-w.feed.done:
+		return w.fedOne(err)
+	case <-ctx.Done():
+		return fmt.Errorf("rollup: partition %d: wait for feed: %w", w.partition, ctx.Err())
+	}
+}
+
+func (w *Writer) fedOne(err error) error {
+	r := w.feed.inflight
+	w.feed.inflight = nil
+	if err != nil {
+		w.failed = err
+		return err
+	}
+	w.feed.fed = r.Last
+	return nil
+}
+
+// Drain inserts what is pending and feeds everything stored: for a clean
+// shutdown, so the next start has nothing to redo. Errors are as for Add.
+func (w *Writer) Drain(ctx context.Context) error {
+	if err := w.Flush(ctx); err != nil {
+		return err
+	}
+	if err := w.maybeFeed(ctx, true); err != nil {
+		return err
+	}
+	return w.waitFeed(ctx)
+}
+
+// runFeed runs on the feed's own goroutine: it records r, then copies it,
+// retrying as inserts do. Of the Writer it reads only what never changes.
+func (w *Writer) runFeed(ctx context.Context, r feedRange, rows int) error {
+	backoff := w.s.cfg.RetryBackoff
+	recorded := false
+	for attempt := 1; ; attempt++ {
+		err := error(nil)
+		if !recorded {
+			if err = recordFeed(ctx, w.s.store, r); err == nil {
+				recorded = true
+			}
+		}
+		if err == nil {
+			err = runFeed(ctx, w.s.store, r)
+		}
+		if err == nil {
+			break
+		}
+		w.s.metrics.FeedErrors.Add(1)
+		if attempt >= w.s.cfg.InsertRetries || ctx.Err() != nil {
+			return fmt.Errorf("%w (%d attempts)", err, attempt)
+		}
+		w.s.logger.Warn("feed failed; retrying", "partition", w.partition, "feed", r.token(), "attempt", attempt, "err", err)
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return fmt.Errorf("%w (%d attempts)", err, attempt)
+		}
+		backoff *= 2
+	}
+	w.s.metrics.Fed.Add(uint64(rows))
+	if !r.Since.IsZero() {
+		w.s.metrics.SetPipelineLag(w.s.now().Sub(r.Since).Milliseconds())
+	}
+	return nil
+}

@@ -1,0 +1,23 @@
+-- feed: one partition's batches first..last of views_raw into views_feed,
+-- whose materialized views fill the rollups (migration 012). Params
+-- partition, first, last (batch numbers: the last stream sequence of the
+-- insert that stored a row), since (Unix ms: no row of the range was
+-- received before it; 0 when unknown) and token.
+--
+-- Exactly once: the token is derived from the range, which is recorded in
+-- rollup_feed before this runs, so a feed redone after a crash is dropped
+-- by the rollups' deduplication. That needs the redo to send the same
+-- blocks: the rows in stream order, read by one thread, so the blocks and
+-- each view's blocks from them come out the same however the parts of
+-- views_raw were merged in between.
+INSERT INTO views_feed
+SETTINGS insert_deduplication_token = {token:String}, insert_deduplicate = 1,
+    deduplicate_blocks_in_dependent_materialized_views = 1, async_insert = 0,
+    max_threads = 1, max_insert_threads = 1
+SELECT time, site, page, visitor, verdict, utm_source, utm_medium, utm_campaign, country,
+    ref_host, ref_source, browser, os, device, screen
+FROM views_raw
+WHERE partition = {partition:UInt16}
+  AND batch >= {first:UInt64} AND batch <= {last:UInt64}
+  AND time >= fromUnixTimestamp64Milli({since:Int64}, 'UTC')
+ORDER BY seq, idx

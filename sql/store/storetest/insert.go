@@ -1,0 +1,61 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+
+	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/rollup"
+	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/store"
+)
+
+// Insert stores rows the way a validator's batch is stored and feeds them
+// to the rollups (rollup.CatchUp), failing t on error: for tests that
+// write views_raw directly and then read counts. Rows without a batch
+// number get one above every batch stored or fed (in place, so inserting
+// the same slice again under the same token is the same batch).
+func Insert(t testing.TB, s store.Store, token string, rows []viewcount.Verdict) {
+	t.Helper()
+	if err := InsertFed(context.Background(), s, token, rows); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// InsertFed is Insert returning its error, for helpers without a t.
+func InsertFed(ctx context.Context, s store.Store, token string, rows []viewcount.Verdict) error {
+	if err := NumberBatch(ctx, s, rows); err != nil {
+		return err
+	}
+	if err := s.InsertViews(ctx, token, rows); err != nil {
+		return err
+	}
+	if _, err := rollup.CatchUp(ctx, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// NumberBatch gives the rows that have none a batch number above every
+// batch stored or fed.
+func NumberBatch(ctx context.Context, s store.Store, rows []viewcount.Verdict) error {
+	res, err := s.Query(ctx, vcsql.Query(vcsql.FeedNextBatch), nil)
+	if err != nil {
+		return fmt.Errorf("storetest: next batch: %w", err)
+	}
+	if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
+		return fmt.Errorf("storetest: next batch: got %q", res.Rows)
+	}
+	next, err := strconv.ParseUint(res.Rows[0][0], 10, 64)
+	if err != nil {
+		return fmt.Errorf("storetest: next batch %q: %w", res.Rows[0][0], err)
+	}
+	for i := range rows {
+		if rows[i].Batch == 0 {
+			rows[i].Batch = next
+		}
+	}
+	return nil
+}
