@@ -33,7 +33,7 @@ var viewsRawTypes = [][2]string{
 	{"utm_source", "LowCardinality(String)"}, {"utm_medium", "LowCardinality(String)"}, {"utm_campaign", "String"},
 	{"country", "LowCardinality(String)"}, {"ref_host", "String"}, {"ref_source", "LowCardinality(String)"},
 	{"browser", "LowCardinality(String)"}, {"os", "LowCardinality(String)"}, {"device", "LowCardinality(String)"},
-	{"screen", "LowCardinality(String)"},
+	{"screen", "LowCardinality(String)"}, {"batch", "UInt64"},
 }
 
 // newViewsBlock returns an empty views_raw block, as PrepareBatch gets one
@@ -77,7 +77,7 @@ func nativeRow(r *viewcount.Verdict) []any {
 		r.Datacenter, h.Present, h.ScreenW, h.ScreenH, h.Languages, h.TZ, h.UAData, h.Secure,
 		r.Source.String(), string(r.Reason), r.Partition, r.Seq, r.Index,
 		r.UTM.Source, r.UTM.Medium, r.UTM.Campaign, r.Country, r.Dims.RefHost, r.Dims.RefSource,
-		r.Dims.Browser, r.Dims.OS, r.Dims.Device, r.Dims.Screen}
+		r.Dims.Browser, r.Dims.OS, r.Dims.Device, r.Dims.Screen, r.Batch}
 }
 
 // nativeBenchRows returns n verdicts shaped like makeFixtureSpan's (two
@@ -117,6 +117,7 @@ func nativeBenchRows(n int) []viewcount.Verdict {
 			Partition: uint16(rng.IntN(8)),
 			Seq:       uint64(1000 + i/10),
 			Index:     uint32(i % 10),
+			Batch:     1100,
 		}
 	}
 	return rows

@@ -18,13 +18,13 @@ func TestAppendNative(t *testing.T) {
 			Visitor: 1, Network: 2, Webdriver: true, Source: viewcount.SourceBeacon, Datacenter: true,
 			Hints: viewcount.Hints{Present: true, ScreenW: 0x0780, ScreenH: 0x0438, Languages: 2, UAData: true},
 		},
-		Reason: viewcount.Headless, Partition: 3, Seq: 4, Index: 5,
+		Reason: viewcount.Headless, Partition: 3, Seq: 4, Index: 5, Batch: 6,
 	}
 	v.UTM = viewcount.UTM{Source: "a", Medium: "b", Campaign: "c"}
 	v.Country = "DE"
 	v.Dims = viewcount.Dims{RefHost: "h", RefSource: "s", Browser: "B", OS: "O", Device: "d", Screen: "x"}
 	got := appendNative(nil, []viewcount.Verdict{v})
-	want := []byte{32, 1}
+	want := []byte{33, 1}
 	var names []string
 	col := func(name, typ string, value ...byte) {
 		names = append(names, name)
@@ -64,6 +64,7 @@ func TestAppendNative(t *testing.T) {
 	col("os", "String", 1, 'O')
 	col("device", "String", 1, 'd')
 	col("screen", "String", 1, 'x')
+	col("batch", "UInt64", le64(6)...)
 	if string(got) != string(want) {
 		t.Errorf("got  %x\nwant %x", got, want)
 	}
