@@ -76,6 +76,20 @@ func recordFeed(ctx context.Context, q Execer, r feedRange) error {
 	return nil
 }
 
+// Feed records and runs one feed: partition's rows stored by batches
+// first..last (no row of them received before since; zero when unknown)
+// into the rollups. The range must start right after the partition's
+// latest feed (FeedProgress) and its batches must be stored: what a Writer
+// does on its own, for benchmarks and tools that write views_raw
+// themselves.
+func Feed(ctx context.Context, q Execer, partition int, first, last uint64, since time.Time) error {
+	r := feedRange{Partition: partition, First: first, Last: last, Since: since}
+	if err := recordFeed(ctx, q, r); err != nil {
+		return err
+	}
+	return runFeed(ctx, q, r)
+}
+
 // runFeed copies r into views_feed; rerunning a recorded r adds nothing.
 func runFeed(ctx context.Context, q Execer, r feedRange) error {
 	if err := q.Exec(ctx, sql.Query(sql.Feed), r.params()); err != nil {
@@ -142,11 +156,7 @@ func CatchUp(ctx context.Context, q Execer) (rows uint64, err error) {
 		if n == 0 {
 			continue
 		}
-		r := feedRange{Partition: p, First: fed[p].Last + 1, Last: last}
-		if err := recordFeed(ctx, q, r); err != nil {
-			return rows, err
-		}
-		if err := runFeed(ctx, q, r); err != nil {
+		if err := Feed(ctx, q, p, fed[p].Last+1, last, time.Time{}); err != nil {
 			return rows, err
 		}
 		rows += n

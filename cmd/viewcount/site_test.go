@@ -44,11 +44,10 @@ func TestSiteCommands(t *testing.T) {
 	if code := c.send(hit{ip: "203.0.113.7", ua: firefox, site: "cli.example", page: "/hello"}); code != 200 {
 		t.Fatalf("hit: %d", code)
 	}
-	// Inserted counts once InsertViews returned, i.e. once the rollups the
-	// views feed are written too: views_raw alone shows the row earlier
-	// (under load, before page_rollup and dim_rollup had it).
+	// Fed counts once the feed that took the row into the rollups
+	// returned: views_raw alone shows the row earlier.
 	eventually(t, 30*time.Second, func() string {
-		if n := reasons(t, m, "cli.example")[string(viewcount.Valid)]; n != 1 || m.Metrics.Inserted.Load() < 1 {
+		if n := reasons(t, m, "cli.example")[string(viewcount.Valid)]; n != 1 || m.Metrics.Fed.Load() < 1 {
 			return "the view not counted yet"
 		}
 		return ""

@@ -5,31 +5,34 @@ import (
 	"time"
 )
 
-// BenchmarkInsertParts is BenchmarkInsertBatch with one piece of the insert
-// path changed at a time, on the migrated schema: what each materialized
-// view and the Compact parts of migration 011 cost (BENCHMARKS.md, "Insert
-// path (migration 011)"). Batches of 50k rows show the cost per row, of
-// 100 rows the fixed cost per insert (cpu-us/insert). Test-only SQL.
+// BenchmarkInsertParts is BenchmarkInsertFed with one piece changed at a
+// time, on the migrated schema: what each materialized view and the
+// Compact parts of migration 011 cost (BENCHMARKS.md, "Insert path").
+// Batches of 50k rows fed every 200k show the cost per row; batches of 100
+// fed every 400 rows the fixed cost per insert and per feed (cpu-us/feed
+// is the feed's own CPU). raw_only is views_raw without any feed: the
+// validator's insert path alone. Test-only SQL.
 //
-//	go test -run '^$' -bench BenchmarkInsertParts -benchtime 30x ./sql/store/
+//	go test -run '^$' -bench BenchmarkInsertParts -benchtime 40x ./sql/store/
 func BenchmarkInsertParts(b *testing.B) {
 	wide := []string{"views_raw", "page_rollup", "dim_rollup", "page_views"}
 	for _, v := range []struct {
 		name  string
 		stmts []string
+		feed  bool
 	}{
-		{"all", nil},
+		{"all", nil, true},
 		{"wide_parts", func() []string {
 			var out []string
 			for _, t := range wide {
 				out = append(out, "ALTER TABLE "+t+" MODIFY SETTING min_rows_for_wide_part = 0")
 			}
 			return out
-		}()},
-		{"without_page_rollup_mv", []string{"DROP VIEW page_rollup_mv"}},
-		{"without_dim_rollup_mv", []string{"DROP VIEW dim_rollup_mv"}},
-		{"without_page_views_mv", []string{"DROP VIEW page_views_mv"}},
-		{"raw_only", []string{"DROP VIEW page_rollup_mv", "DROP VIEW dim_rollup_mv", "DROP VIEW page_views_mv"}},
+		}(), true},
+		{"without_page_rollup_mv", []string{"DROP VIEW page_rollup_mv"}, true},
+		{"without_dim_rollup_mv", []string{"DROP VIEW dim_rollup_mv"}, true},
+		{"without_page_views_mv", []string{"DROP VIEW page_views_mv"}, true},
+		{"raw_only", nil, false},
 	} {
 		for _, c := range []struct {
 			name         string
@@ -40,7 +43,11 @@ func BenchmarkInsertParts(b *testing.B) {
 				for _, st := range v.stmts {
 					mustExec(b, s, st, nil)
 				}
-				insertLoop(b, s, loadRows(c.batch, uint64(c.pages), time.Now().UTC().Add(-time.Hour)))
+				every := 0
+				if v.feed {
+					every = 4
+				}
+				fedLoop(b, s, loadRows(c.batch, uint64(c.pages), time.Now().UTC().Add(-time.Hour)), every)
 			})
 		}
 	}

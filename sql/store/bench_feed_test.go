@@ -1,0 +1,68 @@
+package store_test
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/sql/store"
+)
+
+// BenchmarkInsertFed is BenchmarkInsertBatch plus the rollup feed, as a
+// busy partition runs them: 50k-row batches into views_raw, and every
+// fourth batch a feed of the last 200k rows into the rollups (the
+// Writer's FeedConfig.Rows). rows/s is what the store sustains end to end,
+// counts included; cpu-ns/row is the machine's cost of both.
+//
+//	go test -run '^$' -bench BenchmarkInsertFed -benchtime 40x ./sql/store/
+func BenchmarkInsertFed(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		pages uint64
+	}{{"spread", 100_000}, {"hot", 1}} {
+		b.Run(c.name+"/batch=50000/feed=200000", func(b *testing.B) {
+			fedLoop(b, migrated(b, openTestStore), loadRows(50_000, c.pages, time.Now().UTC().Add(-time.Hour)), 4)
+		})
+	}
+}
+
+// fedLoop inserts rows as one numbered batch per iteration (each with its
+// own token) and feeds every batches of them to the rollups; every 0
+// never feeds. It reports rows/s and the CPU per row, per insert and per
+// feed (the process's, chDB's threads and merges included).
+func fedLoop(b *testing.B, s store.Store, rows []viewcount.Verdict, every int) {
+	start := rows[0].Time
+	for i := range rows {
+		if rows[i].Time.Before(start) {
+			start = rows[i].Time
+		}
+	}
+	n, feeds, fed := 0, 0, uint64(0)
+	var feedCPU time.Duration
+	cpu0 := processCPU(b)
+	for b.Loop() {
+		n++
+		for i := range rows {
+			rows[i].Batch = uint64(n)
+		}
+		if err := s.InsertViews(b.Context(), "bench:"+strconv.Itoa(n), rows); err != nil {
+			b.Fatal(err)
+		}
+		if every > 0 && n%every == 0 {
+			c := processCPU(b)
+			if err := rollup.Feed(b.Context(), s, int(rows[0].Partition), fed+1, uint64(n), start); err != nil {
+				b.Fatal(err)
+			}
+			feedCPU += processCPU(b) - c
+			fed, feeds = uint64(n), feeds+1
+		}
+	}
+	cpu := processCPU(b) - cpu0
+	b.ReportMetric(float64(n*len(rows))/b.Elapsed().Seconds(), "rows/s")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(n*len(rows)), "cpu-ns/row")
+	if feeds > 0 {
+		b.ReportMetric(float64(feedCPU.Microseconds())/float64(feeds), "cpu-us/feed")
+	}
+}
