@@ -102,7 +102,11 @@ func (a *API) breakdown(req *request) (*answer, error) {
 			values[i] = r[0]
 		}
 		p["values"] = store.ArrayParam(values)
-		urows, err := a.query(req.ctx, qBreakdownUniq, p, 2)
+		q := qBreakdownUniq
+		if dim == "page" && p["page"] == "" {
+			q = qBreakdownPageUniq // a sketch merge costs ~80 µs: fewer per page
+		}
+		urows, err := a.query(req.ctx, q, p, 2)
 		if err != nil {
 			return nil, err
 		}
