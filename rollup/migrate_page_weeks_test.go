@@ -98,7 +98,9 @@ func TestMigratePageWeeks(t *testing.T) {
 	}
 }
 
-func clone(vs []viewcount.Verdict) []viewcount.Verdict { return append([]viewcount.Verdict(nil), vs...) }
+func clone(vs []viewcount.Verdict) []viewcount.Verdict {
+	return append([]viewcount.Verdict(nil), vs...)
+}
 
 func lines(t *testing.T, s store.Store, q string) []string {
 	t.Helper()
