@@ -13,7 +13,7 @@ import (
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
 
-// TestMigratePageWeeks: migration 014's week pieces, merged from the day
+// TestMigratePageWeeks: migration 013's week pieces, merged from the day
 // rows of a store that had none, equal the pieces the view writes on a
 // store that always had them; a rerun adds nothing; and a piece equals
 // the merge of its days.
@@ -76,7 +76,7 @@ func TestMigratePageWeeks(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := lines(t, old, weeks); len(got) != 0 {
-		t.Fatalf("page_week rows before migration 014: %q", got)
+		t.Fatalf("page_week rows before migration 013: %q", got)
 	}
 	if err := rollup.Migrate(ctx, old, nil); err != nil {
 		t.Fatal(err)
@@ -85,7 +85,7 @@ func TestMigratePageWeeks(t *testing.T) {
 		t.Errorf("after the upgrade:\n%q\nwant\n%q", got, want)
 	}
 	for _, m := range ms {
-		if m.Version == 14 {
+		if m.Version == 13 {
 			for _, st := range m.Statements {
 				if err := old.Exec(ctx, st, nil); err != nil {
 					t.Fatal(err)
@@ -94,7 +94,7 @@ func TestMigratePageWeeks(t *testing.T) {
 		}
 	}
 	if got := lines(t, old, weeks); !equal(got, want) {
-		t.Errorf("after rerunning migration 14:\n%q\nwant\n%q", got, want)
+		t.Errorf("after rerunning migration 13:\n%q\nwant\n%q", got, want)
 	}
 }
 

@@ -114,7 +114,7 @@ func testBreakdown(f *fixture) {
 		}
 	}
 	// The site's pages over the whole history, whose days hold two whole
-	// week pieces (Mar 23-29 and Mar 30-31, migration 014) and two days of a
+	// week pieces (Mar 23-29 and Mar 30-31, migration 013) and two days of a
 	// third: the pieces' sketches count instead of their days.
 	wfrom, wto := time.Date(2026, 3, 23, 0, 0, 0, 0, time.UTC), time.Date(2026, 4, 3, 0, 0, 0, 0, time.UTC) // to= is inclusive
 	wp := rangeParams("utc.example", wfrom, wto)

@@ -55,11 +55,11 @@ CREATE TABLE IF NOT EXISTS views_feed
 ENGINE = Null;
 
 -- One row per feed, written before its insert: the partition's range of
--- batches (first..last; first 0 for a range with nothing to redo) and the
--- receive time of its oldest row (a bound that lets the feed's read skip
--- older parts). The latest row of a partition is its progress, and the
--- feed to redo after a crash. Kept a week, which is more than any restart
--- needs.
+-- batches (first..last) and the receive time of its oldest row (a bound
+-- that lets the feed's read skip older parts). The latest row of a
+-- partition is its progress, and the feed to redo after a crash. Kept a
+-- week, which is more than any restart needs. A record written twice (a
+-- retried insert) is harmless: readers take each partition's highest.
 CREATE TABLE IF NOT EXISTS rollup_feed
 (
     partition UInt16,
@@ -70,7 +70,8 @@ CREATE TABLE IF NOT EXISTS rollup_feed
 )
 ENGINE = MergeTree
 ORDER BY (partition, last)
-TTL toDateTime(at) + INTERVAL 7 DAY;
+TTL toDateTime(at) + INTERVAL 7 DAY
+SETTINGS non_replicated_deduplication_window = 100;
 
 DROP VIEW IF EXISTS page_rollup_mv;
 

@@ -1,6 +1,6 @@
 -- stats_breakdown_page_uniques: stats_breakdown_uniques for the site's
 -- breakdown by page (page = ''), reading week pieces where they fit
--- (migration 014): the days of one ISO week within one month, dim
+-- (migration 013): the days of one ISO week within one month, dim
 -- 'page_week', stored as day rows so they are ordered by value. A piece
 -- wholly inside the range's days counts instead of its days; the days of
 -- pieces cut by the range's ends count one by one, and the edge hours as

@@ -1,6 +1,6 @@
 -- dim_rollup_fill: recounts one month ({month:UInt32}, YYYYMM, a views_raw
 -- partition) of views_raw into the staging table, from {cutoff} on. The
--- SELECT is dim_rollup_mv's (migration 014: 008's view with page_week
+-- SELECT is dim_rollup_mv's (migration 013: 008's view with page_week
 -- rows), with only the month, the cutoff and the fed batches added to its
 -- inner WHERE, so the rebuilt rows are
 -- the rows the materialized view would have written. The view runs per

@@ -4,7 +4,7 @@
 -- of the month in all. Read-only.
 --
 -- The recount is what dim_rollup_fill would build: views_raw from {cutoff}
--- on, counted by dim_rollup_mv's SELECT (migration 014). Before the cutoff,
+-- on, counted by dim_rollup_mv's SELECT (migration 013). Before the cutoff,
 -- where the raw retention removed events, the rows are their own truth
 -- (dim_rollup_prepare keeps them as they are), so only rows from the
 -- cutoff on are compared. Views compare exactly; uniques compare the

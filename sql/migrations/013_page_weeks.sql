@@ -22,7 +22,7 @@
 -- new ones exists. As for the earlier migrations, stop every validator
 -- first; `viewcount serve` migrates before it validates.
 INSERT INTO dim_rollup
-SETTINGS insert_deduplication_token = 'migration-014-page-weeks', insert_deduplicate = 1, max_threads = 1, max_insert_threads = 1
+SETTINGS insert_deduplication_token = 'migration-013-page-weeks', insert_deduplicate = 1, max_threads = 1, max_insert_threads = 1
 SELECT 'day', site, 'page_week', '', value, toDateTime(greatest(toMonday(bucket), toStartOfMonth(bucket)), 'UTC') AS piece,
     sum(views), uniqCombined64MergeState(12)(uniques)
 FROM dim_rollup
