@@ -142,26 +142,60 @@ func CatchUp(ctx context.Context, q Execer) (rows uint64, err error) {
 			return 0, err
 		}
 	}
+	waiting, err := backlog(ctx, q, fed)
+	if err != nil {
+		return 0, err
+	}
+	for _, b := range waiting {
+		if err := Feed(ctx, q, b.partition, fed[b.partition].Last+1, b.last, time.Time{}); err != nil {
+			return rows, err
+		}
+		rows += b.rows
+	}
+	return rows, nil
+}
+
+// Unfed counts the rows stored and not yet fed to the rollups: what a
+// running validator feeds within --feed-every, or a stopped one at its
+// next start. The latest recorded feed counts as fed.
+func Unfed(ctx context.Context, q Execer) (uint64, error) {
+	fed, err := FeedProgress(ctx, q)
+	if err != nil {
+		return 0, err
+	}
+	waiting, err := backlog(ctx, q, fed)
+	var n uint64
+	for _, b := range waiting {
+		n += b.rows
+	}
+	return n, err
+}
+
+type waiting struct {
+	partition int
+	last      uint64 // the partition's newest stored batch
+	rows      uint64 // stored by batches after its latest feed
+}
+
+// backlog lists the partitions with rows no feed has taken.
+func backlog(ctx context.Context, q Execer, fed map[int]feedRange) ([]waiting, error) {
 	res, err := q.Query(ctx, sql.Query(sql.FeedBacklog), store.Params{"fed": fedMap(fed)})
 	if err != nil {
-		return 0, fmt.Errorf("rollup: catch up: read backlog: %w", err)
+		return nil, fmt.Errorf("rollup: read the feed's backlog: %w", err)
 	}
+	var out []waiting
 	for _, row := range res.Rows {
 		p, err1 := strconv.Atoi(row[0])
 		last, err2 := strconv.ParseUint(row[1], 10, 64)
 		n, err3 := strconv.ParseUint(row[2], 10, 64)
 		if err1 != nil || err2 != nil || err3 != nil {
-			return rows, fmt.Errorf("rollup: catch up: bad backlog row %q", row)
+			return nil, fmt.Errorf("rollup: feed backlog: bad row %q", row)
 		}
-		if n == 0 {
-			continue
+		if n > 0 {
+			out = append(out, waiting{partition: p, last: last, rows: n})
 		}
-		if err := Feed(ctx, q, p, fed[p].Last+1, last, time.Time{}); err != nil {
-			return rows, err
-		}
-		rows += n
 	}
-	return rows, nil
+	return out, nil
 }
 
 // fedMap is a Map(UInt16, UInt64) parameter of each partition's last fed

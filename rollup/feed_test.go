@@ -105,6 +105,9 @@ func TestFeedCatchesUpAfterCrash(t *testing.T) {
 	if err := w.Flush(ctx); err != nil { // all four stored, none fed; then the crash
 		t.Fatal(err)
 	}
+	if n, err := rollup.Unfed(ctx, p.store); err != nil || n != 80 {
+		t.Fatalf("unfed = %d (%v), want 80", n, err)
+	}
 	w, err = sink.Open(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -120,6 +123,9 @@ func TestFeedCatchesUpAfterCrash(t *testing.T) {
 	}
 	if raw, views := p.counts(t); raw != 80 || views != 80 {
 		t.Fatalf("after the restart: raw %d views %d, want 80", raw, views)
+	}
+	if n, err := rollup.Unfed(ctx, p.store); err != nil || n != 0 {
+		t.Fatalf("unfed after the restart = %d (%v), want 0", n, err)
 	}
 	if n, err := rollup.CatchUp(ctx, p.store); err != nil || n != 0 {
 		t.Fatalf("catch up after a drained writer fed %d rows (%v), want 0", n, err)
