@@ -181,7 +181,7 @@ func benchStore(b *testing.B, events int, end time.Time) store.Store {
 	if err := st.Exec(b.Context(), "TRUNCATE TABLE IF EXISTS views_raw", nil); err != nil {
 		b.Fatal(err)
 	}
-	for _, t := range []string{"page_rollup", "dim_rollup"} {
+	for _, t := range []string{"page_rollup", "dim_rollup", "page_views", "rollup_feed"} {
 		if err := st.Exec(b.Context(), "TRUNCATE TABLE IF EXISTS {t:Identifier}", store.Params{"t": t}); err != nil {
 			b.Fatal(err)
 		}

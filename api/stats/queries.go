@@ -13,19 +13,18 @@ import (
 
 // Query names, files in sql/queries.
 const (
-	qPageTotal         = "stats_page_total"             // site, page, range → views, uniques
-	qSeries            = "stats_series"                 // site, grain, from, to, daily, tz → t, views, uniques
-	qPageSeries        = "stats_page_series"            // as qSeries, plus page
-	qBreakdown         = "stats_breakdown"              // site, dim, page, value, range, limit, offset → value, views, total_values
-	qBreakdownUniq     = "stats_breakdown_uniques"      // site, dim, page, values, range → value, uniques
-	qBreakdownPageUniq = "stats_breakdown_page_uniques" // site, values, range → value, uniques: the site's pages, from week pieces
-	qBreakdownPage     = "stats_breakdown_page"         // site, page, column, range, limit, offset → value, views, uniques, total_values
-	qReasons           = "stats_reasons"                // site, page, range → reason, events
-	qReasonSeries      = "stats_reason_series"          // site, page, from, to, daily, tz → t, reason, events
-	qFilteredPages     = "stats_filtered_pages"         // site, range, limit → page, filtered
-	qFilteredWhy       = "stats_filtered_reasons"       // site, pages, from, to → page, reason, events
-	qRealtime          = "stats_realtime"               // site, from → views, visitors
-	qSummary           = "stats_summary"                // site, range → current, reason, views, uniques
+	qPageTotal     = "stats_page_total"        // site, page, range → views, uniques
+	qSeries        = "stats_series"            // site, grain, from, to, daily, tz → t, views, uniques
+	qPageSeries    = "stats_page_series"       // as qSeries, plus page
+	qBreakdown     = "stats_breakdown"         // site, dim, page, value, range, limit, offset → value, views, total_values
+	qBreakdownUniq = "stats_breakdown_uniques" // site, dim, page, values, range → value, uniques
+	qBreakdownPage = "stats_breakdown_page"    // site, page, column, range, limit, offset → value, views, uniques, total_values
+	qReasons       = "stats_reasons"           // site, page, range → reason, events
+	qReasonSeries  = "stats_reason_series"     // site, page, from, to, daily, tz → t, reason, events
+	qFilteredPages = "stats_filtered_pages"    // site, range, limit → page, filtered
+	qFilteredWhy   = "stats_filtered_reasons"  // site, pages, from, to → page, reason, events
+	qRealtime      = "stats_realtime"          // site, from → views, visitors
+	qSummary       = "stats_summary"           // site, range → current, reason, views, uniques
 )
 
 var queryNames = []string{qSummary, qPageTotal, qSeries, qPageSeries, qBreakdown, qBreakdownUniq, qBreakdownPage, qReasons, qReasonSeries, qFilteredPages, qFilteredWhy, qRealtime}

@@ -119,6 +119,26 @@ func (s span) params(site string) store.Params {
 	return store.Params{"site": site, "from": dbTime(s.from), "to": dbTime(s.to), "dfrom": dbTime(dfrom), "dto": dbTime(dto)}
 }
 
+// liveParams are params for a span that reaches past now, whose last day
+// is read from its day row instead of its hours: nothing is stored after
+// now, so the day row holds exactly that day's hours up to now. A site's
+// breakdown reads every value's edge hours (hour rows are ordered by time,
+// not value): on the 10M-event history the end of a 30-day range was 13
+// hours of every page's sketches (BENCHMARKS.md). A span ending before now,
+// or lying within one day, keeps its hours.
+func (s span) liveParams(site string, now time.Time) store.Params {
+	p := s.params(site)
+	if !s.to.After(now) {
+		return p
+	}
+	dfrom, end := ceil(s.from, 24*time.Hour), ceil(s.to, 24*time.Hour)
+	if !dfrom.Before(end) {
+		return p
+	}
+	p["dfrom"], p["dto"], p["to"] = dbTime(dfrom), dbTime(end), dbTime(end)
+	return p
+}
+
 // periodParams are the bounds of cur and of prev (p-prefixed) for the
 // queries that read a range and the period before it. A zero prev reads
 // nothing. hoursOnly is for rows kept in hours only (a page's reasons):

@@ -34,6 +34,26 @@ func TestSpanParams(t *testing.T) {
 	f("2026-03-01T10:00:00Z", "2026-03-01T11:00:00Z", "2026-03-01 10:00:00", "2026-03-01 10:00:00")
 }
 
+// A range reaching past now reads its last day from the day row.
+func TestSpanLiveParams(t *testing.T) {
+	now := mustTime(t, "2026-03-10T12:34:00Z")
+	f := func(from, to, dfrom, dto, wantTo string) {
+		t.Helper()
+		p := hourSpan(mustTime(t, from), mustTime(t, to)).liveParams("s", now)
+		if p["dfrom"] != dfrom || p["dto"] != dto || p["to"] != wantTo {
+			t.Errorf("span %s–%s: days %s–%s to %s, want %s–%s to %s", from, to, p["dfrom"], p["dto"], p["to"], dfrom, dto, wantTo)
+		}
+	}
+	// The last 30 days up to now: hours at the start, days to tomorrow.
+	f("2026-02-08T12:34:00Z", "2026-03-10T12:34:00Z", "2026-02-09 00:00:00", "2026-03-11 00:00:00", "2026-03-11 00:00:00")
+	// Ending before now: as params.
+	f("2026-02-08T12:00:00Z", "2026-03-10T12:00:00Z", "2026-02-09 00:00:00", "2026-03-10 00:00:00", "2026-03-10 12:00:00")
+	// Within today: its hours (the day row holds hours before from).
+	f("2026-03-10T05:00:00Z", "2026-03-10T12:34:00Z", "2026-03-10 05:00:00", "2026-03-10 05:00:00", "2026-03-10 13:00:00")
+	// The last 24 hours: yesterday's hours, today's day row.
+	f("2026-03-09T12:34:00Z", "2026-03-10T12:34:00Z", "2026-03-10 00:00:00", "2026-03-11 00:00:00", "2026-03-11 00:00:00")
+}
+
 func TestBuckets(t *testing.T) {
 	load := func(name string) *time.Location {
 		loc, err := time.LoadLocation(name)

@@ -1,8 +1,7 @@
 -- dim_rollup_fill: recounts one month ({month:UInt32}, YYYYMM, a views_raw
 -- partition) of views_raw into the staging table, from {cutoff} on. The
--- SELECT is dim_rollup_mv's (migration 013: 008's view with page_week
--- rows), with only the month, the cutoff and the fed batches added to its
--- inner WHERE, so the rebuilt rows are
+-- SELECT is dim_rollup_mv's (migration 011, 008's view), with only the
+-- month and the cutoff added to its inner WHERE, so the rebuilt rows are
 -- the rows the materialized view would have written. The view runs per
 -- insert, this per month: the minute groups of the inner query are the
 -- same either way (a minute lies in one month), and the outer fan-out's
@@ -20,8 +19,7 @@ SELECT
     r.2 AS dim,
     r.3 AS page,
     r.4 AS value,
-    multiIf(r.1 = 1, m, r.1 = 2, toStartOfHour(m), r.2 = 'page_week',
-        toDateTime(greatest(toMonday(m), toStartOfMonth(m)), 'UTC'), toStartOfDay(m)) AS bucket,
+    multiIf(r.1 = 1, m, r.1 = 2, toStartOfHour(m), toStartOfDay(m)) AS bucket,
     sum(c) AS views,
     uniqCombined64MergeState(12)(s) AS uniques
 FROM
@@ -50,6 +48,6 @@ ARRAY JOIN multiIf(p = '' AND verdict = 'valid',
     p = '',
         [(2, 'reason', '', toString(verdict)), (3, 'reason', '', toString(verdict))],
     verdict = 'valid',
-        [(2, 'page', '', p), (3, 'page', '', p), (3, 'page_week', '', p)],
+        [(2, 'page', '', p), (3, 'page', '', p)],
         [(2, 'reason', p, toString(verdict)), (2, 'filtered_page', '', p), (3, 'filtered_page', '', p)]) AS r
 GROUP BY grain, site, dim, page, value, bucket

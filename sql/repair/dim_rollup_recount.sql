@@ -4,7 +4,7 @@
 -- of the month in all. Read-only.
 --
 -- The recount is what dim_rollup_fill would build: views_raw from {cutoff}
--- on, counted by dim_rollup_mv's SELECT (migration 013). Before the cutoff,
+-- on, counted by dim_rollup_mv's SELECT (migration 011). Before the cutoff,
 -- where the raw retention removed events, the rows are their own truth
 -- (dim_rollup_prepare keeps them as they are), so only rows from the
 -- cutoff on are compared. Views compare exactly; uniques compare the
@@ -53,8 +53,7 @@ FULL OUTER JOIN
             r.2 AS dim,
             r.3 AS page,
             r.4 AS value,
-            multiIf(r.1 = 1, m, r.1 = 2, toStartOfHour(m), r.2 = 'page_week',
-                toDateTime(greatest(toMonday(m), toStartOfMonth(m)), 'UTC'), toStartOfDay(m)) AS bucket,
+            multiIf(r.1 = 1, m, r.1 = 2, toStartOfHour(m), toStartOfDay(m)) AS bucket,
             sum(c) AS views,
             uniqCombined64MergeState(12)(s) AS uniques
         FROM
@@ -83,7 +82,7 @@ FULL OUTER JOIN
             p = '',
                 [(2, 'reason', '', toString(verdict)), (3, 'reason', '', toString(verdict))],
             verdict = 'valid',
-                [(2, 'page', '', p), (3, 'page', '', p), (3, 'page_week', '', p)],
+                [(2, 'page', '', p), (3, 'page', '', p)],
                 [(2, 'reason', p, toString(verdict)), (2, 'filtered_page', '', p), (3, 'filtered_page', '', p)]) AS r
         GROUP BY g, site, dim, page, value, bucket
     )
