@@ -156,11 +156,10 @@ type Writer struct {
 }
 
 type inserted struct {
-	rows   []viewcount.Verdict // emptied, for reuse
-	batch  uint64              // the batch's number (its last stream sequence)
-	n      int                 // rows inserted
-	oldest time.Time           // receive time of its oldest row
-	err    error
+	rows  []viewcount.Verdict // emptied, for reuse
+	batch uint64              // the batch's number (its last stream sequence)
+	n     int                 // rows inserted
+	err   error
 }
 
 // Open returns the writer of partition p, reading its recorded batch if any.
@@ -294,8 +293,8 @@ func (w *Writer) Wait(ctx context.Context) error {
 			return r.err
 		}
 		w.inserted++
+		w.feed.stored(r.batch, r.n, w.inflightOldest, time.Now())
 		w.inflightOldest = time.Time{}
-		w.feed.stored(r.batch, r.n, r.oldest, time.Now())
 		return w.maybeFeed(ctx, false)
 	case <-ctx.Done():
 		return fmt.Errorf("rollup: partition %d: wait for insert: %w", w.partition, ctx.Err())
@@ -335,13 +334,13 @@ func (w *Writer) flush(ctx context.Context) error {
 	done := make(chan inserted, 1) // never blocks the goroutine, even if nobody waits
 	w.inflight = done
 	go func() {
-		oldest, err := w.insert(ctx, token, in, rows)
+		err := w.insert(ctx, token, in, rows)
 		if err == nil {
 			w.s.metrics.Inserted.Add(uint64(len(rows)))
 		}
 		n := len(rows)
 		clear(rows) // drop string references before reuse
-		done <- inserted{rows: rows[:0], batch: in.Last, n: n, oldest: oldest, err: err}
+		done <- inserted{rows: rows[:0], batch: in.Last, n: n, err: err}
 	}()
 	return nil
 }
@@ -349,16 +348,16 @@ func (w *Writer) flush(ctx context.Context) error {
 // insert runs on the batch's own goroutine: of the Writer it reads only what
 // never changes (the Sink, the partition); the partition's goroutine goes
 // on changing the rest.
-func (w *Writer) insert(ctx context.Context, token string, in intent, rows []viewcount.Verdict) (oldest time.Time, err error) {
+func (w *Writer) insert(ctx context.Context, token string, in intent, rows []viewcount.Verdict) error {
 	backoff := w.s.cfg.RetryBackoff
 	for attempt := 1; ; attempt++ {
-		err = w.s.store.InsertViews(ctx, token, rows)
+		err := w.s.store.InsertViews(ctx, token, rows)
 		if err == nil {
-			break
+			return nil
 		}
 		w.s.metrics.InsertErrors.Add(1)
 		if attempt >= w.s.cfg.InsertRetries || ctx.Err() != nil {
-			return oldest, fmt.Errorf("rollup: partition %d: insert batch %d-%d (%d rows, %d attempts): %w",
+			return fmt.Errorf("rollup: partition %d: insert batch %d-%d (%d rows, %d attempts): %w",
 				w.partition, in.First, in.Last, len(rows), attempt, err)
 		}
 		w.s.logger.Warn("insert failed; retrying", "partition", w.partition, "batch", token, "attempt", attempt, "err", err)
@@ -366,16 +365,9 @@ func (w *Writer) insert(ctx context.Context, token string, in intent, rows []vie
 		case <-time.After(backoff):
 		case <-ctx.Done():
 			// Another attempt on a dead context would only fail (and count).
-			return oldest, fmt.Errorf("rollup: partition %d: insert batch %d-%d (%d rows, %d attempts): %w",
+			return fmt.Errorf("rollup: partition %d: insert batch %d-%d (%d rows, %d attempts): %w",
 				w.partition, in.First, in.Last, len(rows), attempt, ctx.Err())
 		}
 		backoff *= 2
 	}
-	oldest = rows[0].Time
-	for i := range rows {
-		if rows[i].Time.Before(oldest) {
-			oldest = rows[i].Time
-		}
-	}
-	return oldest, nil
 }
