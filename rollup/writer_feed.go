@@ -164,6 +164,12 @@ func (w *Writer) Drain(ctx context.Context) error {
 
 // runFeed runs on the feed's own goroutine: it records r, then copies it,
 // retrying as inserts do. Of the Writer it reads only what never changes.
+// ctx is the partition's, cancelled when its lease is lost, so a feed that
+// has not started by then never starts; one already running in the store
+// finishes, as an insert does, while the new owner may record a range that
+// overlaps it. The lease outlives a stalled owner by its TTL, so that
+// takes a feed running for longer than that.
+
 func (w *Writer) runFeed(ctx context.Context, r feedRange, rows int) error {
 	backoff := w.s.cfg.RetryBackoff
 	recorded := false
