@@ -11,7 +11,8 @@ import (
 const viewsColumns = "time, site, page, referrer, ua, event_id, visitor, network, webdriver, " +
 	"datacenter, hints_present, screen_w, screen_h, languages, tz, ua_data, secure_context, " +
 	"source, verdict, partition, seq, idx, " +
-	"utm_source, utm_medium, utm_campaign, country, ref_host, ref_source, browser, os, device, screen"
+	"utm_source, utm_medium, utm_campaign, country, ref_host, ref_source, browser, os, device, screen, " +
+	"req_flags, asn"
 
 // appendNative appends rows as one block of ClickHouse's Native format:
 // the number of columns and rows, then each column whole (name, type,
@@ -25,7 +26,7 @@ const viewsColumns = "time, site, page, referrer, ua, event_id, visitor, network
 // engine converts a Native column to the table's type on the way in, and
 // building LowCardinality dictionaries here would only move that work.
 func appendNative(dst []byte, rows []viewcount.Verdict) []byte {
-	const columns = 32
+	const columns = 34
 	dst = binary.AppendUvarint(dst, columns)
 	dst = binary.AppendUvarint(dst, uint64(len(rows)))
 	head := func(name, typ string) {
@@ -47,6 +48,12 @@ func appendNative(dst []byte, rows []viewcount.Verdict) []byte {
 		head(name, "UInt16")
 		for i := range rows {
 			dst = binary.LittleEndian.AppendUint16(dst, v(&rows[i]))
+		}
+	}
+	u32 := func(name string, v func(*viewcount.Verdict) uint32) {
+		head(name, "UInt32")
+		for i := range rows {
+			dst = binary.LittleEndian.AppendUint32(dst, v(&rows[i]))
 		}
 	}
 	u64 := func(name, typ string, v func(*viewcount.Verdict) uint64) {
@@ -76,10 +83,7 @@ func appendNative(dst []byte, rows []viewcount.Verdict) []byte {
 	str("verdict", func(r *viewcount.Verdict) string { return string(r.Reason) })
 	u16("partition", func(r *viewcount.Verdict) uint16 { return r.Partition })
 	u64("seq", "UInt64", func(r *viewcount.Verdict) uint64 { return r.Seq })
-	head("idx", "UInt32")
-	for i := range rows {
-		dst = binary.LittleEndian.AppendUint32(dst, rows[i].Index)
-	}
+	u32("idx", func(r *viewcount.Verdict) uint32 { return r.Index })
 	str("utm_source", func(r *viewcount.Verdict) string { return r.UTM.Source })
 	str("utm_medium", func(r *viewcount.Verdict) string { return r.UTM.Medium })
 	str("utm_campaign", func(r *viewcount.Verdict) string { return r.UTM.Campaign })
@@ -90,6 +94,8 @@ func appendNative(dst []byte, rows []viewcount.Verdict) []byte {
 	str("os", func(r *viewcount.Verdict) string { return r.Dims.OS })
 	str("device", func(r *viewcount.Verdict) string { return r.Dims.Device })
 	str("screen", func(r *viewcount.Verdict) string { return r.Dims.Screen })
+	u16("req_flags", func(r *viewcount.Verdict) uint16 { return uint16(r.Headers) })
+	u32("asn", func(r *viewcount.Verdict) uint32 { return r.ASN })
 	return dst
 }
 
