@@ -159,7 +159,7 @@ func (h *Handler) pixel(c *gin.Context) {
 		var q [len(pixelParams)]string
 		viewcount.QueryValues(c.Request.URL.RawQuery, pixelParams[:], q[:])
 		hit := Hit{Site: q[0], Page: q[1], Referrer: q[2], ID: q[3], Webdriver: isTrue(q[4])}
-		err := h.accept(h.ctx(c), []Hit{hit}, noField, viewcount.SourcePixel, h.clientOf(c, ip))
+		err := h.accept(h.ctx(c), []Hit{hit}, noField, viewcount.SourcePixel, h.clientOf(c, ip, viewcount.SourcePixel))
 		status = http.StatusOK
 		if err != nil {
 			status = h.failed(err)
@@ -240,7 +240,7 @@ func (h *Handler) beacon(c *gin.Context) {
 		if array {
 			field = eventField
 		}
-		err = h.accept(h.ctx(c), hits, field, viewcount.SourceBeacon, h.clientOf(c, ip))
+		err = h.accept(h.ctx(c), hits, field, viewcount.SourceBeacon, h.clientOf(c, ip, viewcount.SourceBeacon))
 	}
 	if err != nil {
 		status := h.failed(err)
@@ -317,9 +317,9 @@ func (h *Handler) ctx(c *gin.Context) context.Context {
 // clientOf is what a request tells of its client. The country is decided
 // here, while the address is at hand: the operator's CDN header when it
 // names a country, else the country database. Neither the address nor the
-// header's raw value goes further.
-func (h *Handler) clientOf(c *gin.Context, ip netip.Addr) client {
-	cl := client{IP: ip, UA: normaliseUA(c.Request.UserAgent())}
+// header's raw value goes further; nor do the headers requestFlags reads.
+func (h *Handler) clientOf(c *gin.Context, ip netip.Addr, src viewcount.Source) client {
+	cl := client{IP: ip, UA: normaliseUA(c.Request.UserAgent()), Headers: requestFlags(c.Request, src, ip)}
 	if h.cfg.CountryHeader != "" {
 		cl.Country = CountryCode(c.Request.Header.Get(h.cfg.CountryHeader))
 	}
