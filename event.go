@@ -58,12 +58,13 @@ const (
 	// were all present (Chromium ≥ 80, Firefox ≥ 90, Safari ≥ 16.4 send
 	// them to potentially trustworthy URLs).
 	HeaderFetchMeta
-	// HeaderFetchFits: their values fit the endpoint: dest image, mode
-	// no-cors for the pixel's <img>; dest empty, mode no-cors or cors for
-	// sendBeacon/fetch; site not "none" (a typed URL is a navigation).
+	// HeaderFetchFits: their values are a subresource request's: site
+	// same-origin, same-site or cross-site (not "none"), mode no-cors or
+	// cors, dest image or empty for the pixel (<img>, or fetch()), empty
+	// for the beacon (sendBeacon, fetch).
 	HeaderFetchFits
-	// HeaderAccept: Accept fits the endpoint: it names an image type for
-	// the pixel ("image/…"), it is "*/*" for the beacon.
+	// HeaderAccept: Accept fits the endpoint: it names an image type
+	// ("image/…") for the pixel; it is present for the beacon.
 	HeaderAccept
 	// HeaderAcceptLanguage: Accept-Language was present and not empty.
 	HeaderAcceptLanguage

@@ -54,40 +54,45 @@ func first(v []string) string {
 	return v[0]
 }
 
-// fetchFits reports whether the Sec-Fetch-* values are those of the
-// endpoint's own kind of request. The pixel is an <img> (or new Image()):
-// dest "image", mode "no-cors". The beacon is navigator.sendBeacon (mode
+// fetchFits reports whether the Sec-Fetch-* values are those of a
+// subresource request of the endpoint's kind. The pixel is an <img>, new
+// Image() or a CSS image (dest "image", mode "no-cors"); a page may also
+// fetch() it (dest "empty"). The beacon is navigator.sendBeacon (mode
 // "no-cors" for vc.js's text/plain body, "cors" for a JSON one) or fetch
 // (mode "cors"), dest "empty". Site is "same-origin", "same-site" or
-// "cross-site" for any subresource; "none" is a user-initiated navigation,
-// never an embedded pixel.
+// "cross-site" for any subresource; "none" with dest "document" is
+// someone opening the URL itself, which is no page view.
 func fetchFits(src viewcount.Source, site, mode, dest string) bool {
 	switch site {
 	case "same-origin", "same-site", "cross-site":
 	default:
 		return false
 	}
+	if mode != "no-cors" && mode != "cors" {
+		return false
+	}
 	switch src {
 	case viewcount.SourcePixel:
-		return dest == "image" && mode == "no-cors"
+		return dest == "image" || dest == "empty"
 	case viewcount.SourceBeacon:
-		return dest == "empty" && (mode == "no-cors" || mode == "cors")
+		return dest == "empty"
 	}
 	return false
 }
 
 // acceptFits reports whether Accept is one a browser sends for the
 // endpoint. For an image every browser names image types (Chromium
-// "image/avif,image/webp,image/apng,…", Firefox "image/avif,image/webp,
+// "image/jxl,image/avif,image/webp,…", Firefox "image/avif,image/webp,
 // image/png,…", Safari "image/webp,image/avif,image/jxl,…"); HTTP clients
-// send "*/*" or nothing. sendBeacon and fetch send "*/*", as do many HTTP
-// clients: for the beacon the flag only tells "present and default".
+// send "*/*" or nothing. For the beacon it only has to be there: the Fetch
+// standard makes sendBeacon and fetch send "*/*" unless the page sets
+// another, which a site's own tracker may do.
 func acceptFits(src viewcount.Source, accept string) bool {
 	switch src {
 	case viewcount.SourcePixel:
 		return strings.Contains(accept, "image/")
 	case viewcount.SourceBeacon:
-		return accept == "*/*"
+		return strings.TrimSpace(accept) != ""
 	}
 	return false
 }
@@ -131,16 +136,26 @@ func brandVersion(ch, prefix string) string {
 
 // secureRequest reports whether the browser sent the request to a
 // potentially trustworthy URL: over TLS, through a trusted proxy that says
-// it was https, or to a loopback host. Only there do browsers send
+// it was https, or straight to a loopback host. Only there do browsers send
 // Sec-Fetch-* and Sec-CH-UA, so the header rule judges their absence only
 // for such requests. A TLS-terminating proxy that is not trusted, or does
 // not say, makes requests look insecure: then they are simply not judged.
+//
+// The Host header is believed only from a client that is not a proxy: a
+// reverse proxy's upstream is often "127.0.0.1:8080" whatever the browser
+// asked for, so a request showing any forwarding header is judged by
+// X-Forwarded-Proto alone.
 func secureRequest(r *http.Request, ip netip.Addr) bool {
 	if r.TLS != nil {
 		return true
 	}
-	if proto := first(r.Header["X-Forwarded-Proto"]); proto != "" && forwarded(r, ip) {
-		return strings.EqualFold(proto, "https")
+	h := r.Header
+	if forwarded(r, ip) {
+		return strings.EqualFold(first(h["X-Forwarded-Proto"]), "https")
+	}
+	if len(h["X-Forwarded-For"]) > 0 || len(h["X-Forwarded-Proto"]) > 0 || len(h["X-Real-Ip"]) > 0 ||
+		len(h["Forwarded"]) > 0 || len(h["Via"]) > 0 {
+		return false
 	}
 	return loopbackHost(r.Host)
 }

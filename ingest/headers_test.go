@@ -128,8 +128,11 @@ func TestRequestFlags(t *testing.T) {
 	// and ingest does not claim a secure context.
 	f("chromium pixel, insecure", pixel, "stats.example.com",
 		with(chromiumPixel, "Sec-Ch-Ua", "", "Sec-Fetch-Site", "", "Sec-Fetch-Mode", "", "Sec-Fetch-Dest", ""), hs|acceptBoth)
-	// The endpoint decides what fits: a beacon's headers on the pixel do not.
-	f("beacon headers on the pixel", pixel, "127.0.0.1", chromiumBeacon, hs|secure|viewcount.HeaderFetchMeta|viewcount.HeaderAcceptLanguage|hintsOK)
+	// The endpoint decides what fits: a pixel fetch()ed by a script still
+	// fits, but without an image Accept; an image request to the beacon
+	// does not.
+	f("pixel by fetch()", pixel, "127.0.0.1", chromiumBeacon, hs|secure|fetchOK|viewcount.HeaderAcceptLanguage|hintsOK)
+	f("image request to the beacon", beacon, "127.0.0.1", chromiumPixel, hs|secure|viewcount.HeaderFetchMeta|acceptBoth|hintsOK)
 	f("pixel opened as a page", pixel, "127.0.0.1", with(chromiumPixel, "Sec-Fetch-Site", "none", "Sec-Fetch-Mode", "navigate", "Sec-Fetch-Dest", "document"),
 		hs|secure|viewcount.HeaderFetchMeta|acceptBoth|hintsOK)
 	f("fetch() beacon", beacon, "127.0.0.1", with(chromiumBeacon, "Sec-Fetch-Mode", "cors"), hs|secure|fetchOK|acceptBoth|hintsOK)
@@ -187,6 +190,19 @@ func TestSecureRequest(t *testing.T) {
 	f("client says https", false, func(r *http.Request) netip.Addr {
 		r.Header["X-Forwarded-Proto"] = []string{"https"}
 		return client
+	})
+	// A proxy's upstream Host is not what the browser asked for.
+	f("proxied to loopback", false, func(r *http.Request) netip.Addr {
+		r.Host, r.RemoteAddr, r.Header["X-Forwarded-For"] = "127.0.0.1:8080", "127.0.0.1:5555", []string{testIP}
+		return client
+	})
+	f("untrusted proxy to loopback", false, func(r *http.Request) netip.Addr {
+		r.Host, r.RemoteAddr, r.Header["Via"] = "localhost:8080", "127.0.0.1:5555", []string{"1.1 proxy"}
+		return netip.MustParseAddr("127.0.0.1")
+	})
+	f("browser on loopback", true, func(r *http.Request) netip.Addr {
+		r.Host, r.RemoteAddr = "localhost:8080", "127.0.0.1:5555"
+		return netip.MustParseAddr("127.0.0.1")
 	})
 	for host, want := range map[string]bool{"localhost": true, "LOCALHOST:80": true, "a.localhost.": true, "127.0.0.1": true,
 		"127.9.9.9:1": true, "[::1]:8080": true, "[::1]": true, "[::2]": false, "[::1": false, "10.0.0.1": false,

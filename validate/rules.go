@@ -64,6 +64,10 @@ type Config struct {
 	// MaxScreenSize: a beacon reporting a screen side larger than this (CSS
 	// pixels) is BadHints.
 	MaxScreenSize int
+	// IgnoreHeaders turns the HeaderMismatch check off, for a deployment
+	// behind a proxy that strips request headers browsers send (such as
+	// Accept-Language); see headerMismatch.
+	IgnoreHeaders bool
 
 	// SpamReferrers are hosts (see LoadHosts) whose referrals are
 	// BadReferrer, with their subdomains, on top of the built-in list
@@ -313,21 +317,24 @@ func NewRules(cfg Config, sites SiteLookup) (*Rules, error) {
 //  4. BadHints: a beacon event whose browser hints are missing or impossible
 //     for the browser its user agent names (see badHints). Pixel events
 //     carry no hints and skip this.
-//  5. Datacenter: ingest found the client address in a datacenter range.
-//  6. UnknownSite: the site is not registered.
-//  7. BadReferrer: the referrer's host, or a parent domain of it, is on the
+//  5. HeaderMismatch: the request lacked headers the browser its user agent
+//     names always sends, or carried ones it never sends (see
+//     headerMismatch; off with IgnoreHeaders).
+//  6. Datacenter: ingest found the client address in a datacenter range.
+//  7. UnknownSite: the site is not registered.
+//  8. BadReferrer: the referrer's host, or a parent domain of it, is on the
 //     spam list.
-//  8. DuplicateID: the same (site, event id) was seen less than RetryWindow
+//  9. DuplicateID: the same (site, event id) was seen less than RetryWindow
 //     ago; only for events with an id.
-//  9. Rate: the visitor made more than VisitorRateLimit views, or its
+//  10. Rate: the visitor made more than VisitorRateLimit views, or its
 //     network more than NetworkRateLimit, within RateWindow (this view
 //     included).
-//  10. NetworkRotation: the network's views carry more than RotationMaxUAs
+//  11. NetworkRotation: the network's views carry more than RotationMaxUAs
 //     distinct user agents within RotationWindow.
-//  11. Duplicate: the same visitor viewed the same page of the same site less
+//  12. Duplicate: the same visitor viewed the same page of the same site less
 //     than DuplicateWindow ago.
 //
-// Checks 1-7 are stateless, and events they reject leave no state behind:
+// Checks 1-8 are stateless, and events they reject leave no state behind:
 // bots, datacenter traffic and junk for unregistered sites cannot fill the
 // capped windows and push out real visitors' keys, nor count against the
 // rate of the real people sharing their network. A DuplicateID is the same
@@ -380,6 +387,9 @@ func (r *Rules) judgeUA(e *viewcount.Event, ua uaInfo, t int64) viewcount.Reason
 	}
 	if e.Source == viewcount.SourceBeacon && badHints(e, ua, r.hints) {
 		return viewcount.BadHints
+	}
+	if !r.cfg.IgnoreHeaders && headerMismatch(e, ua) {
+		return viewcount.HeaderMismatch
 	}
 	if e.Datacenter {
 		return viewcount.Datacenter
