@@ -294,3 +294,15 @@ func benchAppend(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(evs)), "ns/event")
 }
+
+func TestHeaderFlagsString(t *testing.T) {
+	for f, want := range map[HeaderFlags]string{
+		0: "", HeadersSeen | HeaderSecure: "seen|secure",
+		HeadersSeen | HeaderFetchMeta | HeaderFetchFits | HeaderAccept | HeaderAcceptLanguage | HeaderClientHints | HeaderHintsAgree | HeaderHeadlessBrand: "seen|fetch|fetch-fits|accept|accept-language|client-hints|hints-agree|headless-brand",
+		HeadersSeen | 1<<12: "seen|0x1000",
+	} {
+		if got := f.String(); got != want {
+			t.Errorf("%#x: %q, want %q", uint16(f), got, want)
+		}
+	}
+}

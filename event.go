@@ -88,6 +88,30 @@ const (
 // Has reports whether every bit of want is set.
 func (f HeaderFlags) Has(want HeaderFlags) bool { return f&want == want }
 
+// headerNames name the bits, in order, for String.
+var headerNames = [...]string{"seen", "fetch", "fetch-fits", "accept", "accept-language",
+	"client-hints", "hints-agree", "headless-brand", "secure"}
+
+// String lists the set bits ("seen|secure|accept"), for logs and reports.
+func (f HeaderFlags) String() string {
+	var b []byte
+	for i, name := range headerNames {
+		if f&(1<<i) != 0 {
+			if len(b) > 0 {
+				b = append(b, '|')
+			}
+			b = append(b, name...)
+		}
+	}
+	if rest := f &^ (1<<len(headerNames) - 1); rest != 0 {
+		if len(b) > 0 {
+			b = append(b, '|')
+		}
+		b = strconv.AppendUint(append(b, "0x"...), uint64(rest), 16)
+	}
+	return string(b)
+}
+
 // UTM is a view's campaign tags, lower-cased and length-capped by ingest.
 type UTM struct {
 	Source, Medium, Campaign string

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/viewcount/viewcount/cmd/viewcount/loadgen"
 	vcsql "github.com/viewcount/viewcount/sql"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
@@ -83,6 +84,11 @@ func newClient(t *testing.T, m *Main) *client {
 
 func (c *client) do(req *http.Request) (int, []byte) {
 	c.t.Helper()
+	// Hits go out as a browser sends them (the header_mismatch rule rejects
+	// a browser UA without its headers), unless a test set its own.
+	if p := req.URL.Path; (p == "/p.gif" || p == "/v1/events") && req.Header.Get("Accept-Language") == "" {
+		loadgen.SetBrowserHeaders(req.Header, req.UserAgent(), req.Method == http.MethodPost)
+	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		c.t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
