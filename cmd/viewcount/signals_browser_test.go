@@ -140,10 +140,10 @@ func TestBrowsersCounted(t *testing.T) {
 	// What the browsers sent, as flags: Chromium everything, Firefox all
 	// but client hints (it has none).
 	const (
-		all     = viewcount.HeadersSeen | viewcount.HeaderSecure | viewcount.HeaderFetchMeta | viewcount.HeaderFetchFits | viewcount.HeaderAccept | viewcount.HeaderAcceptLanguage
-		chrome  = all | viewcount.HeaderClientHints | viewcount.HeaderHintsAgree
-		bare    = viewcount.HeadersSeen | viewcount.HeaderSecure
-		gecko   = all
+		all    = viewcount.HeadersSeen | viewcount.HeaderSecure | viewcount.HeaderFetchMeta | viewcount.HeaderFetchFits | viewcount.HeaderAccept | viewcount.HeaderAcceptLanguage
+		chrome = all | viewcount.HeaderClientHints | viewcount.HeaderHintsAgree
+		bare   = viewcount.HeadersSeen | viewcount.HeaderSecure
+		gecko  = all
 	)
 	for page, f := range map[string]viewcount.HeaderFlags{"/b/chromium": chrome, "/img/chromium": chrome,
 		"/b/firefox": gecko, "/img/firefox": gecko, "/script/go": bare} {
