@@ -38,6 +38,7 @@ type client struct {
 	UA      string                // normalised (capped)
 	Country string                // ISO 3166-1 alpha-2 or ""; see Handler.country
 	Headers viewcount.HeaderFlags // see requestFlags
+	ASN     uint32                // the address's autonomous system; 0 unknown
 }
 
 // requestError is a client's mistake, worded for the client: its message
@@ -102,6 +103,7 @@ func (h *Handler) accept(ctx context.Context, hits []Hit, field func(i int) stri
 		evs[i].Datacenter = datacenter
 		evs[i].Country = cl.Country
 		evs[i].Headers = cl.Headers
+		evs[i].ASN = cl.ASN
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.PublishTimeout)
 	defer cancel()

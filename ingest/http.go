@@ -40,6 +40,16 @@ type Config struct {
 	// Countries maps client addresses to countries where the header is not
 	// set or says nothing; nil = no lookup.
 	Countries CountryLookup
+	// ASNs maps client addresses to their autonomous system; nil = none
+	// (every event's ASN is 0, unknown).
+	ASNs ASNLookup
+}
+
+// ASNLookup maps an address to the AS number it is announced by, 0 when
+// unknown. *asn.DB satisfies it. It must be safe for concurrent use and
+// cheap: it runs on every hit.
+type ASNLookup interface {
+	ASN(addr netip.Addr) uint32
 }
 
 // CountryLookup maps an address to its ISO 3166-1 alpha-2 country code,
@@ -314,8 +324,8 @@ func (h *Handler) ctx(c *gin.Context) context.Context {
 	return context.WithoutCancel(c.Request.Context())
 }
 
-// clientOf is what a request tells of its client. The country is decided
-// here, while the address is at hand: the operator's CDN header when it
+// clientOf is what a request tells of its client. The country and the AS
+// number are decided here, while the address is at hand: the operator's CDN header when it
 // names a country, else the country database. Neither the address nor the
 // header's raw value goes further; nor do the headers requestFlags reads.
 func (h *Handler) clientOf(c *gin.Context, ip netip.Addr, src viewcount.Source) client {
@@ -325,6 +335,9 @@ func (h *Handler) clientOf(c *gin.Context, ip netip.Addr, src viewcount.Source) 
 	}
 	if cl.Country == "" && h.cfg.Countries != nil && ip.IsValid() {
 		cl.Country = CountryCode(h.cfg.Countries.Country(ip))
+	}
+	if h.cfg.ASNs != nil && ip.IsValid() {
+		cl.ASN = h.cfg.ASNs.ASN(ip)
 	}
 	return cl
 }

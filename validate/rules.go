@@ -64,6 +64,11 @@ type Config struct {
 	// MaxScreenSize: a beacon reporting a screen side larger than this (CSS
 	// pixels) is BadHints.
 	MaxScreenSize int
+	// ExtraHostingASNs are AS numbers whose views are Datacenter, on top of
+	// the built-in hosting and cloud list (lists/hosting-asns.txt). The
+	// check needs ingest to record AS numbers (--asn-db).
+	ExtraHostingASNs []uint32
+
 	// IgnoreHeaders turns the HeaderMismatch check off, for a deployment
 	// behind a proxy that strips request headers browsers send (such as
 	// Accept-Language); see headerMismatch.
@@ -251,6 +256,7 @@ type Rules struct {
 	sites    SiteLookup
 	ua       *uaMatcher
 	spam     spamReferrers
+	hosting  hostingASNs
 	sources  *sources
 	hints    hintLimits
 	ids      window // hash(site, id) → last seen
@@ -288,7 +294,12 @@ func NewRules(cfg Config, sites SiteLookup) (*Rules, error) {
 	if err != nil {
 		return nil, err
 	}
+	hosting, err := newHostingASNs(cfg.ExtraHostingASNs)
+	if err != nil {
+		return nil, err
+	}
 	return &Rules{
+		hosting:      hosting,
 		cfg:          cfg,
 		sources:      src,
 		sites:        sites,
@@ -320,7 +331,8 @@ func NewRules(cfg Config, sites SiteLookup) (*Rules, error) {
 //  5. HeaderMismatch: the request lacked headers the browser its user agent
 //     names always sends, or carried ones it never sends (see
 //     headerMismatch; off with IgnoreHeaders).
-//  6. Datacenter: ingest found the client address in a datacenter range.
+//  6. Datacenter: ingest found the client address in a datacenter range,
+//     or its AS number is a hosting or cloud network's (hostingASNs).
 //  7. UnknownSite: the site is not registered.
 //  8. BadReferrer: the referrer's host, or a parent domain of it, is on the
 //     spam list.
@@ -391,7 +403,7 @@ func (r *Rules) judgeUA(e *viewcount.Event, ua uaInfo, t int64) viewcount.Reason
 	if !r.cfg.IgnoreHeaders && headerMismatch(e, ua) {
 		return viewcount.HeaderMismatch
 	}
-	if e.Datacenter {
+	if e.Datacenter || r.hosting.has(e.ASN) {
 		return viewcount.Datacenter
 	}
 	if !r.sites.Known(e.Site) {
