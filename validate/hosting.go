@@ -69,3 +69,14 @@ func parseASNs(r io.Reader, source string) ([]uint32, error) {
 // LoadASNs reads an operator's AS-number list (the format of
 // lists/hosting-asns.txt) for Config.ExtraHostingASNs.
 func LoadASNs(r io.Reader, source string) ([]uint32, error) { return parseASNs(r, source) }
+
+// HostingASNs returns the built-in hosting and cloud AS numbers
+// (lists/hosting-asns.txt), for tools that must keep clear of them, such
+// as a load generator's human visitors.
+func HostingASNs() []uint32 {
+	asns, err := parseASNs(strings.NewReader(defaultHostingASNs), "lists/hosting-asns.txt")
+	if err != nil {
+		panic(err) // the embedded list is checked by TestDefaultHostingASNs
+	}
+	return asns
+}

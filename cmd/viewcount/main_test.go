@@ -46,6 +46,9 @@ func startMainWith(t *testing.T, data, db string, tweak func(*Config), now func(
 		Retention: 72 * time.Hour, DuplicateWindow: 30 * time.Minute,
 		// Tests give each visitor its own address through X-Forwarded-For.
 		TrustedProxies: []string{"127.0.0.1/32"},
+		// Those addresses are made up, and hosting networks announce some
+		// of them: tests that judge AS numbers turn the lookup on.
+		ASNDB: "off",
 	}
 	if tweak != nil {
 		tweak(&cfg)
