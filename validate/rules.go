@@ -1,6 +1,7 @@
 // Package validate judges every event in the stream: valid, or the reason it
 // is rejected (a bot user agent, a headless browser, impossible browser hints,
-// a datacenter address, an unknown site, referrer spam, a client retry, a
+// a request without the headers its claimed browser sends, a datacenter
+// address or hosting network, an unknown site, referrer spam, a client retry, a
 // flood from one visitor or network, a network rotating user agents, a
 // repeated view). The rules (Rules) are a pure function of the event
 // sequence fed to them, clocked by the events' own receive times; the consumer
