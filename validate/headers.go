@@ -33,12 +33,13 @@ const (
 // existed) are never judged.
 //
 // What a real browser always sends:
-//   - Accept-Language, on every request (the three engines; Brave and the
-//     Tor Browser trim it to one language but send it);
-//   - for the pixel, an Accept naming image types; for the beacon, an
-//     Accept at all (fetch and sendBeacon add "*/*");
-//   - over a secure context only: Fetch Metadata that fits a subresource
-//     request of the endpoint's kind (see chromiumFetchMeta …).
+//   - Accept-Language, on every request (the three engines, any version;
+//     Brave and the Tor Browser trim it to one language but send it);
+//   - from the versions with Fetch Metadata on (chromiumFetchMeta …): for
+//     the pixel an Accept naming image types, for the beacon an Accept at
+//     all (fetch and sendBeacon add "*/*"); and in a secure context Fetch
+//     Metadata that fits a subresource request of the endpoint's kind.
+//     Older versions are not judged on these (what each sent varies).
 //
 // And what none sends: Sec-CH-UA from Firefox or Safari (neither engine
 // has client hints; a Chromium wearing their user agent does); for
@@ -73,13 +74,14 @@ func headerMismatch(e *viewcount.Event, ua uaInfo) bool {
 			return true
 		}
 	}
-	if !f.Has(viewcount.HeaderAcceptLanguage) || !f.Has(viewcount.HeaderAccept) {
+	if !f.Has(viewcount.HeaderAcceptLanguage) {
 		return true
 	}
-	if !f.Has(viewcount.HeaderSecure) {
-		return false
+	current := sendsFetchMeta(ua)
+	if current && !f.Has(viewcount.HeaderAccept) {
+		return true
 	}
-	return sendsFetchMeta(ua) && !f.Has(viewcount.HeaderFetchMeta|viewcount.HeaderFetchFits)
+	return current && f.Has(viewcount.HeaderSecure) && !f.Has(viewcount.HeaderFetchMeta|viewcount.HeaderFetchFits)
 }
 
 func sendsFetchMeta(ua uaInfo) bool {

@@ -74,6 +74,8 @@ func TestHeaderMismatch(t *testing.T) {
 	f(uaChrome75, pixel, hSeen|hSecure|hAccept, valid)
 	f(uaFirefox85, pixel, hSeen|hSecure|hAccept, valid)
 	f(uaSafari16, pixel, hSeen|hSecure|hAccept, valid)
+	f(uaChrome75, pixel, hSeen|hSecure|viewcount.HeaderAcceptLanguage, valid) // its image Accept is not judged
+	f(uaChrome75, pixel, hSeen|hSecure|viewcount.HeaderAccept, mismatch)      // Accept-Language is, in every version
 	// Events ingest did not examine (from before the flags) are not judged.
 	f(uaChromium156, pixel, 0, valid)
 	// Not a browser family judged here: WebViews and in-app browsers set
