@@ -106,7 +106,7 @@ func (s *Server) invalidReport(ctx context.Context, site string, from, to time.T
 	if rep.ByReason[string(viewcount.Datacenter)] == 0 {
 		return rep, nil
 	}
-	res, err = s.q.Query(ctx, vcsql.Query(vcsql.InvalidDCASNs), store.Params{
+	res, err = s.q.Query(ctx, vcsql.Query(vcsql.InvalidASNs), store.Params{
 		"site": site, "from": from.Format(layout), "to": to.Format(layout)})
 	if err != nil {
 		return nil, fmt.Errorf("api: invalid report %s: datacenter networks: %w", site, err)

@@ -105,25 +105,25 @@ func hasCode(s string) bool {
 
 // Names of the queries in queries/, for Query.
 const (
-	PageCount         = "page_count"              // params site, page → views, uniques
-	PageCounts        = "page_counts"             // params site, pages (Array(String)) → page, views, uniques
-	SiteCount         = "site_count"              // params site → views, uniques
-	TopPages          = "top_pages"               // params since, limit → site, page: the most viewed since
-	Reasons           = "reasons"                 // params site → verdict, views
-	InvalidByDay      = "invalid_by_day"          // params site, from, to (DateTime64) → day, verdict, events
-	InvalidDCASNs     = "invalid_datacenter_asns" // params site, from, to → asn, events of the top 20 datacenter networks
-	Verdicts          = "verdicts"                // → partition, seq, idx, event_id, verdict in stream order
-	MigrationsInit    = "migrations_init"         // creates schema_migrations
-	MigrationsApplied = "migrations_applied"      // → version
-	MigrationsRecord  = "migrations_record"       // params version, name
-	PartitionMaxSeq   = "partition_max_seq"       // params partition → seq (0 when none)
-	PartitionEvents   = "partition_events"        // params partition, from, to → seq, idx, event_id, time_ms
-	RawRetention      = "raw_retention"           // params table → days of its TTL (0 = none)
-	RawRetentionSet   = "raw_retention_set"       // params table (Identifier), days: sets its TTL
-	DetachedParts     = "detached_parts"          // → table, name, reason, partition_id, bytes_on_disk, modified of damaged parts
-	DropDetachedPart  = "drop_detached_part"      // params table (Identifier), part
-	RawMonths         = "raw_months"              // → month (YYYYMM), rows of views_raw
-	RawLost           = "raw_lost"                // params cutoff → site, stored, raw, lost
+	PageCount         = "page_count"         // params site, page → views, uniques
+	PageCounts        = "page_counts"        // params site, pages (Array(String)) → page, views, uniques
+	SiteCount         = "site_count"         // params site → views, uniques
+	TopPages          = "top_pages"          // params since, limit → site, page: the most viewed since
+	Reasons           = "reasons"            // params site → verdict, views
+	InvalidByDay      = "invalid_by_day"     // params site, from, to (DateTime64) → day, verdict, events
+	InvalidASNs       = "invalid_asns"       // params site, from, to → asn, events: the top 20 networks of datacenter views
+	Verdicts          = "verdicts"           // → partition, seq, idx, event_id, verdict in stream order
+	MigrationsInit    = "migrations_init"    // creates schema_migrations
+	MigrationsApplied = "migrations_applied" // → version
+	MigrationsRecord  = "migrations_record"  // params version, name
+	PartitionMaxSeq   = "partition_max_seq"  // params partition → seq (0 when none)
+	PartitionEvents   = "partition_events"   // params partition, from, to → seq, idx, event_id, time_ms
+	RawRetention      = "raw_retention"      // params table → days of its TTL (0 = none)
+	RawRetentionSet   = "raw_retention_set"  // params table (Identifier), days: sets its TTL
+	DetachedParts     = "detached_parts"     // → table, name, reason, partition_id, bytes_on_disk, modified of damaged parts
+	DropDetachedPart  = "drop_detached_part" // params table (Identifier), part
+	RawMonths         = "raw_months"         // → month (YYYYMM), rows of views_raw
+	RawLost           = "raw_lost"           // params cutoff → site, stored, raw, lost
 )
 
 // Query returns the named query from queries/NAME.sql. Names are constants

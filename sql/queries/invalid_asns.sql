@@ -1,4 +1,4 @@
--- invalid_datacenter_asns: a site's datacenter views by the client's AS
+-- invalid_asns: a site's datacenter views by the client's AS
 -- number (migration 013; 0 = unknown: a --datacenter-ranges match, or a
 -- row from before AS numbers were recorded), most first, for the
 -- invalid-traffic report: which providers sent them. views_raw is ordered
