@@ -18,6 +18,19 @@ GEO_SHA256  := c5f7c0e9bd6a6ccb5a2e9634764544a0d08bd0bd8788b8aedfac87bea184c652
 VIEWCOUNT_COUNTRY_DB ?= $(CACHE_DIR)/geo/$(GEO_VERSION)/geo-whois-asn-country.mmdb
 export VIEWCOUNT_COUNTRY_DB
 
+# The default AS-number data (ingest/asn): the npm package
+# @ip-location-db/asn (RouteViews, RIR and DB-IP data, CC BY 4.0), pinned
+# to a version, its two CSV files checked against these checksums.
+# ASN_VERSION must match asn.Version. To update: change all three, run
+# `make asn` once, and put the sha256s it reports here.
+ASN_VERSION     := 2.3.2026061719
+ASN_IPV4_SHA256 := 43b77baaa819c8cdb39456dc19d3d7987608379851036597e6a0ef3711086c79
+ASN_IPV6_SHA256 := c91289d4d5dba149fb5f0c12ff3a6db3ad2d1910250034f56f187f4d32f1d337
+VIEWCOUNT_ASN_DB ?= $(CACHE_DIR)/asn/$(ASN_VERSION)
+export VIEWCOUNT_ASN_DB
+ASN_IPV4 := $(VIEWCOUNT_ASN_DB)/asn-ipv4-num.csv
+ASN_IPV6 := $(VIEWCOUNT_ASN_DB)/asn-ipv6.csv
+
 # The user-agent evaluation data (validate/uaeval, `viewcount ua-eval`):
 # bot user agents from crawler-user-agents (MIT) and real-traffic browser
 # user agents with their traffic weights from user-agents (BSD-2-Clause),
@@ -37,16 +50,16 @@ GO       ?= go
 GOFLAGS  ?=
 PKGS     := ./...
 
-.PHONY: run build test check bench chdb geo uadata npm fmt vet staticcheck clean
+.PHONY: run build test check bench chdb geo asn uadata npm fmt vet staticcheck clean
 
-run: chdb geo build
+run: chdb geo asn build
 	./bin/viewcount serve
 
 build:
 	$(GO) build $(GOFLAGS) -o bin/viewcount ./cmd/viewcount
 
 # -race works with chDB loaded through purego, so every test runs under it.
-test: chdb geo uadata
+test: chdb geo asn uadata
 	$(GO) test $(GOFLAGS) -race -count=1 -timeout 20m $(PKGS)
 
 # What CI runs: formatting, vet, staticcheck, then the tests.
@@ -61,7 +74,7 @@ vet:
 staticcheck:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.6.1 $(PKGS)
 
-bench: chdb geo
+bench: chdb geo asn
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
 chdb: $(CHDB_LIB_PATH)
@@ -107,6 +120,28 @@ $(VIEWCOUNT_COUNTRY_DB): | npm
 	  fi && \
 	  mv package/geo-whois-asn-country.mmdb "$@.part" && mv "$@.part" "$@"
 	@echo "country database ready: $@"
+
+asn: $(ASN_IPV4) $(ASN_IPV6)
+
+# The AS-number data (58 MB unpacked, 18 MB packed) from the npm package
+# @ip-location-db/asn: both files come from one fetch (a grouped target,
+# GNU make 4.3+); a file whose checksum differs is refused and nothing is
+# cached.
+$(ASN_IPV4) $(ASN_IPV6) &: | npm
+	@echo "fetching the AS-number data $(ASN_VERSION) into $(VIEWCOUNT_ASN_DB) (once)"
+	@mkdir -p "$(VIEWCOUNT_ASN_DB)"
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && cd "$$tmp" && \
+	  npm pack --silent @ip-location-db/asn@$(ASN_VERSION) >/dev/null && \
+	  tar -xzf ip-location-db-asn-$(ASN_VERSION).tgz package/asn-ipv4-num.csv package/asn-ipv6.csv && \
+	  for f in asn-ipv4-num.csv:$(ASN_IPV4_SHA256) asn-ipv6.csv:$(ASN_IPV6_SHA256); do \
+	    sum=$$(sha256sum package/$${f%%:*} | cut -d' ' -f1); \
+	    if [ "$$sum" != "$${f#*:}" ]; then \
+	      echo "AS-number data $${f%%:*}: checksum mismatch: got $$sum, want $${f#*:} (ASN_IPV*_SHA256 in the Makefile)" >&2; exit 1; \
+	    fi; \
+	  done && \
+	  mv package/asn-ipv6.csv "$(ASN_IPV6).part" && mv "$(ASN_IPV6).part" "$(ASN_IPV6)" && \
+	  mv package/asn-ipv4-num.csv "$(ASN_IPV4).part" && mv "$(ASN_IPV4).part" "$(ASN_IPV4)"
+	@echo "AS-number data ready: $(VIEWCOUNT_ASN_DB)"
 
 uadata: $(UADATA_BOTS) $(UADATA_HUMANS)
 

@@ -12,19 +12,26 @@ import (
 // during every state rebuild, and the binary form is about a third the size.
 //
 //	message := version(1) uvarint(count) event*
-//	event   := varint(unix ms) flags(1) source(1) visitor(8, LE) network(8, LE)
+//	event   := varint(unix ms) flags(1) ext source(1) visitor(8, LE) network(8, LE)
 //	           str(site) str(page) str(referrer) str(ua) str(id) [hints] [utm] [country]
+//	           [headers] [asn]
+//	ext     := uvarint(extension flags)                          version 4 only
 //	hints   := uvarint(screen w) uvarint(screen h) languages(1)   if flagHints
 //	utm     := str(source) str(medium) str(campaign)              if flagUTM
 //	country := two upper-case ASCII letters                        if flagCountry
+//	headers := uvarint(header flags)                               if extHeaders
+//	asn     := uvarint(autonomous system number)                   if extASN
 //	str     := uvarint(len) bytes
 //
 // Version 1 had no hints and only the webdriver flag; version 2 had no UTM
-// tags and no country. Both still decode, so messages retained from before
-// an upgrade are validated after it. The new fields are behind flags, so a
-// view without them costs no byte more than in version 2.
+// tags and no country; version 3 had no extension flags (its flags byte is
+// full, so version 4 adds a uvarint of further flags after it, one byte
+// while fewer than seven are used). All still decode, so messages retained
+// from before an upgrade are validated after it. The fields are behind
+// flags, so a view without them costs only the extension byte.
 const (
-	codecVersion   = 3
+	codecVersion   = 4
+	codecVersionV3 = 3
 	codecVersionV2 = 2
 	codecVersionV1 = 1
 )
@@ -40,6 +47,14 @@ const (
 	flagCountry // version 3: a country code follows
 
 	flagsV2 = flagUTM - 1 // the flags versions 1 and 2 could set
+)
+
+// Extension flags, version 4 on.
+const (
+	extHeaders = 1 << iota // header flags follow
+	extASN                 // an autonomous system number follows
+
+	extKnown = extASN<<1 - 1 // a decoder refuses bits it does not know: they would misalign the rest
 )
 
 // MaxBatch bounds the events one message may carry, so a corrupt count can
@@ -66,7 +81,8 @@ func appendEvent(dst []byte, e *Event) []byte {
 	flags := bit(e.Webdriver, flagWebdriver) | bit(e.Datacenter, flagDatacenter) | bit(e.Hints.Present, flagHints) |
 		bit(e.Hints.TZ, flagTZ) | bit(e.Hints.UAData, flagUAData) | bit(e.Hints.Secure, flagSecure) |
 		bit(utm, flagUTM) | bit(country, flagCountry)
-	dst = append(dst, flags, byte(e.Source))
+	ext := bit(e.Headers != 0, extHeaders) | bit(e.ASN != 0, extASN)
+	dst = append(dst, flags, ext, byte(e.Source))
 	dst = binary.LittleEndian.AppendUint64(dst, e.Visitor)
 	dst = binary.LittleEndian.AppendUint64(dst, e.Network)
 	for _, s := range [...]string{e.Site, e.Page, e.Referrer, e.UA, e.ID} {
@@ -87,15 +103,22 @@ func appendEvent(dst []byte, e *Event) []byte {
 	if country {
 		dst = append(dst, e.Country...)
 	}
+	if e.Headers != 0 {
+		dst = binary.AppendUvarint(dst, uint64(e.Headers))
+	}
+	if e.ASN != 0 {
+		dst = binary.AppendUvarint(dst, uint64(e.ASN))
+	}
 	return dst
 }
 
 // EncodedSize bounds the bytes appendEvent writes for e, so a producer can
-// size messages without encoding: 18 fixed (flags, source, visitor,
-// network), a time varint of at most 10, eight string length prefixes of at
-// most 10, 7 for hints and 2 for the country.
+// size messages without encoding: 19 fixed (flags, extension flags,
+// source, visitor, network), a time varint of at most 10, eight string
+// length prefixes of at most 10, 7 for hints, 2 for the country, 3 for the
+// header flags and 5 for the ASN.
 func EncodedSize(e *Event) int {
-	return 18 + 10 + 8*10 + 7 + 2 + len(e.Site) + len(e.Page) + len(e.Referrer) + len(e.UA) + len(e.ID) +
+	return 19 + 10 + 8*10 + 7 + 2 + 3 + 5 + len(e.Site) + len(e.Page) + len(e.Referrer) + len(e.UA) + len(e.ID) +
 		len(e.UTM.Source) + len(e.UTM.Medium) + len(e.UTM.Campaign)
 }
 
@@ -136,9 +159,10 @@ func bit(b bool, f byte) byte {
 
 // DecodeEvents decodes a message written by AppendEvents, appending to dst.
 func DecodeEvents(dst []Event, b []byte) ([]Event, error) {
-	if len(b) == 0 || (b[0] != codecVersion && b[0] != codecVersionV2 && b[0] != codecVersionV1) {
+	if len(b) == 0 || b[0] < codecVersionV1 || b[0] > codecVersion {
 		return dst, fmt.Errorf("%w: unknown version", ErrCorrupt)
 	}
+	hasExt := b[0] >= codecVersion
 	mask := byte(0xff)
 	switch b[0] {
 	case codecVersionV1:
@@ -155,6 +179,12 @@ func DecodeEvents(dst []Event, b []byte) ([]Event, error) {
 		var e Event
 		e.Time = time.UnixMilli(d.varint()).UTC()
 		flags := d.byte() & mask
+		var ext uint64
+		if hasExt {
+			if ext = d.uvarint(); ext&^extKnown != 0 && d.err == nil {
+				d.fail(errors.New("unknown extension flags"))
+			}
+		}
 		e.Webdriver = flags&flagWebdriver != 0
 		e.Datacenter = flags&flagDatacenter != 0
 		e.Source = Source(d.byte())
@@ -180,6 +210,20 @@ func DecodeEvents(dst []Event, b []byte) ([]Event, error) {
 				d.fail(errors.New("bad country"))
 			}
 			e.Country = c
+		}
+		if ext&extHeaders != 0 {
+			h := d.uvarint()
+			if (h == 0 || h > 0xffff) && d.err == nil {
+				d.fail(errors.New("header flags out of range"))
+			}
+			e.Headers = HeaderFlags(h)
+		}
+		if ext&extASN != 0 {
+			a := d.uvarint()
+			if (a == 0 || a > 0xffffffff) && d.err == nil {
+				d.fail(errors.New("asn out of range"))
+			}
+			e.ASN = uint32(a)
 		}
 		if d.err != nil {
 			return dst, fmt.Errorf("%w: event %d: %v", ErrCorrupt, i, d.err)

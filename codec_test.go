@@ -39,11 +39,21 @@ func enrichedEvents() []Event {
 	return append(evs, Event{Time: evs[0].Time, Site: "a.example", Page: "/x", UTM: UTM{Campaign: "only"}, Source: SourcePixel})
 }
 
-func TestCodecRoundTripV3(t *testing.T) {
-	in := enrichedEvents()
+// signalEvents are enrichedEvents with what version 4 added.
+func signalEvents() []Event {
+	evs := enrichedEvents()
+	evs[0].Headers = HeadersSeen | HeaderFetchMeta | HeaderFetchFits | HeaderAccept | HeaderAcceptLanguage | HeaderSecure
+	evs[0].ASN = 3320
+	evs[1].Headers = HeadersSeen
+	evs[2].ASN = 4200000000 // a 32-bit private-use ASN takes the uvarint's widest form
+	return evs
+}
+
+func TestCodecRoundTripV4(t *testing.T) {
+	in := signalEvents()
 	b := AppendEvents(nil, in)
-	if b[0] != 3 {
-		t.Fatalf("version %d, want 3", b[0])
+	if b[0] != 4 {
+		t.Fatalf("version %d, want 4", b[0])
 	}
 	out, err := DecodeEvents(nil, b)
 	if err != nil {
@@ -52,22 +62,75 @@ func TestCodecRoundTripV3(t *testing.T) {
 	if !reflect.DeepEqual(in, out) {
 		t.Fatalf("round trip:\n got %+v\nwant %+v", out, in)
 	}
-	// An event without the new fields costs nothing more than in version 2.
-	plain := sampleEvents()
-	if got, want := len(AppendEvents(nil, plain)), len(appendV2(plain)); got != want {
-		t.Errorf("plain events: %d bytes, version 2 took %d", got, want)
+	// An event without the new fields costs the extension byte over
+	// version 3; header flags in their common range two more, an ASN up to
+	// five.
+	plain := enrichedEvents()
+	if got, want := len(AppendEvents(nil, plain)), len(appendOld(3, plain))+len(plain); got != want {
+		t.Errorf("plain events: %d bytes, want %d (version 3 plus one per event)", got, want)
+	}
+	one := func(e Event) int { return len(AppendEvents(nil, []Event{e})) }
+	base := one(plain[0])
+	if got := one(in[0]) - base; got != 2+2 { // flags 0x11f and AS3320 take two bytes each
+		t.Errorf("headers + ASN 3320 cost %d bytes, want 4", got)
 	}
 }
 
-// appendV2 is the version 2 encoder as it was, byte for byte: the decoder
-// must read what it wrote for as long as the stream retains such messages.
-func appendV2(evs []Event) []byte {
-	dst := []byte{2, byte(len(evs))}
+func TestCodecDecodesV3(t *testing.T) {
+	in := enrichedEvents()
+	out, err := DecodeEvents(nil, appendOld(3, in))
+	if err != nil || !reflect.DeepEqual(in, out) {
+		t.Fatalf("v3: %v\n got %+v\nwant %+v", err, out, in)
+	}
+}
+
+func TestCodecExtension(t *testing.T) {
+	// An extension bit no decoder knows is corruption, not something to
+	// skip: its field's length is unknown.
+	b := AppendEvents(nil, []Event{{Time: time.UnixMilli(0).UTC()}})
+	ext := 2 + 1 + 1 // version, count, time varint, flags
+	if b[ext] != 0 {
+		t.Fatalf("extension byte %d, want 0", b[ext])
+	}
+	b[ext] = 1 << 5
+	if _, err := DecodeEvents(nil, b); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("unknown extension: err = %v, want ErrCorrupt", err)
+	}
+	// Present fields must hold a value: zero is written by leaving the bit out.
+	for _, f := range []byte{extHeaders, extASN} {
+		b := AppendEvents(nil, []Event{{Time: time.UnixMilli(0).UTC()}})
+		b[ext] = f
+		b = append(b, 0)
+		if _, err := DecodeEvents(nil, b); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("zero field %d: err = %v, want ErrCorrupt", f, err)
+		}
+	}
+	// Header flags are 16 bits, an ASN 32.
+	for _, c := range []struct {
+		f byte
+		v uint64
+	}{{extHeaders, 1 << 16}, {extASN, 1 << 32}} {
+		b := AppendEvents(nil, []Event{{Time: time.UnixMilli(0).UTC()}})
+		b[ext] = c.f
+		b = binary.AppendUvarint(b, c.v)
+		if _, err := DecodeEvents(nil, b); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("field %d = %d: err = %v, want ErrCorrupt", c.f, c.v, err)
+		}
+	}
+}
+
+// appendOld is the version 2 or 3 encoder as it was, byte for byte: the
+// decoder must read what it wrote for as long as the stream retains such
+// messages.
+func appendOld(version byte, evs []Event) []byte {
+	dst := []byte{version, byte(len(evs))}
 	for i := range evs {
 		e := &evs[i]
 		dst = binary.AppendVarint(dst, e.Time.UnixMilli())
+		utm := version >= 3 && e.UTM != (UTM{})
+		country := version >= 3 && validCountry(e.Country)
 		flags := bit(e.Webdriver, 1) | bit(e.Datacenter, 2) | bit(e.Hints.Present, 4) |
-			bit(e.Hints.TZ, 8) | bit(e.Hints.UAData, 16) | bit(e.Hints.Secure, 32)
+			bit(e.Hints.TZ, 8) | bit(e.Hints.UAData, 16) | bit(e.Hints.Secure, 32) | bit(utm, 64) | bit(country, 128)
 		dst = append(dst, flags, byte(e.Source))
 		dst = binary.LittleEndian.AppendUint64(dst, e.Visitor)
 		dst = binary.LittleEndian.AppendUint64(dst, e.Network)
@@ -80,19 +143,28 @@ func appendV2(evs []Event) []byte {
 			dst = binary.AppendUvarint(dst, uint64(e.Hints.ScreenH))
 			dst = append(dst, e.Hints.Languages)
 		}
+		if utm {
+			for _, s := range [...]string{e.UTM.Source, e.UTM.Medium, e.UTM.Campaign} {
+				dst = binary.AppendUvarint(dst, uint64(len(s)))
+				dst = append(dst, s...)
+			}
+		}
+		if country {
+			dst = append(dst, e.Country...)
+		}
 	}
 	return dst
 }
 
 func TestCodecDecodesV2(t *testing.T) {
 	in := sampleEvents()
-	out, err := DecodeEvents(nil, appendV2(in))
+	out, err := DecodeEvents(nil, appendOld(2, in))
 	if err != nil || !reflect.DeepEqual(in, out) {
 		t.Fatalf("v2: %v\n got %+v\nwant %+v", err, out, in)
 	}
 	// A version 2 message never set the new flags: bits there are not read
 	// as UTM or country (which would misalign the rest).
-	b := appendV2(sampleEvents()[:1])
+	b := appendOld(2, sampleEvents()[:1])
 	b[2+binary.PutVarint(make([]byte, 10), in[0].Time.UnixMilli())] |= flagUTM | flagCountry
 	out, err = DecodeEvents(nil, b)
 	if err != nil || out[0].UTM != (UTM{}) || out[0].Country != "" {
@@ -120,7 +192,7 @@ func TestCodecDecodesV1(t *testing.T) {
 	// A version 1 message: one pixel event with webdriver set.
 	in := sampleEvents()[:1]
 	in[0].Webdriver = true
-	b := AppendEvents(nil, in)
+	b := appendOld(2, in)
 	b[0] = codecVersionV1
 	out, err := DecodeEvents(nil, b)
 	if err != nil || !reflect.DeepEqual(in, out) {
@@ -141,6 +213,9 @@ func TestCodecRejectsCorrupt(t *testing.T) {
 	f("truncated", good[:len(good)-3])
 	enriched := AppendEvents(nil, enrichedEvents())
 	f("truncated utm", enriched[:len(enriched)-2])
+	signals := AppendEvents(nil, signalEvents())
+	f("truncated asn", signals[:len(signals)-1])
+	f("version 5", append([]byte{5}, signals[1:]...))
 	f("trailing", append(append([]byte{}, good...), 0))
 	f("huge count", []byte{codecVersion, 0xff, 0xff, 0xff, 0xff, 0x0f})
 }
@@ -149,7 +224,9 @@ func FuzzDecodeEvents(f *testing.F) {
 	f.Add(AppendEvents(nil, sampleEvents()))
 	f.Add([]byte{codecVersion, 0})
 	f.Add(AppendEvents(nil, enrichedEvents()))
-	f.Add(appendV2(sampleEvents()))
+	f.Add(appendOld(2, sampleEvents()))
+	f.Add(appendOld(3, enrichedEvents()))
+	f.Add(AppendEvents(nil, signalEvents()))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		evs, err := DecodeEvents(nil, b)
 		if err != nil {
@@ -216,4 +293,16 @@ func benchAppend(b *testing.B) {
 		dst = AppendEvents(dst[:0], evs)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(evs)), "ns/event")
+}
+
+func TestHeaderFlagsString(t *testing.T) {
+	for f, want := range map[HeaderFlags]string{
+		0: "", HeadersSeen | HeaderSecure: "seen|secure",
+		HeadersSeen | HeaderFetchMeta | HeaderFetchFits | HeaderAccept | HeaderAcceptLanguage | HeaderClientHints | HeaderHintsAgree | HeaderHeadlessBrand: "seen|fetch|fetch-fits|accept|accept-language|client-hints|hints-agree|headless-brand",
+		HeadersSeen | 1<<12: "seen|0x1000",
+	} {
+		if got := f.String(); got != want {
+			t.Errorf("%#x: %q, want %q", uint16(f), got, want)
+		}
+	}
 }

@@ -29,6 +29,87 @@ type Event struct {
 	// database, while ingest still has the IP. Both travel in the stream.
 	UTM     UTM
 	Country string // ISO 3166-1 alpha-2, upper case; "" when unknown
+	// Headers records, as HeaderFlags, what the request carried of what a
+	// browser's request for that endpoint carries. Ingest decides them
+	// (the headers themselves never leave it); the header rule judges them
+	// against the browser the user agent claims.
+	Headers HeaderFlags
+	// ASN is the autonomous system the client address belongs to (0 =
+	// unknown), looked up by ingest before the IP is dropped. A network's
+	// operator is not personal data, and it tells an operator which
+	// provider a datacenter view came from.
+	ASN uint32
+}
+
+// HeaderFlags are the request-consistency facts ingest records for a hit.
+// Each bit says the request carried something a browser's request of that
+// kind (an <img> for the pixel, sendBeacon or fetch for the beacon)
+// carries; which browsers send what, and since which version, is the
+// validator's business (validate's header rule). Zero is what events from
+// before the flags existed hold: nothing is judged on them then, because
+// HeadersSeen is unset.
+type HeaderFlags uint16
+
+const (
+	// HeadersSeen marks an event whose headers ingest examined; without it
+	// the other bits mean nothing (events published before version 4).
+	HeadersSeen HeaderFlags = 1 << iota
+	// HeaderFetchMeta: Sec-Fetch-Site, Sec-Fetch-Mode and Sec-Fetch-Dest
+	// were all present (Chromium ≥ 80, Firefox ≥ 90, Safari ≥ 16.4 send
+	// them to potentially trustworthy URLs).
+	HeaderFetchMeta
+	// HeaderFetchFits: their values are a subresource request's: site
+	// same-origin, same-site or cross-site (not "none"), mode no-cors or
+	// cors, dest image or empty for the pixel (<img>, or fetch()), empty
+	// for the beacon (sendBeacon, fetch).
+	HeaderFetchFits
+	// HeaderAccept: Accept fits the endpoint: it names an image type
+	// ("image/…") for the pixel; it is present for the beacon.
+	HeaderAccept
+	// HeaderAcceptLanguage: Accept-Language was present and not empty.
+	HeaderAcceptLanguage
+	// HeaderClientHints: Sec-CH-UA was present (Chromium ≥ 89, only in a
+	// secure context; Firefox and Safari never send it).
+	HeaderClientHints
+	// HeaderHintsAgree: Sec-CH-UA's "Chromium" brand names the same major
+	// version as the user agent's "Chrome/" token. Meaningful only with
+	// HeaderClientHints.
+	HeaderHintsAgree
+	// HeaderHeadlessBrand: Sec-CH-UA names a "Headless…" brand, which only
+	// headless Chromium sends whatever its user agent says.
+	HeaderHeadlessBrand
+	// HeaderSecure: the request reached ingest over TLS, through a trusted
+	// proxy that says it did (X-Forwarded-Proto), or at a loopback host:
+	// the conditions under which browsers send Sec-Fetch-* and Sec-CH-UA
+	// at all (a "potentially trustworthy" URL).
+	HeaderSecure
+)
+
+// Has reports whether every bit of want is set.
+func (f HeaderFlags) Has(want HeaderFlags) bool { return f&want == want }
+
+// headerNames name the bits, in order, for String.
+var headerNames = [...]string{"seen", "fetch", "fetch-fits", "accept", "accept-language",
+	"client-hints", "hints-agree", "headless-brand", "secure"}
+
+// String lists the set bits ("seen|secure|accept"), for logs and reports.
+func (f HeaderFlags) String() string {
+	var b []byte
+	for i, name := range headerNames {
+		if f&(1<<i) != 0 {
+			if len(b) > 0 {
+				b = append(b, '|')
+			}
+			b = append(b, name...)
+		}
+	}
+	if rest := f &^ (1<<len(headerNames) - 1); rest != 0 {
+		if len(b) > 0 {
+			b = append(b, '|')
+		}
+		b = strconv.AppendUint(append(b, "0x"...), uint64(rest), 16)
+	}
+	return string(b)
 }
 
 // UTM is a view's campaign tags, lower-cased and length-capped by ingest.
@@ -95,6 +176,7 @@ const (
 	Duplicate   Reason = "duplicate"    // the same visitor viewed the same page within the window
 
 	BadHints        Reason = "bad_hints"        // beacon hints missing or impossible for the claimed browser
+	HeaderMismatch  Reason = "header_mismatch"  // the request lacks headers the claimed browser always sends
 	Datacenter      Reason = "datacenter"       // client IP in a datacenter range
 	BadReferrer     Reason = "bad_referrer"     // referrer host on the spam list
 	Rate            Reason = "rate"             // the visitor or its network exceeded the rate limit
@@ -103,7 +185,7 @@ const (
 
 // Reasons lists every verdict, valid first; metrics and reports iterate it.
 var Reasons = []Reason{Valid, BotUA, EmptyUA, Headless, BadHints, Datacenter, UnknownSite, BadReferrer,
-	DuplicateID, Duplicate, Rate, NetworkRotation}
+	DuplicateID, Duplicate, Rate, NetworkRotation, HeaderMismatch}
 
 // Verdict is an event with its judgement and its place in the stream, which
 // is exactly one row of views_raw. Partition and Seq identify the JetStream

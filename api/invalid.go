@@ -35,10 +35,20 @@ type invalidReport struct {
 	Rejected uint64       `json:"rejected"`
 	ByReason reasonCounts `json:"by_reason"`
 	Days     []invalidDay `json:"days"`
+	// DatacenterASNs are the networks the datacenter views came from, most
+	// first (the top 20): AS number 0 is unknown (a --datacenter-ranges
+	// match without AS-number data, or a view from before it was kept).
+	DatacenterASNs []asnCount `json:"datacenter_by_asn"`
+}
+
+type asnCount struct {
+	ASN    uint32 `json:"asn"`
+	Events uint64 `json:"events"`
 }
 
 // invalid answers GET /v1/sites/{site}/invalid?from=&to=: rejected events by
-// reason, in total and per UTC day, with the valid count beside them. from
+// reason, in total and per UTC day, with the valid count beside them, and
+// the networks (AS numbers) the datacenter views came from. from
 // and to are dates (YYYY-MM-DD, both included) or RFC 3339 times; the
 // default is the last 30 days. It needs the site's token, its share token
 // or the admin's.
@@ -91,6 +101,23 @@ func (s *Server) invalidReport(ctx context.Context, site string, from, to time.T
 		d.ByReason[row[1]] += n
 		rep.Rejected += n
 		rep.ByReason[row[1]] += n
+	}
+	rep.DatacenterASNs = []asnCount{}
+	if rep.ByReason[string(viewcount.Datacenter)] == 0 {
+		return rep, nil
+	}
+	res, err = s.q.Query(ctx, vcsql.Query(vcsql.InvalidASNs), store.Params{
+		"site": site, "from": from.Format(layout), "to": to.Format(layout)})
+	if err != nil {
+		return nil, fmt.Errorf("api: invalid report %s: datacenter networks: %w", site, err)
+	}
+	for _, row := range res.Rows {
+		a, err1 := strconv.ParseUint(row[0], 10, 32)
+		n, err2 := strconv.ParseUint(row[1], 10, 64)
+		if len(row) != 2 || err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("api: invalid report: datacenter networks: bad row %q", row)
+		}
+		rep.DatacenterASNs = append(rep.DatacenterASNs, asnCount{ASN: uint32(a), Events: n})
 	}
 	return rep, nil
 }

@@ -4,11 +4,13 @@
 //
 // It is the only place that ever sees a client's raw IP address. The address
 // is turned into two keyed hashes (VisitorID, NetworkID) under a salt that
-// rotates daily (Salts), a datacenter flag and a country code (from the
-// operator's CDN header or the geo database), and is then dropped: it must
-// never be stored, published or logged, and neither may the salt or the
-// full user agent. The page's UTM tags are read here too (ParseUTM), before
-// normalisation drops its query.
+// rotates daily (Salts), a datacenter flag, a country code (from the
+// operator's CDN header or the geo database) and an AS number (the asn
+// data), and is then dropped: it must never be stored, published or
+// logged, and neither may the salt or the full user agent. The page's UTM
+// tags are read here too (ParseUTM), before normalisation drops its query,
+// and so are the request's headers: which of a browser's it carried
+// becomes viewcount.HeaderFlags (requestFlags); the headers stay here.
 //
 // Requests are decoded by Gin handlers into plain values; normalisation,
 // hashing and publishing are plain functions that never see *gin.Context.

@@ -34,9 +34,11 @@ type Hit struct {
 // client is what ingest knows of the requester. It exists only for the
 // duration of a request: the IP is hashed into the event, never copied.
 type client struct {
-	IP      netip.Addr // invalid if the peer address was unparseable
-	UA      string     // normalised (capped)
-	Country string     // ISO 3166-1 alpha-2 or ""; see Handler.country
+	IP      netip.Addr            // invalid if the peer address was unparseable
+	UA      string                // normalised (capped)
+	Country string                // ISO 3166-1 alpha-2 or ""; see Handler.country
+	Headers viewcount.HeaderFlags // see requestFlags
+	ASN     uint32                // the address's autonomous system; 0 unknown
 }
 
 // requestError is a client's mistake, worded for the client: its message
@@ -100,6 +102,8 @@ func (h *Handler) accept(ctx context.Context, hits []Hit, field func(i int) stri
 		evs[i].Network = network
 		evs[i].Datacenter = datacenter
 		evs[i].Country = cl.Country
+		evs[i].Headers = cl.Headers
+		evs[i].ASN = cl.ASN
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.PublishTimeout)
 	defer cancel()

@@ -40,6 +40,16 @@ type Config struct {
 	// Countries maps client addresses to countries where the header is not
 	// set or says nothing; nil = no lookup.
 	Countries CountryLookup
+	// ASNs maps client addresses to their autonomous system; nil = none
+	// (every event's ASN is 0, unknown).
+	ASNs ASNLookup
+}
+
+// ASNLookup maps an address to the AS number it is announced by, 0 when
+// unknown. *asn.DB satisfies it. It must be safe for concurrent use and
+// cheap: it runs on every hit.
+type ASNLookup interface {
+	ASN(addr netip.Addr) uint32
 }
 
 // CountryLookup maps an address to its ISO 3166-1 alpha-2 country code,
@@ -159,7 +169,7 @@ func (h *Handler) pixel(c *gin.Context) {
 		var q [len(pixelParams)]string
 		viewcount.QueryValues(c.Request.URL.RawQuery, pixelParams[:], q[:])
 		hit := Hit{Site: q[0], Page: q[1], Referrer: q[2], ID: q[3], Webdriver: isTrue(q[4])}
-		err := h.accept(h.ctx(c), []Hit{hit}, noField, viewcount.SourcePixel, h.clientOf(c, ip))
+		err := h.accept(h.ctx(c), []Hit{hit}, noField, viewcount.SourcePixel, h.clientOf(c, ip, viewcount.SourcePixel))
 		status = http.StatusOK
 		if err != nil {
 			status = h.failed(err)
@@ -240,7 +250,7 @@ func (h *Handler) beacon(c *gin.Context) {
 		if array {
 			field = eventField
 		}
-		err = h.accept(h.ctx(c), hits, field, viewcount.SourceBeacon, h.clientOf(c, ip))
+		err = h.accept(h.ctx(c), hits, field, viewcount.SourceBeacon, h.clientOf(c, ip, viewcount.SourceBeacon))
 	}
 	if err != nil {
 		status := h.failed(err)
@@ -314,17 +324,20 @@ func (h *Handler) ctx(c *gin.Context) context.Context {
 	return context.WithoutCancel(c.Request.Context())
 }
 
-// clientOf is what a request tells of its client. The country is decided
-// here, while the address is at hand: the operator's CDN header when it
+// clientOf is what a request tells of its client. The country and the AS
+// number are decided here, while the address is at hand: the operator's CDN header when it
 // names a country, else the country database. Neither the address nor the
-// header's raw value goes further.
-func (h *Handler) clientOf(c *gin.Context, ip netip.Addr) client {
-	cl := client{IP: ip, UA: normaliseUA(c.Request.UserAgent())}
+// header's raw value goes further; nor do the headers requestFlags reads.
+func (h *Handler) clientOf(c *gin.Context, ip netip.Addr, src viewcount.Source) client {
+	cl := client{IP: ip, UA: normaliseUA(c.Request.UserAgent()), Headers: requestFlags(c.Request, src, ip)}
 	if h.cfg.CountryHeader != "" {
 		cl.Country = CountryCode(c.Request.Header.Get(h.cfg.CountryHeader))
 	}
 	if cl.Country == "" && h.cfg.Countries != nil && ip.IsValid() {
 		cl.Country = CountryCode(h.cfg.Countries.Country(ip))
+	}
+	if h.cfg.ASNs != nil && ip.IsValid() {
+		cl.ASN = h.cfg.ASNs.ASN(ip)
 	}
 	return cl
 }

@@ -204,6 +204,7 @@ func TestPixelDurable(t *testing.T) {
 		Visitor:   VisitorID(salt, "example.com", testIP, chromeUA),
 		Network:   NetworkID(salt, netip.MustParseAddr(testIP)),
 		Webdriver: true, Source: viewcount.SourcePixel, UTM: viewcount.UTM{Source: "x"},
+		Headers: viewcount.HeadersSeen, // a bare request: none of a browser's headers
 	}
 	if e != want {
 		t.Fatalf("event\n got %+v\nwant %+v", e, want)
@@ -338,6 +339,7 @@ func TestBeacon(t *testing.T) {
 		UA: chromeUA, ID: "client-1", Webdriver: true, Source: viewcount.SourceBeacon,
 		Visitor: VisitorID(testSalt, "blog.example.com", testIP, chromeUA),
 		Network: NetworkID(testSalt, netip.MustParseAddr(testIP)),
+		Headers: viewcount.HeadersSeen,
 	}
 	if e != want {
 		t.Fatalf("event\n got %+v\nwant %+v", e, want)
@@ -497,6 +499,9 @@ func BenchmarkPixel(b *testing.B) {
 	req := httptest.NewRequest(http.MethodGet,
 		"/p.gif?site=example.com&page=%2Fblog%2F2026%2Fsome-post%2F%3Futm_source%3Dnews&ref=https%3A%2F%2Fwww.google.com%2F", nil)
 	req.RemoteAddr = testIP + ":40000"
+	for k, v := range chromiumPixel { // what a browser sends, for the header flags to read
+		req.Header.Set(k, v)
+	}
 	req.Header.Set("User-Agent", chromeUA)
 	b.ReportAllocs()
 	for b.Loop() {

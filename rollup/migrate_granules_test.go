@@ -45,7 +45,7 @@ func TestMigrateRollupGranulesKeepsCounts(t *testing.T) {
 	if nine.Version != 9 {
 		t.Fatal("no migration 9")
 	}
-	addBatchColumn(t, s)
+	addInsertColumns(t, s)
 	migrated := false // through 012: rows are fed
 	insert := func(token string, n int, at time.Time) {
 		t.Helper()

@@ -127,7 +127,7 @@ func TestMigratePageViewsBackfills(t *testing.T) {
 
 	at := time.Date(2026, 10, 31, 22, 30, 0, 0, time.UTC) // 200 views over 5.4 h: five hours, two days
 	apply(10, 0, 0)
-	addBatchColumn(t, s)
+	addInsertColumns(t, s)
 	insert("before", 200, at)
 	if got := lines(pageDims); got == "0" {
 		t.Fatal("migration 010 wrote no per-page rows: the upgrade below tests nothing")

@@ -173,7 +173,7 @@ func TestMigrateOneRollupKeepsCounts(t *testing.T) {
 	// 007's columns too: the insert path writes them. Adding them early is
 	// what a rerun of 007 would find anyway (ADD COLUMN IF NOT EXISTS).
 	apply(1, 2, 3, 7)
-	addBatchColumn(t, s)
+	addInsertColumns(t, s)
 	insert("before", 100, old)
 	before := counts()
 	if before != "page_minute=100/7 page_hour=100/7 page_day=100/7 page_total=100/7 " {
@@ -207,14 +207,18 @@ func TestMigrateOneRollupKeepsCounts(t *testing.T) {
 	}
 }
 
-// addBatchColumn adds migration 012's batch column to a schema a test
-// holds at an earlier version: the insert path writes it. A rerun of 012
-// finds it there (ADD COLUMN IF NOT EXISTS).
-func addBatchColumn(t *testing.T, s store.Store) {
+// addInsertColumns adds the views_raw columns of later migrations to a
+// schema a test holds at an earlier version: the insert path writes them.
+// 012's batch column (its first statement) and 013's request signals; a
+// rerun of either finds them there (ADD COLUMN IF NOT EXISTS).
+func addInsertColumns(t *testing.T, s store.Store) {
 	t.Helper()
 	ms, _ := vcsql.Migrations()
-	if err := s.Exec(t.Context(), ms[11].Statements[0], nil); err != nil {
-		t.Fatalf("012's batch column: %v", err)
+	stmts := append([]string{ms[11].Statements[0]}, ms[12].Statements...)
+	for _, st := range stmts {
+		if err := s.Exec(t.Context(), st, nil); err != nil {
+			t.Fatalf("later views_raw columns: %v", err)
+		}
 	}
 }
 

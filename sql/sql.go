@@ -111,6 +111,7 @@ const (
 	TopPages          = "top_pages"          // params since, limit → site, page: the most viewed since
 	Reasons           = "reasons"            // params site → verdict, views
 	InvalidByDay      = "invalid_by_day"     // params site, from, to (DateTime64) → day, verdict, events
+	InvalidASNs       = "invalid_asns"       // params site, from, to → asn, events: the top 20 networks of datacenter views
 	Verdicts          = "verdicts"           // → partition, seq, idx, event_id, verdict in stream order
 	MigrationsInit    = "migrations_init"    // creates schema_migrations
 	MigrationsApplied = "migrations_applied" // → version

@@ -29,8 +29,9 @@ var (
 	safariProducts  = map[string]bool{"mozilla": true, "applewebkit": true, "version": true, "mobile": true, "safari": true}
 )
 
-// browserFamily classifies a lowercased user agent and returns, for
-// Chromium, the Chrome major version it claims.
+// browserFamily classifies a lowercased user agent and returns the major
+// version it claims: Chrome's for Chromium, Firefox's for Firefox, the
+// "Version/" token's for Safari.
 func browserFamily(low []byte) (uaFamily, int) {
 	rest, ok := bytes.CutPrefix(low, []byte("mozilla/5.0 ("))
 	if !ok {
@@ -44,7 +45,7 @@ func browserFamily(low []byte) (uaFamily, int) {
 	rest = rest[i+1:]
 	chromium, firefox, safari := true, true, true
 	var hasChrome, hasFirefox, hasSafari, hasVersion bool
-	major := 0
+	major, firefoxMajor, safariMajor := 0, 0, 0
 	for {
 		var tok []byte
 		if tok, rest = nextProduct(rest); tok == nil {
@@ -62,20 +63,20 @@ func browserFamily(low []byte) (uaFamily, int) {
 		case "chrome":
 			hasChrome, major = true, leadingInt(version)
 		case "firefox":
-			hasFirefox = true
+			hasFirefox, firefoxMajor = true, leadingInt(version)
 		case "safari":
 			hasSafari = true
 		case "version":
-			hasVersion = true
+			hasVersion, safariMajor = true, leadingInt(version)
 		}
 	}
 	switch {
 	case chromium && hasChrome && !isWebView(platform):
 		return famChromium, major
 	case firefox && hasFirefox:
-		return famFirefox, 0
+		return famFirefox, firefoxMajor
 	case safari && hasSafari && hasVersion && applePlatform(platform):
-		return famSafari, 0
+		return famSafari, safariMajor
 	}
 	return famOther, 0
 }

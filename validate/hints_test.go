@@ -31,10 +31,10 @@ func TestBrowserFamily(t *testing.T) {
 	f(uaSamsung, famChromium, 125)
 	f(uaChrome85, famChromium, 85)
 	for _, ua := range []string{uaFirefoxWin, uaFirefoxMac, uaFirefoxLinux, uaFirefoxAndroid} {
-		f(ua, famFirefox, 0)
+		f(ua, famFirefox, 133)
 	}
 	for _, ua := range []string{uaSafariMac, uaSafariIPhone, uaSafariIPad} {
-		f(ua, famSafari, 0)
+		f(ua, famSafari, 18)
 	}
 	// Not certain enough to judge by hints.
 	for _, ua := range []string{uaChromeIOS, uaEdgeIOS, uaFirefoxIOS, uaInstagramAndroid, uaFacebookIOS, uaYandex,

@@ -1,6 +1,7 @@
 // Package validate judges every event in the stream: valid, or the reason it
 // is rejected (a bot user agent, a headless browser, impossible browser hints,
-// a datacenter address, an unknown site, referrer spam, a client retry, a
+// a request without the headers its claimed browser sends, a datacenter
+// address or hosting network, an unknown site, referrer spam, a client retry, a
 // flood from one visitor or network, a network rotating user agents, a
 // repeated view). The rules (Rules) are a pure function of the event
 // sequence fed to them, clocked by the events' own receive times; the consumer
@@ -64,6 +65,15 @@ type Config struct {
 	// MaxScreenSize: a beacon reporting a screen side larger than this (CSS
 	// pixels) is BadHints.
 	MaxScreenSize int
+	// ExtraHostingASNs are AS numbers whose views are Datacenter, on top of
+	// the built-in hosting and cloud list (lists/hosting-asns.txt). The
+	// check needs ingest to record AS numbers (--asn-db).
+	ExtraHostingASNs []uint32
+
+	// IgnoreHeaders turns the HeaderMismatch check off, for a deployment
+	// behind a proxy that strips request headers browsers send (such as
+	// Accept-Language); see headerMismatch.
+	IgnoreHeaders bool
 
 	// SpamReferrers are hosts (see LoadHosts) whose referrals are
 	// BadReferrer, with their subdomains, on top of the built-in list
@@ -247,6 +257,7 @@ type Rules struct {
 	sites    SiteLookup
 	ua       *uaMatcher
 	spam     spamReferrers
+	hosting  hostingASNs
 	sources  *sources
 	hints    hintLimits
 	ids      window // hash(site, id) → last seen
@@ -284,7 +295,12 @@ func NewRules(cfg Config, sites SiteLookup) (*Rules, error) {
 	if err != nil {
 		return nil, err
 	}
+	hosting, err := newHostingASNs(cfg.ExtraHostingASNs)
+	if err != nil {
+		return nil, err
+	}
 	return &Rules{
+		hosting:      hosting,
 		cfg:          cfg,
 		sources:      src,
 		sites:        sites,
@@ -313,21 +329,25 @@ func NewRules(cfg Config, sites SiteLookup) (*Rules, error) {
 //  4. BadHints: a beacon event whose browser hints are missing or impossible
 //     for the browser its user agent names (see badHints). Pixel events
 //     carry no hints and skip this.
-//  5. Datacenter: ingest found the client address in a datacenter range.
-//  6. UnknownSite: the site is not registered.
-//  7. BadReferrer: the referrer's host, or a parent domain of it, is on the
+//  5. HeaderMismatch: the request lacked headers the browser its user agent
+//     names always sends, or carried ones it never sends (see
+//     headerMismatch; off with IgnoreHeaders).
+//  6. Datacenter: ingest found the client address in a datacenter range,
+//     or its AS number is a hosting or cloud network's (hostingASNs).
+//  7. UnknownSite: the site is not registered.
+//  8. BadReferrer: the referrer's host, or a parent domain of it, is on the
 //     spam list.
-//  8. DuplicateID: the same (site, event id) was seen less than RetryWindow
+//  9. DuplicateID: the same (site, event id) was seen less than RetryWindow
 //     ago; only for events with an id.
-//  9. Rate: the visitor made more than VisitorRateLimit views, or its
+//  10. Rate: the visitor made more than VisitorRateLimit views, or its
 //     network more than NetworkRateLimit, within RateWindow (this view
 //     included).
-//  10. NetworkRotation: the network's views carry more than RotationMaxUAs
+//  11. NetworkRotation: the network's views carry more than RotationMaxUAs
 //     distinct user agents within RotationWindow.
-//  11. Duplicate: the same visitor viewed the same page of the same site less
+//  12. Duplicate: the same visitor viewed the same page of the same site less
 //     than DuplicateWindow ago.
 //
-// Checks 1-7 are stateless, and events they reject leave no state behind:
+// Checks 1-8 are stateless, and events they reject leave no state behind:
 // bots, datacenter traffic and junk for unregistered sites cannot fill the
 // capped windows and push out real visitors' keys, nor count against the
 // rate of the real people sharing their network. A DuplicateID is the same
@@ -381,7 +401,10 @@ func (r *Rules) judgeUA(e *viewcount.Event, ua uaInfo, t int64) viewcount.Reason
 	if e.Source == viewcount.SourceBeacon && badHints(e, ua, r.hints) {
 		return viewcount.BadHints
 	}
-	if e.Datacenter {
+	if !r.cfg.IgnoreHeaders && headerMismatch(e, ua) {
+		return viewcount.HeaderMismatch
+	}
+	if e.Datacenter || r.hosting.has(e.ASN) {
 		return viewcount.Datacenter
 	}
 	if !r.sites.Known(e.Site) {

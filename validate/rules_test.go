@@ -142,9 +142,10 @@ func TestJudgeWindows(t *testing.T) {
 }
 
 // stream returns a reproducible event sequence: n events over span, a mix of
-// browsers (half through the beacon, with the hints their browser sends),
-// bots, reloads, retries (some many hours late), unknown sites, automation
-// with bad hints, datacenter traffic, referrer spam, floods from one visitor
+// browsers (half through the beacon, with the hints their browser sends,
+// all with the headers it sends), bots, reloads, retries (some many hours
+// late), unknown sites, automation with bad hints, datacenter traffic,
+// scripts with a browser's user agent, referrer spam, floods from one visitor
 // and view farms rotating user agents on one network (these add events
 // beyond n), with receive times up to 2s out of order.
 func stream(n int, span time.Duration, visitors int, seed uint64) []viewcount.Event {
@@ -187,8 +188,10 @@ func stream(n int, span time.Duration, visitors int, seed uint64) []viewcount.Ev
 			e = p
 		case x < 245: // automation without the hints a browser sends
 			e.Source, e.Hints = viewcount.SourceBeacon, viewcount.Hints{Present: true, ScreenW: 0, ScreenH: 0, Languages: 0}
-		case x < 250:
+		case x < 248:
 			e.Datacenter = true
+		case x < 250: // a script with a browser's user agent and none of its headers
+			e.Headers = viewcount.HeadersSeen | viewcount.HeaderSecure
 		case x < 255:
 			e.Referrer = "http://forum.topic123.darodar.com/"
 		case x < 257: // a flood: one visitor, 45 views in 45s
@@ -203,8 +206,11 @@ func stream(n int, span time.Duration, visitors int, seed uint64) []viewcount.Ev
 				ua := browsers[(i+j)%len(browsers)]
 				evs = append(evs, viewcount.Event{Time: at.Add(time.Duration(j) * 3 * time.Second), Site: "example.com",
 					Page: "/watch", UA: ua, ID: e.ID + "-farm" + strconv.Itoa(j), Source: viewcount.SourcePixel,
-					Visitor: viewcount.NetworkKey(uint64(j)<<32, farm), Network: farm})
+					Visitor: viewcount.NetworkKey(uint64(j)<<32, farm), Network: farm, Headers: realHeaders(ua)})
 			}
+		}
+		if e.Headers == 0 {
+			e.Headers = realHeaders(e.UA)
 		}
 		evs = append(evs, e)
 	}
@@ -225,6 +231,18 @@ func realHints(ua string) viewcount.Hints {
 	fam, _ := browserFamily(appendLower(nil, ua))
 	return viewcount.Hints{Present: true, ScreenW: 1920, ScreenH: 1080, Languages: 2, TZ: true,
 		Secure: true, UAData: fam == famChromium}
+}
+
+// realHeaders returns the header flags ingest records for a real browser
+// with user agent ua on a secure page (see TestHeaderMismatch for the
+// header sets behind them).
+func realHeaders(ua string) viewcount.HeaderFlags {
+	f := viewcount.HeadersSeen | viewcount.HeaderSecure | viewcount.HeaderFetchMeta | viewcount.HeaderFetchFits |
+		viewcount.HeaderAccept | viewcount.HeaderAcceptLanguage
+	if fam, _ := browserFamily(appendLower(nil, ua)); fam == famChromium {
+		f |= viewcount.HeaderClientHints | viewcount.HeaderHintsAgree
+	}
+	return f
 }
 
 func browserUAs(n int) []string {

@@ -164,6 +164,13 @@ func (m *Main) Run(ctx context.Context) error {
 		if countries != nil {
 			icfg.Countries = countries
 		}
+		asns, err := openASNs(m.cfg.ASNDB, m.logger)
+		if err != nil {
+			return err
+		}
+		if asns != nil {
+			icfg.ASNs = asns
+		}
 		h := ingest.New(icfg, pub, ingest.NewSalts(salts, rand.Reader, m.logger), m.Metrics, m.logger, m.now)
 		h.Routes(engine)
 	}
@@ -268,6 +275,7 @@ func (m *Main) startValidate(ctx context.Context) error {
 	cfg.RotationMaxUAs, cfg.RotationWindow = m.cfg.RotationUAs, m.cfg.RotationWindow
 	cfg.ReplaceBotList, cfg.ReplaceSpamReferrers = m.cfg.BotListReplace, m.cfg.SpamReplace
 	cfg.AllowMissingHints = m.cfg.AllowNoHints
+	cfg.IgnoreHeaders = m.cfg.IgnoreHeaders
 	cfg.SettleWindow = m.cfg.SettleWindow
 	cfg.MaxKeys = m.cfg.WindowKeys
 	if m.cfg.BotList != "" {

@@ -52,6 +52,8 @@ type Config struct {
 	CountryHeader   string        // request header a trusted CDN sets to the client's country; "" = none
 	CountryDB       string        // MMDB country database; "" = the default (geo.DefaultPath), "off" = none
 	StatsCacheMB    int           // the stats API's answer cache in MiB; 0 = none
+	ASNDB           string        // AS-number data directory; "" = the default (asn.DefaultPath), "off" = none
+	IgnoreHeaders   bool          // the validators do not judge request headers (header_mismatch off)
 }
 
 // envFlag declares a flag whose default comes from an environment variable,
@@ -152,6 +154,8 @@ func parseConfig(name string, args []string) (Config, error) {
 	e.str(&c.CountryHeader, "country-header", "VIEWCOUNT_COUNTRY_HEADER", "", "request header a CDN in front sets to the client's country, e.g. CF-IPCountry (trusted only when named); empty = none")
 	e.str(&c.CountryDB, "country-db", "VIEWCOUNT_COUNTRY_DB", "", "MMDB country database file; empty = the one `make geo` put in the cache (missing: a warning, no countries), off = no country lookup")
 	e.int(&c.StatsCacheMB, "stats-cache-mb", "VIEWCOUNT_STATS_CACHE_MB", 64, "MiB of stats API answers kept: a range that has ended is read once, one still counting at most every 10 s (0 = off)")
+	e.str(&c.ASNDB, "asn-db", "VIEWCOUNT_ASN_DB", "", "directory of the AS-number data (asn-ipv4-num.csv, asn-ipv6.csv); empty = the one `make asn` put in the cache (missing: a warning, no AS numbers), off = no lookup; views from hosting networks (validate/lists/hosting-asns.txt) are datacenter")
+	e.bool(&c.IgnoreHeaders, "ignore-headers", "VIEWCOUNT_IGNORE_HEADERS", "do not reject views whose request lacks the headers the claimed browser sends (header_mismatch), e.g. behind a proxy that strips Accept-Language")
 	if e.err != nil {
 		return c, e.err
 	}

@@ -18,7 +18,7 @@ import (
 // whole serve (the default country database included), and reads the
 // exact dimensions back from views_raw.
 func TestEnrichedViews(t *testing.T) {
-	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.CountryHeader = "CF-IPCountry" }, time.Now)
+	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.CountryHeader = "CF-IPCountry"; c.ASNDB = "" }, time.Now)
 	c := newClient(t, m)
 	const site = "enrich.example"
 	c.addSite(site)
@@ -60,11 +60,16 @@ func TestEnrichedViews(t *testing.T) {
 	send(beacon(`{"site":"`+site+`","page":"/zbot","referrer":"https://news.ycombinator.com/item?id=1",`+
 		fmt.Sprintf(hintsJSON, 1366)+`}`), "203.0.113.12", "curl/8.5.0", "US", http.StatusAccepted)
 
+	// A browser on an AWS address: the default AS-number data and hosting
+	// list make it datacenter traffic, and the row keeps AS16509.
+	send(beacon(`{"site":"`+site+`","page":"/zdc",`+fmt.Sprintf(hintsJSON, 1920)+`}`), "52.94.236.248", chromeUA, "", http.StatusAccepted)
+
 	want := strings.Join([]string{
 		"/landing|newsletter|email|spring sale|DE|google.co.uk|Google|Safari|iOS|mobile||valid",
 		"/post|twitter||launch|US|t.co|X|Chrome|Windows|desktop|desktop|valid",
 		"/post2||||||(direct)|Chrome|Android|tablet|tablet|valid",
 		"/zbot||||US|news.ycombinator.com|Hacker News|||other|laptop|bot_ua",
+		"/zdc||||US||(direct)|Chrome|Windows|desktop|desktop|datacenter",
 	}, "\n")
 	var got string
 	eventually(t, 30*time.Second, func() string {
@@ -77,13 +82,27 @@ func TestEnrichedViews(t *testing.T) {
 			rows = append(rows, strings.Join(r, "|"))
 		}
 		got = strings.Join(rows, "\n")
-		if len(rows) < 4 {
+		if len(rows) < 5 {
 			return fmt.Sprintf("%d rows so far", len(rows))
 		}
 		return ""
 	})
 	if got != want {
 		t.Fatalf("views_raw dimensions:\n got\n%s\nwant\n%s", got, want)
+	}
+	// The AS numbers stored: Google's public DNS (not a hosting network:
+	// Google's main AS also carries people's traffic), AWS, none for the
+	// private address.
+	res, err := m.store.Query(context.Background(), vcsql.Query("raw_signals"), store.Params{"site": site})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asns []string
+	for _, r := range res.Rows { // page, browser, req_flags, asn, verdict
+		asns = append(asns, r[0]+"="+r[3])
+	}
+	if got, want := strings.Join(asns, " "), "/landing=0 /post=15169 /post2=0 /zbot=0 /zdc=16509"; got != want {
+		t.Errorf("AS numbers %s, want %s", got, want)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"os/signal"
@@ -83,6 +84,7 @@ func loadgenMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	asJSON := fs.Bool("json", false, "print the final report as JSON")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr (otherwise one a second)")
 	seed := fs.Uint64("seed", 0, "traffic seed (0: from the clock, printed); the same seed sends the same ids, which a server counts as retries")
+	asnDB := fs.String("asn-db", envOr("VIEWCOUNT_ASN_DB", ""), "the server's AS-number data, so humans avoid hosting networks it judges datacenter: empty = the cached default, off = none (env VIEWCOUNT_ASN_DB)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -110,6 +112,11 @@ func loadgenMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return fmt.Errorf("loadgen: --mix %q: want realistic or human", *mixName)
 	}
 	mix.Sites, mix.Pages, mix.HotPage = []string{*site}, *pages, *hot
+	hosting, err := hostingFilter(*asnDB, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		return err
+	}
+	mix.Hosting = hosting
 	mix.RunID = strconv.FormatUint(*seed, 36)
 	switch cfg.Endpoint {
 	case loadgen.EndpointPixel:

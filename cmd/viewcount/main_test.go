@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/viewcount/viewcount/cmd/viewcount/loadgen"
 	vcsql "github.com/viewcount/viewcount/sql"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
@@ -45,6 +46,9 @@ func startMainWith(t *testing.T, data, db string, tweak func(*Config), now func(
 		Retention: 72 * time.Hour, DuplicateWindow: 30 * time.Minute,
 		// Tests give each visitor its own address through X-Forwarded-For.
 		TrustedProxies: []string{"127.0.0.1/32"},
+		// Those addresses are made up, and hosting networks announce some
+		// of them: tests that judge AS numbers turn the lookup on.
+		ASNDB: "off",
 	}
 	if tweak != nil {
 		tweak(&cfg)
@@ -83,6 +87,11 @@ func newClient(t *testing.T, m *Main) *client {
 
 func (c *client) do(req *http.Request) (int, []byte) {
 	c.t.Helper()
+	// Hits go out as a browser sends them (the header_mismatch rule rejects
+	// a browser UA without its headers), unless a test set its own.
+	if p := req.URL.Path; (p == "/p.gif" || p == "/v1/events") && req.Header.Get("Accept-Language") == "" {
+		loadgen.SetBrowserHeaders(req.Header, req.UserAgent(), req.Method == http.MethodPost)
+	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		c.t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -48,6 +49,11 @@ func (c *testClock) set(t time.Time) {
 //	go test ./cmd/viewcount -run TestTrafficMix -v
 func TestTrafficMix(t *testing.T) {
 	mix := loadgen.DefaultMix()
+	hosting, err := hostingFilter("", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mix.Hosting = hosting // as `viewcount loadgen` does: the server judges those datacenter
 	dcFile := filepath.Join(t.TempDir(), "datacenter.txt")
 	var dc strings.Builder
 	for _, p := range mix.DatacenterCIDRs {

@@ -153,8 +153,8 @@ func appendColumns(batch driver.Batch, rows []viewcount.Verdict) error {
 		secure                                = make([]bool, n)
 		screenW, screenH                      = make([]uint16, n), make([]uint16, n)
 		langs                                 = make([]uint8, n)
-		partitions                            = make([]uint16, n)
-		idxs                                  = make([]uint32, n)
+		partitions, reqFlags                  = make([]uint16, n), make([]uint16, n)
+		idxs, asns                            = make([]uint32, n), make([]uint32, n)
 		dims                                  = make([][]string, 10)
 	)
 	for j := range dims {
@@ -170,6 +170,7 @@ func appendColumns(batch driver.Batch, rows []viewcount.Verdict) error {
 		tzs[i], uads[i], secure[i] = h.TZ, h.UAData, h.Secure
 		sources[i], verdicts[i] = r.Source.String(), string(r.Reason)
 		partitions[i], seqs[i], idxs[i], batches[i] = r.Partition, r.Seq, r.Index, r.Batch
+		reqFlags[i], asns[i] = uint16(r.Headers), r.ASN
 		d := &r.Dims
 		for j, v := range [...]string{r.UTM.Source, r.UTM.Medium, r.UTM.Campaign, r.Country,
 			d.RefHost, d.RefSource, d.Browser, d.OS, d.Device, d.Screen} {
@@ -181,7 +182,7 @@ func appendColumns(batch driver.Batch, rows []viewcount.Verdict) error {
 	for _, d := range dims {
 		cols = append(cols, d)
 	}
-	cols = append(cols, batches)
+	cols = append(cols, batches, reqFlags, asns)
 	for i, col := range cols {
 		if err := batch.Column(i).Append(col); err != nil {
 			return fmt.Errorf("column %d: %w", i, err)

@@ -21,7 +21,7 @@ import (
 )
 
 // viewsRawTypes are the views_raw columns as a server describes them in the
-// header block it answers an INSERT with (sql/migrations/001 and 003), in
+// header block it answers an INSERT with (sql/migrations/001, 003, 007 and 013), in
 // viewsColumns order, the order clickhouse-go sorts that header into.
 var viewsRawTypes = [][2]string{
 	{"time", "DateTime64(3, 'UTC')"}, {"site", "LowCardinality(String)"}, {"page", "String"},
@@ -33,7 +33,7 @@ var viewsRawTypes = [][2]string{
 	{"utm_source", "LowCardinality(String)"}, {"utm_medium", "LowCardinality(String)"}, {"utm_campaign", "String"},
 	{"country", "LowCardinality(String)"}, {"ref_host", "String"}, {"ref_source", "LowCardinality(String)"},
 	{"browser", "LowCardinality(String)"}, {"os", "LowCardinality(String)"}, {"device", "LowCardinality(String)"},
-	{"screen", "LowCardinality(String)"}, {"batch", "UInt64"},
+	{"screen", "LowCardinality(String)"}, {"batch", "UInt64"}, {"req_flags", "UInt16"}, {"asn", "UInt32"},
 }
 
 // newViewsBlock returns an empty views_raw block, as PrepareBatch gets one
@@ -77,7 +77,7 @@ func nativeRow(r *viewcount.Verdict) []any {
 		r.Datacenter, h.Present, h.ScreenW, h.ScreenH, h.Languages, h.TZ, h.UAData, h.Secure,
 		r.Source.String(), string(r.Reason), r.Partition, r.Seq, r.Index,
 		r.UTM.Source, r.UTM.Medium, r.UTM.Campaign, r.Country, r.Dims.RefHost, r.Dims.RefSource,
-		r.Dims.Browser, r.Dims.OS, r.Dims.Device, r.Dims.Screen, r.Batch}
+		r.Dims.Browser, r.Dims.OS, r.Dims.Device, r.Dims.Screen, r.Batch, uint16(r.Headers), r.ASN}
 }
 
 // nativeBenchRows returns n verdicts shaped like makeFixtureSpan's (two
@@ -112,6 +112,7 @@ func nativeBenchRows(n int) []viewcount.Verdict {
 				Datacenter: reason == viewcount.Datacenter,
 				Hints: viewcount.Hints{Present: i%3 != 0, ScreenW: uint16(rng.IntN(4000)), ScreenH: uint16(rng.IntN(3000)),
 					Languages: uint8(rng.IntN(5)), TZ: i%2 == 0, UAData: i%5 == 0, Secure: i%7 != 0},
+				Headers: viewcount.HeaderFlags(i * 37 % 512), ASN: uint32(i * 7919),
 			},
 			Reason:    reason,
 			Partition: uint16(rng.IntN(8)),

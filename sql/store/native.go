@@ -12,7 +12,8 @@ import (
 const viewsColumns = "time, site, page, referrer, ua, event_id, visitor, network, webdriver, " +
 	"datacenter, hints_present, screen_w, screen_h, languages, tz, ua_data, secure_context, " +
 	"source, verdict, partition, seq, idx, " +
-	"utm_source, utm_medium, utm_campaign, country, ref_host, ref_source, browser, os, device, screen, batch"
+	"utm_source, utm_medium, utm_campaign, country, ref_host, ref_source, browser, os, device, screen, batch, " +
+	"req_flags, asn"
 
 // viewsColumnCount is the number of columns appendNative writes: one per
 // name in viewsColumns, in its order.
@@ -53,6 +54,12 @@ func appendNative(dst []byte, rows []viewcount.Verdict) []byte {
 			dst = binary.LittleEndian.AppendUint16(dst, v(&rows[i]))
 		}
 	}
+	u32 := func(name string, v func(*viewcount.Verdict) uint32) {
+		head(name, "UInt32")
+		for i := range rows {
+			dst = binary.LittleEndian.AppendUint32(dst, v(&rows[i]))
+		}
+	}
 	u64 := func(name, typ string, v func(*viewcount.Verdict) uint64) {
 		head(name, typ)
 		for i := range rows {
@@ -80,10 +87,7 @@ func appendNative(dst []byte, rows []viewcount.Verdict) []byte {
 	str("verdict", func(r *viewcount.Verdict) string { return string(r.Reason) })
 	u16("partition", func(r *viewcount.Verdict) uint16 { return r.Partition })
 	u64("seq", "UInt64", func(r *viewcount.Verdict) uint64 { return r.Seq })
-	head("idx", "UInt32")
-	for i := range rows {
-		dst = binary.LittleEndian.AppendUint32(dst, rows[i].Index)
-	}
+	u32("idx", func(r *viewcount.Verdict) uint32 { return r.Index })
 	str("utm_source", func(r *viewcount.Verdict) string { return r.UTM.Source })
 	str("utm_medium", func(r *viewcount.Verdict) string { return r.UTM.Medium })
 	str("utm_campaign", func(r *viewcount.Verdict) string { return r.UTM.Campaign })
@@ -95,6 +99,8 @@ func appendNative(dst []byte, rows []viewcount.Verdict) []byte {
 	str("device", func(r *viewcount.Verdict) string { return r.Dims.Device })
 	str("screen", func(r *viewcount.Verdict) string { return r.Dims.Screen })
 	u64("batch", "UInt64", func(r *viewcount.Verdict) uint64 { return r.Batch })
+	u16("req_flags", func(r *viewcount.Verdict) uint16 { return uint16(r.Headers) })
+	u32("asn", func(r *viewcount.Verdict) uint32 { return r.ASN })
 	return dst
 }
 

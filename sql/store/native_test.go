@@ -23,8 +23,10 @@ func TestAppendNative(t *testing.T) {
 	v.UTM = viewcount.UTM{Source: "a", Medium: "b", Campaign: "c"}
 	v.Country = "DE"
 	v.Dims = viewcount.Dims{RefHost: "h", RefSource: "s", Browser: "B", OS: "O", Device: "d", Screen: "x"}
+	v.Headers = viewcount.HeadersSeen | viewcount.HeaderSecure
+	v.ASN = 0x01020304
 	got := appendNative(nil, []viewcount.Verdict{v})
-	want := []byte{33, 1}
+	want := []byte{35, 1}
 	var names []string
 	col := func(name, typ string, value ...byte) {
 		names = append(names, name)
@@ -65,6 +67,8 @@ func TestAppendNative(t *testing.T) {
 	col("device", "String", 1, 'd')
 	col("screen", "String", 1, 'x')
 	col("batch", "UInt64", le64(6)...)
+	col("req_flags", "UInt16", 0x01, 0x01)
+	col("asn", "UInt32", 4, 3, 2, 1)
 	if string(got) != string(want) {
 		t.Errorf("got  %x\nwant %x", got, want)
 	}

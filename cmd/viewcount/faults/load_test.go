@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/viewcount/viewcount/cmd/viewcount/loadgen"
 	"github.com/viewcount/viewcount/ingest"
 )
 
@@ -151,6 +152,7 @@ func (l *load) pixel(v *visitor, id string) func() *http.Request {
 func (l *load) headers(req *http.Request, v *visitor) *http.Request {
 	req.Header.Set("X-Forwarded-For", v.ip)
 	req.Header.Set("User-Agent", browsers[v.browser].ua)
+	loadgen.SetBrowserHeaders(req.Header, browsers[v.browser].ua, req.Method == http.MethodPost)
 	return req
 }
 

@@ -35,7 +35,7 @@ var reserved = []netip.Prefix{
 }
 
 // publicNet reports whether the /24 at a is public, routable and outside
-// every datacenter prefix.
+// every datacenter prefix and hosting network.
 func (g *Generator) publicNet(a netip.Addr) bool {
 	if a.IsPrivate() || a.IsLoopback() || a.IsMulticast() || a.IsLinkLocalUnicast() || a.IsUnspecified() {
 		return false
@@ -51,7 +51,13 @@ func (g *Generator) publicNet(a netip.Addr) bool {
 			return false
 		}
 	}
-	return true
+	if g.mix.Hosting == nil {
+		return true
+	}
+	// Both ends: an AS's ranges rarely split a /24, but one may.
+	last := a.As4()
+	last[3] = 255
+	return !g.mix.Hosting(a) && !g.mix.Hosting(netip.AddrFrom4(last))
 }
 
 // datacenterIP is a random host address in a random datacenter prefix.

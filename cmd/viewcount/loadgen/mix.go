@@ -29,7 +29,11 @@ type Mix struct {
 	FarmHits                                                int // one /24's hits, each a different UA and IP (0: no farm)
 
 	DatacenterCIDRs []netip.Prefix // where Datacenter hits come from; humans avoid them
-	SpamReferrers   []string
+	// Hosting reports an address of a hosting or cloud network, which the
+	// server judges datacenter by its AS number: humans avoid those too.
+	// nil: no such networks (a server without AS-number data).
+	Hosting       func(netip.Addr) bool
+	SpamReferrers []string
 
 	// RunID, when set, goes into every event id, so runs with different
 	// seeds against one server do not collide as retries.

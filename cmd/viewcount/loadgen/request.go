@@ -65,6 +65,7 @@ func (h *Hit) setHeaders(req *http.Request) {
 	if h.IP != "" {
 		req.Header.Set("X-Forwarded-For", h.IP)
 	}
+	SetBrowserHeaders(req.Header, h.UA, h.Beacon)
 }
 
 var errEmptyBatch = errors.New("loadgen: empty batch")
@@ -111,6 +112,7 @@ func (w *requestWriter) pixel(h *Hit) ([]byte, error) {
 	b = append(b, w.prefix...)
 	b = appendPixelTarget(b, h)
 	b = w.appendHead(b, h.UA, h.IP)
+	b = appendHeaders(b, browserHeaders(h.UA, false))
 	w.buf = append(b, '\r', '\n')
 	return w.buf, nil
 }
@@ -156,6 +158,7 @@ func (w *requestWriter) post(h *Hit, contentType string) []byte {
 	b = append(b, w.prefix...)
 	b = append(b, "/v1/events"...)
 	b = w.appendHead(b, h.UA, h.IP)
+	b = appendHeaders(b, browserHeaders(h.UA, true))
 	b = append(b, "Content-Type: "...)
 	b = append(b, contentType...)
 	b = append(b, "\r\nContent-Length: "...)
