@@ -48,6 +48,7 @@ type Config struct {
 	PublicLag  time.Duration // snapshot refresh period, stated in Cache-Control; default 10s
 	AdminToken string        // bearer token for /v1/admin; required
 	MaxPage    int           // longest page path accepted in a count query; default 2048
+	RuleSets   RuleSets      // VC_RULES, for GET /v1/admin/rules; nil answers 503
 }
 
 // Server serves the api routes.
@@ -98,6 +99,7 @@ func (s *Server) Routes(r gin.IRouter) {
 	r.OPTIONS("/badge/:file", preflight(corsGetMethods))
 	r.GET("/v1/sites/:site/invalid", s.invalid)
 	r.POST("/v1/admin/sites", s.requireAdmin, s.addSite)
+	r.GET("/v1/admin/rules", s.requireAdmin, s.ruleSets)
 	s.siteRoutes(r)
 	Health(r, s.checks, s.metrics)
 }

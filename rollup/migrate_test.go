@@ -209,12 +209,12 @@ func TestMigrateOneRollupKeepsCounts(t *testing.T) {
 
 // addInsertColumns adds the views_raw columns of later migrations to a
 // schema a test holds at an earlier version: the insert path writes them.
-// 012's batch column (its first statement) and 013's request signals; a
-// rerun of either finds them there (ADD COLUMN IF NOT EXISTS).
+// 012's batch column (its first statement), 013's request signals and
+// 014's rule version; a rerun finds them there (ADD COLUMN IF NOT EXISTS).
 func addInsertColumns(t *testing.T, s store.Store) {
 	t.Helper()
 	ms, _ := vcsql.Migrations()
-	stmts := append([]string{ms[11].Statements[0]}, ms[12].Statements...)
+	stmts := append(append([]string{ms[11].Statements[0]}, ms[12].Statements...), ms[13].Statements...)
 	for _, st := range stmts {
 		if err := s.Exec(t.Context(), st, nil); err != nil {
 			t.Fatalf("later views_raw columns: %v", err)

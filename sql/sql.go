@@ -129,6 +129,7 @@ const (
 	FeedProgress      = "feed_progress"      // → partition, first, last, since of each partition's latest feed
 	FeedBacklog       = "feed_backlog"       // params fed (Map(UInt16, UInt64)) → partition, last, rows
 	FeedNextBatch     = "feed_next_batch"    // → a batch number above every one stored or fed
+	RuleVersions      = "rule_versions"      // → rules, events, valid, first, last per rule set version
 )
 
 // Query returns the named query from queries/NAME.sql. Names are constants

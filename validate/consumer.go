@@ -56,6 +56,7 @@ type Validator struct {
 	sink    Sink
 	metrics *viewcount.Metrics
 	logger  *slog.Logger
+	rules   RuleSet // recorded on every verdict
 }
 
 // New returns a validator over the stream reached through js, which has
@@ -108,7 +109,7 @@ func New(cfg Config, opts Options, js jetstream.JetStream, partitions int, sites
 		return nil, err
 	}
 	return &Validator{cfg: cfg, opts: opts, js: js, sites: sites, sink: sink,
-		metrics: metrics, logger: logger.With("component", "validate")}, nil
+		metrics: metrics, logger: logger.With("component", "validate"), rules: cfg.RuleSet()}, nil
 }
 
 // Run validates until ctx is cancelled. A partition that fails (store down
@@ -117,6 +118,7 @@ func New(cfg Config, opts Options, js jetstream.JetStream, partitions int, sites
 // part "partition/<p>" while Run runs, failing from a stop until the
 // partition makes progress again.
 func (v *Validator) Run(ctx context.Context) error {
+	v.registerRules(ctx)
 	parts := make(map[int]*partProgress, len(v.opts.Partitions))
 	for _, p := range v.opts.Partitions {
 		parts[p] = &partProgress{}
@@ -316,7 +318,7 @@ func (l *partitionLoop) message(ctx context.Context, msg jetstream.Msg) error {
 	for i := range l.evs {
 		e := &l.evs[i]
 		l.q.observe(e.Time.UnixMilli())
-		vd := viewcount.Verdict{Event: *e, Partition: uint16(l.p), Seq: seq, Index: uint32(i)}
+		vd := viewcount.Verdict{Event: *e, Partition: uint16(l.p), Seq: seq, Index: uint32(i), Rules: l.v.rules.Version}
 		if replay {
 			// Only the state is rebuilt: dimensions would be thrown away.
 			vd.Reason = l.rules.Judge(e)

@@ -185,7 +185,11 @@ func (m *Main) Run(ctx context.Context) error {
 			return err
 		}
 		snap := api.NewSnapshot(m.store, m.cfg.PublicLag, 0, m.now, m.logger)
-		srv, err := api.New(api.Config{PublicLag: m.cfg.PublicLag, AdminToken: token}, snap, m.store, m.sites, checks, normPage, m.Metrics, m.logger, m.now)
+		ruleSets, err := m.stream.KV(ctx, viewcount.BucketRules)
+		if err != nil {
+			return err
+		}
+		srv, err := api.New(api.Config{PublicLag: m.cfg.PublicLag, AdminToken: token, RuleSets: ruleSets}, snap, m.store, m.sites, checks, normPage, m.Metrics, m.logger, m.now)
 		if err != nil {
 			return err
 		}

@@ -199,6 +199,7 @@ func (c *Conn) ensure(ctx context.Context, cfg Config) error {
 		// A lease not renewed within the TTL expires, so a crashed
 		// validator's partitions are taken over by another within seconds.
 		{Bucket: viewcount.BucketLeases, Description: "validator partition leases", History: 1, TTL: LeaseTTL, Storage: jetstream.FileStorage},
+		{Bucket: viewcount.BucketRules, Description: "validator rule sets by version", History: 1, Storage: jetstream.FileStorage},
 	}
 	for _, b := range buckets {
 		if _, err := c.JS.CreateOrUpdateKeyValue(ctx, b); err != nil {

@@ -147,7 +147,7 @@ func appendColumns(batch driver.Batch, rows []viewcount.Verdict) error {
 	var (
 		times                                 = make([]time.Time, n)
 		sites, pages, refs, uas, ids, sources = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		verdicts                              = make([]string, n)
+		verdicts, rules                       = make([]string, n), make([]string, n)
 		visitors, networks, seqs, batches     = make([]uint64, n), make([]uint64, n), make([]uint64, n), make([]uint64, n)
 		webdrivers, dcs, present, tzs, uads   = make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n)
 		secure                                = make([]bool, n)
@@ -168,7 +168,7 @@ func appendColumns(batch driver.Batch, rows []viewcount.Verdict) error {
 		h := &r.Hints
 		dcs[i], present[i], screenW[i], screenH[i], langs[i] = r.Datacenter, h.Present, h.ScreenW, h.ScreenH, h.Languages
 		tzs[i], uads[i], secure[i] = h.TZ, h.UAData, h.Secure
-		sources[i], verdicts[i] = r.Source.String(), string(r.Reason)
+		sources[i], verdicts[i], rules[i] = r.Source.String(), string(r.Reason), r.Rules
 		partitions[i], seqs[i], idxs[i], batches[i] = r.Partition, r.Seq, r.Index, r.Batch
 		reqFlags[i], asns[i] = uint16(r.Headers), r.ASN
 		d := &r.Dims
@@ -182,7 +182,7 @@ func appendColumns(batch driver.Batch, rows []viewcount.Verdict) error {
 	for _, d := range dims {
 		cols = append(cols, d)
 	}
-	cols = append(cols, batches, reqFlags, asns)
+	cols = append(cols, batches, reqFlags, asns, rules)
 	for i, col := range cols {
 		if err := batch.Column(i).Append(col); err != nil {
 			return fmt.Errorf("column %d: %w", i, err)

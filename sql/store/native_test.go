@@ -18,7 +18,7 @@ func TestAppendNative(t *testing.T) {
 			Visitor: 1, Network: 2, Webdriver: true, Source: viewcount.SourceBeacon, Datacenter: true,
 			Hints: viewcount.Hints{Present: true, ScreenW: 0x0780, ScreenH: 0x0438, Languages: 2, UAData: true},
 		},
-		Reason: viewcount.Headless, Partition: 3, Seq: 4, Index: 5, Batch: 6,
+		Reason: viewcount.Headless, Partition: 3, Seq: 4, Index: 5, Batch: 6, Rules: "rs1",
 	}
 	v.UTM = viewcount.UTM{Source: "a", Medium: "b", Campaign: "c"}
 	v.Country = "DE"
@@ -26,7 +26,7 @@ func TestAppendNative(t *testing.T) {
 	v.Headers = viewcount.HeadersSeen | viewcount.HeaderSecure
 	v.ASN = 0x01020304
 	got := appendNative(nil, []viewcount.Verdict{v})
-	want := []byte{35, 1}
+	want := []byte{36, 1}
 	var names []string
 	col := func(name, typ string, value ...byte) {
 		names = append(names, name)
@@ -69,6 +69,7 @@ func TestAppendNative(t *testing.T) {
 	col("batch", "UInt64", le64(6)...)
 	col("req_flags", "UInt16", 0x01, 0x01)
 	col("asn", "UInt32", 4, 3, 2, 1)
+	col("rules", "String", 3, 'r', 's', '1')
 	if string(got) != string(want) {
 		t.Errorf("got  %x\nwant %x", got, want)
 	}
