@@ -14,13 +14,14 @@ import (
 //	message := version(1) uvarint(count) event*
 //	event   := varint(unix ms) flags(1) ext source(1) visitor(8, LE) network(8, LE)
 //	           str(site) str(page) str(referrer) str(ua) str(id) [hints] [utm] [country]
-//	           [headers] [asn]
+//	           [headers] [asn] [window]
 //	ext     := uvarint(extension flags)                          version 4 only
 //	hints   := uvarint(screen w) uvarint(screen h) languages(1)   if flagHints
 //	utm     := str(source) str(medium) str(campaign)              if flagUTM
 //	country := two upper-case ASCII letters                        if flagCountry
 //	headers := uvarint(header flags)                               if extHeaders
 //	asn     := uvarint(autonomous system number)                   if extASN
+//	window  := uvarint(outer width) uvarint(outer height)          if extWindow
 //	str     := uvarint(len) bytes
 //
 // Version 1 had no hints and only the webdriver flag; version 2 had no UTM
@@ -53,8 +54,9 @@ const (
 const (
 	extHeaders = 1 << iota // header flags follow
 	extASN                 // an autonomous system number follows
+	extWindow              // the window's outer size follows (Hints.Window)
 
-	extKnown = extASN<<1 - 1 // a decoder refuses bits it does not know: they would misalign the rest
+	extKnown = extWindow<<1 - 1 // a decoder refuses bits it does not know: they would misalign the rest
 )
 
 // MaxBatch bounds the events one message may carry, so a corrupt count can
@@ -81,7 +83,8 @@ func appendEvent(dst []byte, e *Event) []byte {
 	flags := bit(e.Webdriver, flagWebdriver) | bit(e.Datacenter, flagDatacenter) | bit(e.Hints.Present, flagHints) |
 		bit(e.Hints.TZ, flagTZ) | bit(e.Hints.UAData, flagUAData) | bit(e.Hints.Secure, flagSecure) |
 		bit(utm, flagUTM) | bit(country, flagCountry)
-	ext := bit(e.Headers != 0, extHeaders) | bit(e.ASN != 0, extASN)
+	window := e.Hints.Present && e.Hints.Window
+	ext := bit(e.Headers != 0, extHeaders) | bit(e.ASN != 0, extASN) | bit(window, extWindow)
 	dst = append(dst, flags, ext, byte(e.Source))
 	dst = binary.LittleEndian.AppendUint64(dst, e.Visitor)
 	dst = binary.LittleEndian.AppendUint64(dst, e.Network)
@@ -109,6 +112,10 @@ func appendEvent(dst []byte, e *Event) []byte {
 	if e.ASN != 0 {
 		dst = binary.AppendUvarint(dst, uint64(e.ASN))
 	}
+	if window {
+		dst = binary.AppendUvarint(dst, uint64(e.Hints.OuterW))
+		dst = binary.AppendUvarint(dst, uint64(e.Hints.OuterH))
+	}
 	return dst
 }
 
@@ -116,9 +123,9 @@ func appendEvent(dst []byte, e *Event) []byte {
 // size messages without encoding: 19 fixed (flags, extension flags,
 // source, visitor, network), a time varint of at most 10, eight string
 // length prefixes of at most 10, 7 for hints, 2 for the country, 3 for the
-// header flags and 5 for the ASN.
+// header flags, 5 for the ASN and 6 for the window.
 func EncodedSize(e *Event) int {
-	return 19 + 10 + 8*10 + 7 + 2 + 3 + 5 + len(e.Site) + len(e.Page) + len(e.Referrer) + len(e.UA) + len(e.ID) +
+	return 19 + 10 + 8*10 + 7 + 2 + 3 + 5 + 6 + len(e.Site) + len(e.Page) + len(e.Referrer) + len(e.UA) + len(e.ID) +
 		len(e.UTM.Source) + len(e.UTM.Medium) + len(e.UTM.Campaign)
 }
 
@@ -224,6 +231,13 @@ func DecodeEvents(dst []Event, b []byte) ([]Event, error) {
 				d.fail(errors.New("asn out of range"))
 			}
 			e.ASN = uint32(a)
+		}
+		if ext&extWindow != 0 {
+			w, h := d.uvarint(), d.uvarint()
+			if (w > 0xffff || h > 0xffff || !e.Hints.Present) && d.err == nil {
+				d.fail(errors.New("window size out of range or without hints"))
+			}
+			e.Hints.Window, e.Hints.OuterW, e.Hints.OuterH = true, uint16(w), uint16(h)
 		}
 		if d.err != nil {
 			return dst, fmt.Errorf("%w: event %d: %v", ErrCorrupt, i, d.err)

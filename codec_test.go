@@ -74,6 +74,21 @@ func TestCodecRoundTripV4(t *testing.T) {
 	if got := one(in[0]) - base; got != 2+2 { // flags 0x11f and AS3320 take two bytes each
 		t.Errorf("headers + ASN 3320 cost %d bytes, want 4", got)
 	}
+	// The window the beacon reports, 0 × 0 included, travels; a window
+	// without hints is corrupt.
+	for _, w := range [][2]uint16{{0, 0}, {1366, 768}, {65535, 1}} {
+		e := plain[0]
+		e.Hints = Hints{Present: true, ScreenW: 800, ScreenH: 600, Languages: 2, Window: true, OuterW: w[0], OuterH: w[1]}
+		got, err := DecodeEvents(nil, AppendEvents(nil, []Event{e}))
+		if err != nil || len(got) != 1 || got[0].Hints != e.Hints {
+			t.Errorf("window %v: %+v, %v", w, got, err)
+		}
+	}
+	e := plain[0]
+	e.Hints = Hints{Window: true, OuterW: 5, OuterH: 5}
+	if got, err := DecodeEvents(nil, AppendEvents(nil, []Event{e})); err != nil || got[0].Hints.Window {
+		t.Errorf("a window without hints: %+v, %v (not encoded, so not decoded)", got, err)
+	}
 }
 
 func TestCodecDecodesV3(t *testing.T) {

@@ -127,6 +127,8 @@ func (p *beaconParser) object(h *Hit) bool {
 // BeaconHints.hints does.
 func (p *beaconParser) hints(h *Hit) bool {
 	var b BeaconHints
+	var ow, oh int64 // no pointers into b: they would escape, an allocation per hit
+	sawW, sawH := false, false
 	ok := p.members(func(key string) bool {
 		var ok bool
 		switch key {
@@ -142,10 +144,19 @@ func (p *beaconParser) hints(h *Hit) bool {
 			b.UAData, ok = p.boolean()
 		case "sec":
 			b.Secure, ok = p.boolean()
+		case "ow":
+			ow, ok = p.integer()
+			sawW = true
+		case "oh":
+			oh, ok = p.integer()
+			sawH = true
 		}
 		return ok
 	})
 	h.Hints = b.hints()
+	if sawW && sawH {
+		h.Hints.Window, h.Hints.OuterW, h.Hints.OuterH = true, uint16(clamp(ow, 0xffff)), uint16(clamp(oh, 0xffff))
+	}
 	return ok
 }
 

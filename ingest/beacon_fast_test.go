@@ -94,6 +94,8 @@ var fastBeaconCorpus = []string{
 	`{"hints":{"sw":1e3}}`, `{"hints":{"sw":01}}`, `{"hints":{"sw":-0}}`, `{"extra":1,"site":"a"}`, "{\"page\":\"\xff\"}",
 	`{"site":"a"} x`, `[{"site":"a"},]`, `{"webdriver":true,"hints":{"tz":false},"hints":{"sec":true}}`,
 	`{"hints":{"sw":123456789012345678901}}`, `{"site":"a",}`, `{"site" "a"}`,
+	`{"hints":{"sw":800,"sh":600,"ow":0,"oh":0}}`, `{"hints":{"ow":1366,"oh":768}}`, `{"hints":{"ow":1366}}`,
+	`{"hints":{"ow":-3,"oh":99999}}`, `{"hints":{"ow":null,"oh":1}}`,
 	`{"page":"\ud800"}`, `{"page":"\udc00x"}`, `{"page":"\ud83d\ude00"}`, `{"page":"\ud83d\u0041"}`, `{"page":"\ufffd"}`,
 	"{\"page\":\"\xef\xbf\xbd\"}", `{"PAGE":"\ud800","page":"/ok"}`, `[{"id":"a"},{"referrer":"\udbff"}]`, `{"page":"\\ud800"}`,
 }

@@ -215,16 +215,23 @@ type BeaconHints struct {
 	TZ        bool  `json:"tz"`
 	UAData    bool  `json:"uad"`
 	Secure    bool  `json:"sec"`
+	// The window's outer size; absent (nil) from trackers before issue 11.
+	OuterW *int64 `json:"ow"`
+	OuterH *int64 `json:"oh"`
 }
 
 func (b *BeaconHints) hints() viewcount.Hints {
 	if b == nil {
 		return viewcount.Hints{}
 	}
-	return viewcount.Hints{
+	h := viewcount.Hints{
 		Present: true, ScreenW: uint16(clamp(b.ScreenW, 0xffff)), ScreenH: uint16(clamp(b.ScreenH, 0xffff)),
 		Languages: uint8(clamp(b.Languages, 0xff)), TZ: b.TZ, UAData: b.UAData, Secure: b.Secure,
 	}
+	if b.OuterW != nil && b.OuterH != nil {
+		h.Window, h.OuterW, h.OuterH = true, uint16(clamp(*b.OuterW, 0xffff)), uint16(clamp(*b.OuterH, 0xffff))
+	}
+	return h
 }
 
 func clamp(v, hi int64) int64 { return max(0, min(v, hi)) }

@@ -12,7 +12,7 @@
   try { tz = !!Intl.DateTimeFormat().resolvedOptions().timeZone; } catch (_) {}
   // Browser facts validators check for automation (see viewcount.Hints).
   var hints = { sw: screen.width, sh: screen.height, lang: (n.languages || []).length,
-    tz: !!tz, uad: !!n.userAgentData, sec: !!window.isSecureContext };
+    tz: !!tz, uad: !!n.userAgentData, sec: !!window.isSecureContext, ow: outerWidth, oh: outerHeight };
   function q(k, v) { return k + '=' + encodeURIComponent(v); }
   function rnd() { return Math.random().toString(36).slice(2); }
   function pixel(e) {

@@ -209,12 +209,16 @@ func TestMigrateOneRollupKeepsCounts(t *testing.T) {
 
 // addInsertColumns adds the views_raw columns of later migrations to a
 // schema a test holds at an earlier version: the insert path writes them.
-// 012's batch column (its first statement), 013's request signals and
-// 014's rule version; a rerun finds them there (ADD COLUMN IF NOT EXISTS).
+// 012's batch column (its first statement) and every migration after it
+// (013 on add views_raw columns only); a rerun finds them there (ADD COLUMN
+// IF NOT EXISTS).
 func addInsertColumns(t *testing.T, s store.Store) {
 	t.Helper()
 	ms, _ := vcsql.Migrations()
-	stmts := append(append([]string{ms[11].Statements[0]}, ms[12].Statements...), ms[13].Statements...)
+	stmts := []string{ms[11].Statements[0]}
+	for _, m := range ms[12:] { // 013 on: views_raw columns only
+		stmts = append(stmts, m.Statements...)
+	}
 	for _, st := range stmts {
 		if err := s.Exec(t.Context(), st, nil); err != nil {
 			t.Fatalf("later views_raw columns: %v", err)

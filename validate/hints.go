@@ -154,3 +154,31 @@ func badHints(e *viewcount.Event, ua uaInfo, lim hintLimits) bool {
 	}
 	return false
 }
+
+// headlessScreen is the screen headless Chromium reports whatever its
+// window (--headless=new: 800 × 600, its window 780 × 580 at 10,10, or
+// what --window-size says); no desktop sold in the last twenty years has
+// it.
+const headlessScreenW, headlessScreenH = 800, 600
+
+// headlessWindow reports a beacon from a desktop browser that no person
+// looks at: a screen of exactly 800 × 600 (headless Chromium's), or a
+// window of 0 × 0 (headless Firefox's, with a real-looking 1366 × 768
+// screen; headless Chromium's too when it only renders the page). Neither
+// depends on the user agent, so a headless browser that borrowed a
+// desktop browser's string is caught (TestBrowsersCounted: headless
+// Chromium 156 with Chrome's user agent). The window comes from trackers
+// of issue 11 on; older ones are judged by their screen. Only desktop
+// browsers of a certain engine are judged: mobile browsers and web views
+// size their windows in ways of their own (some report 0 in prerendered
+// or background pages), and their screens are small.
+func headlessWindow(e *viewcount.Event, ua uaInfo) bool {
+	h := &e.Hints
+	if !h.Present || ua.family == famOther || ua.dims.device != DeviceDesktop {
+		return false
+	}
+	if h.ScreenW == headlessScreenW && h.ScreenH == headlessScreenH {
+		return true
+	}
+	return h.Window && h.OuterW == 0 && h.OuterH == 0
+}

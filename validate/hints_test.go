@@ -129,3 +129,51 @@ func TestBadHintsConfig(t *testing.T) {
 	f(viewcount.Hints{Present: true, ScreenW: 4001, ScreenH: 2000, Languages: 1}, viewcount.BadHints)
 	f(viewcount.Hints{Present: true, ScreenW: 1, ScreenH: 2000, Languages: 0}, viewcount.BadHints)
 }
+
+// TestHeadlessWindow: the screens and windows headless Chromium and Firefox
+// report (measured: Chromium 156 --headless=new, Firefox ESR headless) are
+// Headless whatever desktop browser their user agent names; the windows
+// real browsers report (Chromium and Firefox under Xvfb, a phone) and
+// beacons without a window (older trackers) are not.
+func TestHeadlessWindow(t *testing.T) {
+	r := newTestRules(t, Config{})
+	var visitor uint64
+	win := func(sw, sh, ow, oh uint16, uaData bool) viewcount.Hints {
+		return viewcount.Hints{Present: true, ScreenW: sw, ScreenH: sh, Languages: 2, TZ: true, Secure: true, UAData: uaData,
+			Window: true, OuterW: ow, OuterH: oh}
+	}
+	f := func(ua string, h viewcount.Hints, want viewcount.Reason) {
+		t.Helper()
+		visitor++
+		e := viewcount.Event{Time: t0, Site: "example.com", Page: "/", UA: ua, Visitor: visitor, Network: visitor,
+			Source: viewcount.SourceBeacon, Hints: h}
+		if got := r.Judge(&e); got != want {
+			t.Errorf("%.40q %+v: %s, want %s", ua, h, got, want)
+		}
+	}
+	// Headless Chromium as launched (a 780 × 580 window), rendering only
+	// (0 × 0), with --window-size=1366,768; headless Firefox.
+	f(uaChromeLinux, win(800, 600, 780, 580, true), viewcount.Headless)
+	f(uaChromeLinux, win(800, 600, 0, 0, true), viewcount.Headless)
+	f(uaChromeWin, win(800, 600, 1366, 768, true), viewcount.Headless)
+	f(uaFirefoxLinux, win(1366, 768, 0, 0, false), viewcount.Headless)
+	f(uaSafariMac, win(1440, 900, 0, 0, false), viewcount.Headless)
+	// Headful: Chromium and Firefox under Xvfb at 1920 × 1080, a small
+	// window on a large screen, a window spanning two screens.
+	f(uaChromeLinux, win(1920, 1080, 945, 1060, true), viewcount.Valid)
+	f(uaFirefoxLinux, win(1920, 1080, 1280, 972, false), viewcount.Valid)
+	f(uaChromeWin, win(1920, 1080, 400, 300, true), viewcount.Valid)
+	f(uaChromeWin, win(1920, 1080, 3840, 1080, true), viewcount.Valid)
+	// Phones and web views are not judged by their window; nor trackers
+	// that do not report one.
+	f(uaChromeAndroid, win(412, 915, 0, 0, true), viewcount.Valid)
+	f(uaSafariIPhone, win(390, 844, 0, 0, false), viewcount.Valid)
+	f(uaInstagramAndroid, win(412, 915, 0, 0, false), viewcount.Valid)
+	old := win(1366, 768, 0, 0, false)
+	old.Window = false
+	f(uaFirefoxLinux, old, viewcount.Valid)
+	// An older tracker from headless Chromium: its screen tells.
+	old = win(800, 600, 0, 0, true)
+	old.Window = false
+	f(uaChromeLinux, old, viewcount.Headless)
+}

@@ -325,7 +325,8 @@ func NewRules(cfg Config, sites SiteLookup) (*Rules, error) {
 //  2. BotUA: a crawler, HTTP library, headless browser, AI crawler, monitor or
 //     link previewer, by user agent (or only by ExtraBotPatterns, with
 //     ReplaceBotList).
-//  3. Headless: the page reported navigator.webdriver.
+//  3. Headless: the page reported navigator.webdriver, or a desktop browser
+//     reported a window no person looks at (see headlessWindow).
 //  4. BadHints: a beacon event whose browser hints are missing or impossible
 //     for the browser its user agent names (see badHints). Pixel events
 //     carry no hints and skip this.
@@ -395,7 +396,7 @@ func (r *Rules) judgeUA(e *viewcount.Event, ua uaInfo, t int64) viewcount.Reason
 	if ua.bot {
 		return viewcount.BotUA
 	}
-	if e.Webdriver {
+	if e.Webdriver || e.Source == viewcount.SourceBeacon && headlessWindow(e, ua) {
 		return viewcount.Headless
 	}
 	if e.Source == viewcount.SourceBeacon && badHints(e, ua, r.hints) {

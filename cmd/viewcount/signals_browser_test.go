@@ -36,9 +36,10 @@ import (
 //     person would (no automation protocol, fresh profile): both of their
 //     views (the pixel and the beacon) count;
 //   - headless Chromium (--headless=new) loading the same page is rejected
-//     (bot_ua: its user agent says HeadlessChrome. Given a browser's user
+//     (bot_ua: its user agent says HeadlessChrome). Given a browser's user
 //     agent instead it sends exactly headful Chromium's headers, so no
-//     header flag can tell it: that is the beacon hints' job);
+//     header flag can tell it: its beacon is headless by the 0 × 0 window
+//     it reports, its pixel counts;
 //   - curl, Python's urllib and Go's net/http sending the pixel with
 //     Chrome's user agent are rejected as header_mismatch.
 //
@@ -74,9 +75,12 @@ func TestBrowsersCounted(t *testing.T) {
 	launch(t, xenv, chromium, append(chromiumArgs, "--user-data-dir="+t.TempDir(), pageURL("chromium"))...)
 	launch(t, append(xenv, "HOME="+t.TempDir()), firefox, "--new-instance", "--profile", firefoxProfile(t), pageURL("firefox"))
 	launch(t, nil, chromium, append(chromiumArgs, "--headless=new", "--user-data-dir="+t.TempDir(), pageURL("headless"))...)
-
-	// The scripts, with the user agent of a current Chrome.
+	// The user agent of a current Chrome.
 	const ua = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36"
+	// Stealthy: headless Chromium wearing that user agent.
+	launch(t, nil, chromium, append(chromiumArgs, "--headless=new", "--user-agent="+ua, "--user-data-dir="+t.TempDir(), pageURL("stealth"))...)
+
+	// The scripts, with that user agent.
 	pixel := func(name string) string { return vc + "/p.gif?site=" + site + "&page=/script/" + name }
 	scripts := map[string][]string{
 		"curl":   {"curl", "-s", "-o", "/dev/null", "-A", ua, pixel("curl")},
@@ -86,6 +90,9 @@ func TestBrowsersCounted(t *testing.T) {
 		"/b/chromium": "valid", "/img/chromium": "valid",
 		"/b/firefox": "valid", "/img/firefox": "valid",
 		"/b/headless": "bot_ua", "/img/headless": "bot_ua",
+		// The beacon reports its 0 × 0 window; its pixel, with headful
+		// Chromium's headers and user agent, has nothing to tell it by.
+		"/b/stealth": "headless", "/img/stealth": "valid",
 		"/script/go": "header_mismatch",
 	}
 	for name, argv := range scripts {

@@ -150,8 +150,8 @@ func appendColumns(batch driver.Batch, rows []viewcount.Verdict) error {
 		verdicts, rules                       = make([]string, n), make([]string, n)
 		visitors, networks, seqs, batches     = make([]uint64, n), make([]uint64, n), make([]uint64, n), make([]uint64, n)
 		webdrivers, dcs, present, tzs, uads   = make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n)
-		secure                                = make([]bool, n)
-		screenW, screenH                      = make([]uint16, n), make([]uint16, n)
+		secure, windows                       = make([]bool, n), make([]bool, n)
+		screenW, screenH, outerW, outerH      = make([]uint16, n), make([]uint16, n), make([]uint16, n), make([]uint16, n)
 		langs                                 = make([]uint8, n)
 		partitions, reqFlags                  = make([]uint16, n), make([]uint16, n)
 		idxs, asns                            = make([]uint32, n), make([]uint32, n)
@@ -168,6 +168,7 @@ func appendColumns(batch driver.Batch, rows []viewcount.Verdict) error {
 		h := &r.Hints
 		dcs[i], present[i], screenW[i], screenH[i], langs[i] = r.Datacenter, h.Present, h.ScreenW, h.ScreenH, h.Languages
 		tzs[i], uads[i], secure[i] = h.TZ, h.UAData, h.Secure
+		windows[i], outerW[i], outerH[i] = h.Window, h.OuterW, h.OuterH
 		sources[i], verdicts[i], rules[i] = r.Source.String(), string(r.Reason), r.Rules
 		partitions[i], seqs[i], idxs[i], batches[i] = r.Partition, r.Seq, r.Index, r.Batch
 		reqFlags[i], asns[i] = uint16(r.Headers), r.ASN
@@ -182,7 +183,7 @@ func appendColumns(batch driver.Batch, rows []viewcount.Verdict) error {
 	for _, d := range dims {
 		cols = append(cols, d)
 	}
-	cols = append(cols, batches, reqFlags, asns, rules)
+	cols = append(cols, batches, reqFlags, asns, rules, windows, outerW, outerH)
 	for i, col := range cols {
 		if err := batch.Column(i).Append(col); err != nil {
 			return fmt.Errorf("column %d: %w", i, err)

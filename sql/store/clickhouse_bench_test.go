@@ -34,7 +34,7 @@ var viewsRawTypes = [][2]string{
 	{"country", "LowCardinality(String)"}, {"ref_host", "String"}, {"ref_source", "LowCardinality(String)"},
 	{"browser", "LowCardinality(String)"}, {"os", "LowCardinality(String)"}, {"device", "LowCardinality(String)"},
 	{"screen", "LowCardinality(String)"}, {"batch", "UInt64"}, {"req_flags", "UInt16"}, {"asn", "UInt32"},
-	{"rules", "LowCardinality(String)"},
+	{"rules", "LowCardinality(String)"}, {"window_reported", "Bool"}, {"window_w", "UInt16"}, {"window_h", "UInt16"},
 }
 
 // newViewsBlock returns an empty views_raw block, as PrepareBatch gets one
@@ -78,7 +78,8 @@ func nativeRow(r *viewcount.Verdict) []any {
 		r.Datacenter, h.Present, h.ScreenW, h.ScreenH, h.Languages, h.TZ, h.UAData, h.Secure,
 		r.Source.String(), string(r.Reason), r.Partition, r.Seq, r.Index,
 		r.UTM.Source, r.UTM.Medium, r.UTM.Campaign, r.Country, r.Dims.RefHost, r.Dims.RefSource,
-		r.Dims.Browser, r.Dims.OS, r.Dims.Device, r.Dims.Screen, r.Batch, uint16(r.Headers), r.ASN, r.Rules}
+		r.Dims.Browser, r.Dims.OS, r.Dims.Device, r.Dims.Screen, r.Batch, uint16(r.Headers), r.ASN, r.Rules,
+		h.Window, h.OuterW, h.OuterH}
 }
 
 // nativeBenchRows returns n verdicts shaped like makeFixtureSpan's (two

@@ -16,7 +16,8 @@ func TestAppendNative(t *testing.T) {
 		Event: viewcount.Event{
 			Time: time.UnixMilli(1_700_000_000_123), Site: "s", Page: "/p", Referrer: "", UA: "ua", ID: "id",
 			Visitor: 1, Network: 2, Webdriver: true, Source: viewcount.SourceBeacon, Datacenter: true,
-			Hints: viewcount.Hints{Present: true, ScreenW: 0x0780, ScreenH: 0x0438, Languages: 2, UAData: true},
+			Hints: viewcount.Hints{Present: true, ScreenW: 0x0780, ScreenH: 0x0438, Languages: 2, UAData: true,
+				Window: true, OuterW: 0x0500, OuterH: 0x0300},
 		},
 		Reason: viewcount.Headless, Partition: 3, Seq: 4, Index: 5, Batch: 6, Rules: "rs1",
 	}
@@ -26,7 +27,7 @@ func TestAppendNative(t *testing.T) {
 	v.Headers = viewcount.HeadersSeen | viewcount.HeaderSecure
 	v.ASN = 0x01020304
 	got := appendNative(nil, []viewcount.Verdict{v})
-	want := []byte{36, 1}
+	want := []byte{39, 1}
 	var names []string
 	col := func(name, typ string, value ...byte) {
 		names = append(names, name)
@@ -70,6 +71,9 @@ func TestAppendNative(t *testing.T) {
 	col("req_flags", "UInt16", 0x01, 0x01)
 	col("asn", "UInt32", 4, 3, 2, 1)
 	col("rules", "String", 3, 'r', 's', '1')
+	col("window_reported", "Bool", 1)
+	col("window_w", "UInt16", 0x00, 0x05)
+	col("window_h", "UInt16", 0x00, 0x03)
 	if string(got) != string(want) {
 		t.Errorf("got  %x\nwant %x", got, want)
 	}
