@@ -132,6 +132,7 @@ func (b *browserModel) shape(low []byte) uaShape {
 		return wv == 2
 	}
 	var engine, browser, inApp bool
+	var tail []byte // from the first token that is not a browser's
 	for !inApp {
 		tok, after := nextToken(rest)
 		if tok == nil {
@@ -152,24 +153,28 @@ func (b *browserModel) shape(low []byte) uaShape {
 			case "mobile", "tv", "like", "brave":
 				known = true
 			}
-		} else if len(version) > 0 && '0' <= version[0] && version[0] <= '9' {
-			kind, ok := browserProducts[string(name)] // no allocation
-			switch {
-			case ok:
-				known = true
-				engine = engine || kind == prodEngine
-				browser = browser || kind == prodBrowser
-			case productName(name) && webview():
-				known = true // a web view's app naming itself: "Slack/4.35 Chrome/..."
-			}
+		} else if kind, ok := browserProducts[string(name)]; ok && len(version) > 0 && '0' <= version[0] && version[0] <= '9' {
+			known = true
+			engine = engine || kind == prodEngine
+			browser = browser || kind == prodBrowser
+		} else {
+			// A web view's app naming itself ("Slack/4.35 Chrome/...",
+			// "NetType/WIFI Language/zh_CN").
+			known = productName(name) && webview()
 		}
 		if !known {
 			// Anything else must be an in-app browser's tail: the rest of
-			// the string from here names the app.
-			if !b.app.Match(rest) {
+			// the string from the first product browsers do not send
+			// names the app.
+			if tail == nil {
+				tail = rest
+			}
+			if !b.app.Match(tail) {
 				return shapeNone
 			}
 			inApp = true
+		} else if tail == nil && wv == 2 && tok[0] != '(' && !isBrowserProduct(tok) {
+			tail = rest
 		}
 		rest = after
 	}
@@ -186,6 +191,13 @@ func (b *browserModel) shape(low []byte) uaShape {
 		return shapeInApp // WKWebView: "... AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148"
 	}
 	return shapeNone
+}
+
+// isBrowserProduct reports whether tok is one of browserProducts.
+func isBrowserProduct(tok []byte) bool {
+	name, _, _ := bytes.Cut(tok, []byte("/"))
+	_, ok := browserProducts[string(name)]
+	return ok
 }
 
 // wkWebView reports whether a lowercased UA has the engine of a WKWebView
