@@ -137,7 +137,7 @@ func (m *uaMatcher) classifyLow(ua string, low []byte) bool {
 	if m.extra != nil && m.extra.MatchString(ua) {
 		return true
 	}
-	if m.model.shape(low) == shapeNone {
+	if m.model.shape(ua, low) == shapeNone {
 		return true
 	}
 	return containsAny(low, suspectTokens) && crawlerdetect.IsCrawler(ua)

@@ -266,7 +266,7 @@ func TestBuiltinTokensSpareDevices(t *testing.T) {
 		}
 		var buf [512]byte
 		low := appendLower(buf[:0], ua)
-		if m.model.shape(low) == shapeNone {
+		if m.model.shape(ua, low) == shapeNone {
 			shape++
 			if !m.classify(ua) {
 				t.Errorf("not a browser's shape, yet judged human: %q", ua)
@@ -298,7 +298,7 @@ func TestBrowsersTakeShortcut(t *testing.T) {
 		t.Helper()
 		var buf [512]byte
 		low := appendLower(buf[:0], ua)
-		if m.model.shape(low) == shapeNone || containsAny(low, suspectTokens) {
+		if m.model.shape(ua, low) == shapeNone || containsAny(low, suspectTokens) {
 			t.Errorf("browser misses the shortcut: %q", ua)
 		}
 	}

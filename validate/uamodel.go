@@ -93,8 +93,10 @@ func newBrowserModel(list, name string) (*browserModel, error) {
 // contact address is how crawlers, feed readers and scanners sign theirs.
 var notInBrowsers = tokens("://", "http", "www.", "@", "+")
 
-// shape classifies a lowercased user agent.
-func (b *browserModel) shape(low []byte) uaShape {
+// shape classifies a user agent, given as is and lowercased (low, of the
+// same length). The regexps run on ua, being case-insensitive, so that low
+// can stay on the caller's stack.
+func (b *browserModel) shape(ua string, low []byte) uaShape {
 	if containsAny(low, notInBrowsers) {
 		return shapeNone
 	}
@@ -113,6 +115,7 @@ func (b *browserModel) shape(low []byte) uaShape {
 	if !ok || len(bytes.TrimSpace(platform)) == 0 {
 		return shapeNone
 	}
+	afterPlatform := rest
 	if bytes.Contains(platform, []byte("compatible")) {
 		// "(compatible; SomeBot/1.0)". Internet Explorer said so too, and
 		// bots still pose as it; it has had no share of traffic for years.
@@ -125,7 +128,7 @@ func (b *browserModel) shape(low []byte) uaShape {
 	webview := func() bool {
 		if wv == 0 {
 			wv = 1
-			if b.webview.Match(low) || wkWebView(low) && b.noSafari.Match(platform) {
+			if b.webview.MatchString(ua) || wkWebView(low) && b.noSafari.MatchString(ua[len(ua)-len(platform)-len(afterPlatform)-1:][:len(platform)]) {
 				wv = 2
 			}
 		}
@@ -169,7 +172,7 @@ func (b *browserModel) shape(low []byte) uaShape {
 			if tail == nil {
 				tail = rest
 			}
-			if !b.app.Match(tail) {
+			if !b.app.MatchString(ua[len(ua)-len(tail):]) {
 				return shapeNone
 			}
 			inApp = true

@@ -43,7 +43,7 @@ func TestBrowserModelShapes(t *testing.T) {
 	}
 	f := func(ua string, want uaShape) {
 		t.Helper()
-		if got := m.shape(appendLower(nil, ua)); got != want {
+		if got := m.shape(ua, appendLower(nil, ua)); got != want {
 			t.Errorf("shape(%q) = %d, want %d", ua, got, want)
 		}
 	}
