@@ -107,7 +107,8 @@ func (b *browserModel) shape(ua string, low []byte) uaShape {
 		}
 		return shapeNone
 	}
-	rest, ok := bytes.CutPrefix(low, []byte("mozilla/5.0 ("))
+	const prefix = "mozilla/5.0 ("
+	rest, ok := bytes.CutPrefix(low, []byte(prefix))
 	if !ok {
 		return shapeNone
 	}
@@ -115,7 +116,6 @@ func (b *browserModel) shape(ua string, low []byte) uaShape {
 	if !ok || len(bytes.TrimSpace(platform)) == 0 {
 		return shapeNone
 	}
-	afterPlatform := rest
 	if bytes.Contains(platform, []byte("compatible")) {
 		// "(compatible; SomeBot/1.0)". Internet Explorer said so too, and
 		// bots still pose as it; it has had no share of traffic for years.
@@ -128,7 +128,7 @@ func (b *browserModel) shape(ua string, low []byte) uaShape {
 	webview := func() bool {
 		if wv == 0 {
 			wv = 1
-			if b.webview.MatchString(ua) || wkWebView(low) && b.noSafari.MatchString(ua[len(ua)-len(platform)-len(afterPlatform)-1:][:len(platform)]) {
+			if b.webview.MatchString(ua) || wkWebView(low) && b.noSafari.MatchString(ua[len(prefix):len(prefix)+len(platform)]) {
 				wv = 2
 			}
 		}
