@@ -191,3 +191,23 @@ func TestInAppListErrors(t *testing.T) {
 		t.Errorf("minimal list: %v", err)
 	}
 }
+
+// FuzzBrowserModel: the model never panics, and its verdict depends on the
+// UA's letters only, not their case (the regexps are case-insensitive, the
+// rest reads the lowercased copy).
+func FuzzBrowserModel(f *testing.F) {
+	m, err := newBrowserModel(defaultInApp, "lists/inapp.txt")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, ua := range []string{uaChromeWin, uaSafariIPhone, uaFacebookIOS, uaTikTok, uaWKWebView, uaSlack,
+		"Mozilla/5.0 (a (b) c) AppleWebKit/1 (x", "Mozilla/5.0 (", "Opera/9.80 (x) Presto/2"} {
+		f.Add(ua)
+	}
+	f.Fuzz(func(t *testing.T, ua string) {
+		low := appendLower(nil, ua)
+		if a, b := m.shape(ua, low), m.shape(string(low), low); a != b {
+			t.Errorf("shape(%q) = %d, of its lowercase %d", ua, a, b)
+		}
+	})
+}
