@@ -9,7 +9,9 @@
 // the cache and checks their checksums, the way `make geo` fetches the
 // country database. uaeval only reads those files; it must never change the
 // rules or be used to tune them to these sets (the review's held-out set is
-// a different one).
+// a different one). Every set here is evaluation-only: none is shipped in
+// validate, and the lists validate ships (Crawler-Detect's patterns, the
+// in-app list from inapp-spy) are never evaluated against themselves here.
 package uaeval
 
 import (
