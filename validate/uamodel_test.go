@@ -31,6 +31,7 @@ var (
 	uaWKWebView       = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148"
 	uaWKWebViewIPad   = "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko)"
 	uaSlack           = "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Slack/4.39.95 Chrome/126.0.6478.127 Electron/31.2.1 Safari/537.36"
+	uaPS5             = "Mozilla/5.0 (PlayStation 5 3.20) AppleWebKit/605.1.15 (KHTML, like Gecko)"
 	uaObsidian        = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) obsidian/1.6.7 Chrome/124.0.6367.243 Electron/30.1.2 Safari/537.36"
 )
 
@@ -67,7 +68,7 @@ func TestBrowserModelShapes(t *testing.T) {
 	// In-app browsers and web views.
 	for _, ua := range []string{uaFacebookIOS, uaFacebookAndroid, uaInstagramIOS, uaInstagramAndroid, uaLineIOS, uaLineAndroid,
 		uaWeChat, uaTikTok, uaTikTokIOS, uaSnapchat, uaPinterestIOS, uaPinterestAndr, uaLinkedInIOS,
-		uaTwitterIOS, uaTwitterAndroid, uaGSA, uaWebViewApp, uaWKWebView, uaWKWebViewIPad, uaSlack, uaObsidian} {
+		uaTwitterIOS, uaTwitterAndroid, uaGSA, uaWebViewApp, uaWKWebView, uaWKWebViewIPad, uaPS5, uaSlack, uaObsidian} {
 		f(ua, shapeInApp)
 	}
 	// Not a browser's: client libraries, scripts, bare names, a URL or an
@@ -113,7 +114,7 @@ func TestJudgeBrowserModel(t *testing.T) {
 	// In-app browsers and web views are people.
 	f(viewcount.Valid, uaFacebookIOS, uaFacebookAndroid, uaInstagramIOS, uaInstagramAndroid, uaLineIOS, uaLineAndroid, uaWeChat,
 		uaTikTok, uaTikTokIOS, uaSnapchat, uaPinterestIOS, uaPinterestAndr, uaLinkedInIOS, uaTwitterIOS,
-		uaTwitterAndroid, uaGSA, uaAndroidWebView, uaWebViewApp, uaWKWebView, uaWKWebViewIPad, uaSlack, uaObsidian)
+		uaTwitterAndroid, uaGSA, uaAndroidWebView, uaWebViewApp, uaWKWebView, uaWKWebViewIPad, uaPS5, uaSlack, uaObsidian)
 	// HTTP client libraries.
 	f(viewcount.BotUA, "curl/8.5.0", "Dart/3.4 (dart:io)", "reqwest/0.12.4", "Faraday v2.9.0", "Deno/1.44.0",
 		"Bun/1.1.17", "RestSharp/110.2.0.0", "aiohttp/3.9.5", "node", "libcurl-agent/1.0", "PHP/8.3.8",
@@ -158,7 +159,7 @@ func TestJudgeBrowserModel(t *testing.T) {
 
 // TestDefaultInAppList: the embedded list parses, and holds what its
 // header says it copies from inapp-spy@5.0.10 (13 apps, 3 web view rules)
-// plus the local additions (1 app, 1 web view, 1 platform).
+// plus the local additions (1 app, 1 web view, 2 platforms).
 func TestDefaultInAppList(t *testing.T) {
 	if _, err := newBrowserModel(defaultInApp, "lists/inapp.txt"); err != nil {
 		t.Fatal(err)
@@ -169,8 +170,8 @@ func TestDefaultInAppList(t *testing.T) {
 			count[strings.Fields(line)[0]]++
 		}
 	}
-	if count["app"] != 14 || count["webview"] != 3 || count["webview-without-safari"] != 2 {
-		t.Errorf("entries by kind %v, want app 14, webview 3, webview-without-safari 2", count)
+	if count["app"] != 14 || count["webview"] != 3 || count["webview-without-safari"] != 3 {
+		t.Errorf("entries by kind %v, want app 14, webview 3, webview-without-safari 3", count)
 	}
 }
 
