@@ -41,10 +41,19 @@ UADATA_BOTS_VERSION   := 1.60.0
 UADATA_BOTS_SHA256    := c36c67f2527f1a5340858d540c732ebbc3ec866cfc0c5717de82b22a1f8dc537
 UADATA_HUMANS_VERSION := 2.1.198
 UADATA_HUMANS_SHA256  := 5432ce503c8d18fb6ac2dd668d019df3fdd94843a9472fda2525507f988e0022
+# Two more, both evaluation-only (nothing in validate reads them): bots and
+# legacy browsers filed by useragentstring.com (random-useragent, MIT), and
+# the 100 user agents most seen by microlink.io (top-user-agents, MIT).
+UADATA_RANDOM_VERSION := 0.5.0
+UADATA_RANDOM_SHA256  := d060a3361e1778d7b9e30d126a07d5f2974bef1b97b64713dfc8f8527a1b486f
+UADATA_TOP_VERSION    := 2.1.138
+UADATA_TOP_SHA256     := 93e2a7b28c2e3ada4eacc02aeaf900aa9aa52f3d28da50cd03d63012f7f704ac
 VIEWCOUNT_UADATA ?= $(CACHE_DIR)/uadata
 export VIEWCOUNT_UADATA
 UADATA_BOTS   := $(VIEWCOUNT_UADATA)/crawler-user-agents-$(UADATA_BOTS_VERSION).json
 UADATA_HUMANS := $(VIEWCOUNT_UADATA)/user-agents-$(UADATA_HUMANS_VERSION).json
+UADATA_RANDOM := $(VIEWCOUNT_UADATA)/random-useragent-$(UADATA_RANDOM_VERSION).json
+UADATA_TOP    := $(VIEWCOUNT_UADATA)/top-user-agents-$(UADATA_TOP_VERSION).json
 
 GO       ?= go
 GOFLAGS  ?=
@@ -143,7 +152,7 @@ $(ASN_IPV4) $(ASN_IPV6) &: | npm
 	  mv package/asn-ipv4-num.csv "$(ASN_IPV4).part" && mv "$(ASN_IPV4).part" "$(ASN_IPV4)"
 	@echo "AS-number data ready: $(VIEWCOUNT_ASN_DB)"
 
-uadata: $(UADATA_BOTS) $(UADATA_HUMANS)
+uadata: $(UADATA_BOTS) $(UADATA_HUMANS) $(UADATA_RANDOM) $(UADATA_TOP)
 
 # $(call npm-file,package,version,path in the tarball,sha256,target): fetch
 # one file of an npm package, refuse it (and cache nothing) when its
@@ -167,6 +176,31 @@ $(UADATA_BOTS): | npm
 
 $(UADATA_HUMANS): | npm
 	$(call npm-file,user-agents,$(UADATA_HUMANS_VERSION),package/dist/user-agents.json,$(UADATA_HUMANS_SHA256),$@)
+
+$(UADATA_RANDOM): | npm
+	$(call npm-file,random-useragent,$(UADATA_RANDOM_VERSION),package/useragent-data.json,$(UADATA_RANDOM_SHA256),$@)
+
+$(UADATA_TOP): | npm
+	$(call npm-file,top-user-agents,$(UADATA_TOP_VERSION),package/src/index.json,$(UADATA_TOP_SHA256),$@)
+
+# The browser model's in-app list (validate/lists/inapp.txt) is a vetted
+# extract of inapp-spy's regexps, embedded at build time. This fetches the
+# pinned version, checks its checksum and prints its regexps to compare with
+# the extract; to update, change both lines and the file's header.
+INAPP_VERSION := 5.0.10
+INAPP_SHA256  := 17fb8e2211005dbc7df1a2fe25377be6796b21bfa2b2eec460f691505c1e024c
+.PHONY: inapplist
+inapplist: | npm
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && cd "$$tmp" && \
+	  npm pack --silent inapp-spy@$(INAPP_VERSION) >/dev/null && \
+	  tar -xzf inapp-spy-$(INAPP_VERSION).tgz package/dist/index.js && \
+	  sum=$$(sha256sum package/dist/index.js | cut -d' ' -f1) && \
+	  if [ "$$sum" != "$(INAPP_SHA256)" ]; then \
+	    echo "inapp-spy@$(INAPP_VERSION): checksum mismatch: got $$sum, want $(INAPP_SHA256)" >&2; exit 1; \
+	  fi && \
+	  echo "inapp-spy@$(INAPP_VERSION) (sha256 ok): appNameRegExps, then inAppRegExps:" && \
+	  grep -E '^ +regex: /' package/dist/index.js && \
+	  sed -n '/^var inAppRegExps/,/^];/p' package/dist/index.js | grep -E '^ +"'
 
 # The user-agent rules' recall and false-positive rate per data set (CI
 # prints it after the tests).

@@ -18,7 +18,6 @@ require (
 	github.com/x-way/crawlerdetect v0.2.24
 	golang.org/x/crypto v0.58.0
 	golang.org/x/sync v0.25.0
-	zgo.at/isbot v1.0.0
 )
 
 require (

@@ -11,7 +11,6 @@ import (
 	"github.com/cespare/xxhash/v2"
 	useragent "github.com/medama-io/go-useragent"
 	"github.com/x-way/crawlerdetect"
-	"zgo.at/isbot"
 )
 
 // uaCacheSize bounds the memoized user-agent verdicts. Real traffic repeats
@@ -21,10 +20,11 @@ import (
 const uaCacheSize = 1 << 13
 
 // uaMatcher decides whether a user agent is a bot, crawler, tool or headless
-// browser, combining the built-in tokens with two maintained lists
-// (zgo.at/isbot's shape rules, then Crawler-Detect). crawlerdetect (the Crawler-Detect list: ~1,400 patterns in one
-// case-insensitive alternation) costs ~120 µs per UA, so it runs only when the
-// cheap checks cannot decide, and each UA's verdict is memoized. The verdict
+// browser, combining the built-in tokens, a positive model of browsers' user
+// agents (browserModel, with the maintained in-app list) and Crawler-Detect's
+// patterns. crawlerdetect (~1,400 patterns in one case-insensitive
+// alternation) costs ~120 µs per UA, so it runs only for browser-shaped UAs
+// holding a crawler's word, and each UA's verdict is memoized. The verdict
 // is a pure function of the UA string and the configured patterns: the cache
 // changes how fast an answer comes, never which, so it needs no reset on
 // replay and its eviction order cannot affect determinism.
@@ -42,6 +42,7 @@ const uaCacheSize = 1 << 13
 type uaMatcher struct {
 	extra     *regexp.Regexp // ExtraBotPatterns as one alternation; nil if none
 	replace   bool           // only extra decides
+	model     *browserModel
 	parser    *useragent.Parser
 	cur, prev map[string]uaInfo
 }
@@ -57,7 +58,11 @@ type uaInfo struct {
 }
 
 func newUAMatcher(patterns []string, replace bool) (*uaMatcher, error) {
-	m := &uaMatcher{replace: replace, parser: useragent.NewParser(), cur: make(map[string]uaInfo), prev: map[string]uaInfo{}}
+	model, err := newBrowserModel(defaultInApp, "lists/inapp.txt")
+	if err != nil {
+		return nil, err // a bad embedded list is a build bug; TestDefaultInAppList guards it
+	}
+	m := &uaMatcher{replace: replace, model: model, parser: useragent.NewParser(), cur: make(map[string]uaInfo), prev: map[string]uaInfo{}}
 	if len(patterns) == 0 {
 		return m, nil
 	}
@@ -116,10 +121,12 @@ func (m *uaMatcher) classify(ua string) bool {
 	return m.classifyLow(ua, appendLower(buf[:0], ua))
 }
 
-// classifyLow is classify with ua already lowercased into low. Two
-// maintained lists decide what the built-in tokens and the browser
-// shortcut leave open: zgo.at/isbot's shape rules (notBrowserShaped), then
-// Crawler-Detect's patterns.
+// classifyLow is classify with ua already lowercased into low. A UA the
+// browser model (uamodel.go) does not recognise as a browser's is a bot:
+// the model says what browsers look like, so it also rejects bots no list
+// names yet (issue 11). A browser-shaped UA is a person unless it holds a
+// word crawlers use (suspectTokens), which sends it to Crawler-Detect's
+// patterns: bots also pose as browsers.
 func (m *uaMatcher) classifyLow(ua string, low []byte) bool {
 	if m.replace {
 		return m.extra != nil && m.extra.MatchString(ua)
@@ -130,63 +137,10 @@ func (m *uaMatcher) classifyLow(ua string, low []byte) bool {
 	if m.extra != nil && m.extra.MatchString(ua) {
 		return true
 	}
-	if browserShaped(low) && !containsAny(low, suspectTokens) {
-		return false
+	if m.model.shape(ua, low) == shapeNone {
+		return true
 	}
-	return notBrowserShaped(ua) || crawlerdetect.IsCrawler(ua)
-}
-
-// notBrowserShaped reports what zgo.at/isbot decides from a user agent's
-// shape alone: it holds a URL ("://", BotLink), or has no space or no slash
-// or fewer than 10 bytes (BotShort). A browser that loads a page's pixel
-// sends neither; feed readers, link unfurlers, scanners and scripts often
-// do, under names no list has yet (issue 11: such strings are not people).
-// isbot's word lists (client libraries, known bots, "bot" anywhere) are
-// left out: botTokens and Crawler-Detect cover them, and "bot" alone would
-// reject phones such as the "M bot 54" that Crawler-Detect exempts.
-func notBrowserShaped(ua string) bool {
-	r := isbot.UserAgent(ua)
-	return r == isbot.BotLink || r == isbot.BotShort
-}
-
-// browserShaped reports whether a lowercased UA has exactly the shape
-// current desktop and mobile browsers send: "Mozilla/5.0 (platform) ..."
-// followed only by well-known product tokens (AppleWebKit, Chrome, Safari,
-// Firefox, Edg, ...), at least one of them a browser. Monitoring services and
-// in-app browsers append their own token ("Firefox/46.0 PTST/279"), which
-// sends them to the full check. Bots also hide inside the platform comment,
-// which is why suspectTokens are checked as well.
-func browserShaped(low []byte) bool {
-	rest, ok := bytes.CutPrefix(low, []byte("mozilla/5.0 ("))
-	if !ok {
-		return false
-	}
-	// The platform comment: bots hide here too, see suspectTokens.
-	i := bytes.IndexByte(rest, ')')
-	if i < 0 || bytes.IndexByte(rest[:i], '(') >= 0 {
-		return false
-	}
-	rest = rest[i+1:]
-	browser := false
-	for {
-		var tok []byte
-		tok, rest = nextProduct(rest)
-		if tok == nil {
-			return browser
-		}
-		if bytes.ContainsAny(tok, "()") {
-			return false // a comment glued to a product: "Safari/1(bot)"
-		}
-		name, _, versioned := bytes.Cut(tok, []byte("/"))
-		if !versioned && string(name) != "mobile" { // "Mobile Safari/537.36"
-			return false
-		}
-		kind, ok := browserProducts[string(name)] // no allocation
-		if !ok {
-			return false
-		}
-		browser = browser || kind
-	}
+	return containsAny(low, suspectTokens) && crawlerdetect.IsCrawler(ua)
 }
 
 // nextProduct splits the next product token ("name/version") off a
@@ -209,14 +163,6 @@ func nextProduct(rest []byte) (tok, after []byte) {
 		return rest[:j], rest[j:]
 	}
 	return rest, nil
-}
-
-// browserProducts are the product tokens current browsers put outside
-// parentheses; true marks the ones that name a browser.
-var browserProducts = map[string]bool{
-	"mozilla": false, "applewebkit": false, "gecko": false, "version": false, "mobile": false,
-	"chrome": true, "safari": true, "firefox": true, "edg": true, "edga": true, "edgios": true,
-	"crios": true, "fxios": true, "opr": true, "samsungbrowser": true,
 }
 
 // botTokens are lowercase substrings that on their own mark a bot, whatever
@@ -259,7 +205,7 @@ var botTokens = tokens(
 // bot on their own ("bot" is also in phone model names Crawler-Detect
 // excludes); a browser-shaped UA containing one goes to crawlerdetect.
 // TestFastPathMissesNoCrawler checks this list against Crawler-Detect's own
-// crawler corpus: no UA on it may take the browser shortcut.
+// crawler corpus: no UA on it may pass on its shape alone.
 var suspectTokens = tokens(
 	"bot", "crawl", "spider", "slurp", "http", "www.", ".com", ".net", ".org",
 	"fetch", "preview", "scan", "check", "monitor", "archive", "scrap",

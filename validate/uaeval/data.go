@@ -9,7 +9,9 @@
 // the cache and checks their checksums, the way `make geo` fetches the
 // country database. uaeval only reads those files; it must never change the
 // rules or be used to tune them to these sets (the review's held-out set is
-// a different one).
+// a different one). Every set here is evaluation-only: none is shipped in
+// validate, and the lists validate ships (Crawler-Detect's patterns, the
+// in-app list from inapp-spy) are never evaluated against themselves here.
 package uaeval
 
 import (
@@ -35,6 +37,16 @@ const (
 	// browser profiles sampled from a real site's traffic, each with its
 	// share of that traffic ("weight").
 	UserAgentsVersion = "2.1.198"
+	// RandomUserAgentVersion: npm random-useragent (skratchdot, MIT): 822
+	// user agents from useragentstring.com filed in folders; those under
+	// spiders, bots, libraries, downloaders, validators and feed readers are
+	// a bot set, the browser folders (mostly 2008-2016) a set of legacy
+	// browsers.
+	RandomUserAgentVersion = "0.5.0"
+	// TopUserAgentsVersion: npm top-user-agents (microlink.io, MIT): the
+	// 100 user agents most seen in requests to microlink.io's API in the
+	// week of the release, most frequent first, no weights.
+	TopUserAgentsVersion = "2.1.138"
 )
 
 // EnvDir names the environment variable that overrides DefaultDir.
@@ -72,6 +84,14 @@ const (
 	// "weight", "deviceCategory"}; every entry is a sample of its weight,
 	// grouped by device category.
 	IntoliUserAgents
+	// RandomUserAgent: random-useragent's useragent-data.json, an array of
+	// {"folder", "userAgent"}; a set of Bots takes the bot folders, a set
+	// of Humans the browser folders (see folderKind), each sample of weight
+	// 1, grouped by folder.
+	RandomUserAgent
+	// TopUserAgents: top-user-agents' index.json, an array of user agent
+	// strings; every one a sample of weight 1 in one group.
+	TopUserAgents
 )
 
 // Set is one data set: a file in the data directory and how to read it.
@@ -81,6 +101,11 @@ type Set struct {
 	Kind   Kind
 	Format Format
 }
+
+// Weighted reports whether the set's weights are shares of real traffic,
+// so that its false-positive rate is traffic-weighted; otherwise every
+// user agent counts once.
+func (s Set) Weighted() bool { return s.Format == IntoliUserAgents }
 
 // Pinned returns the data sets `make uadata` fetches, under the file names it
 // gives them.
@@ -98,7 +123,47 @@ func Pinned() []Set {
 			Kind:   Humans,
 			Format: IntoliUserAgents,
 		},
+		{
+			Name:   "random-useragent@" + RandomUserAgentVersion + " bots",
+			File:   "random-useragent-" + RandomUserAgentVersion + ".json",
+			Kind:   Bots,
+			Format: RandomUserAgent,
+		},
+		{
+			Name:   "top-user-agents@" + TopUserAgentsVersion,
+			File:   "top-user-agents-" + TopUserAgentsVersion + ".json",
+			Kind:   Humans,
+			Format: TopUserAgents,
+		},
+		{
+			Name:   "random-useragent@" + RandomUserAgentVersion + " legacy browsers",
+			File:   "random-useragent-" + RandomUserAgentVersion + ".json",
+			Kind:   Humans,
+			Format: RandomUserAgent,
+		},
 	}
+}
+
+// folderKind says which kind of set a random-useragent folder belongs to;
+// 0 for folders that are neither clearly bots nor browsers (services,
+// consoles, WAP gateways, "Miscellaneous").
+func folderKind(folder string) Kind {
+	switch {
+	case strings.HasPrefix(folder, "/Spiders"),
+		strings.HasPrefix(folder, "/Miscellaneous/Bots"),
+		folder == "/Miscellaneous/Downloaders",
+		folder == "/Miscellaneous/Validators",
+		folder == "/Miscellaneous/Feed Readers",
+		folder == "/Miscellaneous/Libraries":
+		return Bots
+	case strings.HasPrefix(folder, "/Browsers"),
+		strings.HasPrefix(folder, "/Miscellaneous/Browsers"),
+		folder == "/Mobile Devices/Browsers",
+		strings.HasPrefix(folder, "/Mobile Devices/Devices/"),
+		strings.HasPrefix(folder, "/Mobile Devices/OS/"):
+		return Humans
+	}
+	return 0
 }
 
 // DefaultDir is where `make uadata` puts the pinned sets: $VIEWCOUNT_UADATA
@@ -124,8 +189,8 @@ type Sample struct {
 
 // read streams the samples of r in the given format to fn, one array
 // element decoded at a time, so memory stays that of one element whatever
-// the file's size.
-func read(r io.Reader, format Format, fn func(Sample)) error {
+// the file's size. kind picks a RandomUserAgent file's folders.
+func read(r io.Reader, format Format, kind Kind, fn func(Sample)) error {
 	dec := json.NewDecoder(r)
 	if tok, err := dec.Token(); err != nil {
 		return fmt.Errorf("reading the opening bracket: %w", err)
@@ -166,6 +231,23 @@ func read(r io.Reader, format Format, fn func(Sample)) error {
 				g = "(unknown)"
 			}
 			fn(Sample{UA: e.UserAgent, Weight: e.Weight, Groups: []string{g}})
+		case RandomUserAgent:
+			var e struct {
+				Folder    string `json:"folder"`
+				UserAgent string `json:"userAgent"`
+			}
+			if err := dec.Decode(&e); err != nil {
+				return fmt.Errorf("element %d: %w", i, err)
+			}
+			if folderKind(e.Folder) == kind {
+				fn(Sample{UA: e.UserAgent, Weight: 1, Groups: []string{strings.TrimPrefix(e.Folder, "/")}})
+			}
+		case TopUserAgents:
+			var ua string
+			if err := dec.Decode(&ua); err != nil {
+				return fmt.Errorf("element %d: %w", i, err)
+			}
+			fn(Sample{UA: ua, Weight: 1, Groups: []string{"top-100"}})
 		default:
 			return fmt.Errorf("unknown format %d", format)
 		}
@@ -187,7 +269,7 @@ func readFile(dir string, set Set, fn func(Sample)) error {
 		return fmt.Errorf("uaeval: %s: %w", set.Name, err)
 	}
 	defer f.Close()
-	if err := read(f, set.Format, fn); err != nil {
+	if err := read(f, set.Format, set.Kind, fn); err != nil {
 		return fmt.Errorf("uaeval: %s: %s: %w", set.Name, path, err)
 	}
 	return nil

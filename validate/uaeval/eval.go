@@ -178,7 +178,10 @@ func Print(w io.Writer, results []Result) error {
 	for _, r := range results {
 		measure, format := "recall", "%.2f %%"
 		if r.Set.Kind == Humans {
-			measure, format = "false positives (traffic-weighted)", "%.3f %%"
+			measure, format = "false positives (per UA)", "%.3f %%"
+			if r.Set.Weighted() {
+				measure = "false positives (traffic-weighted)"
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t"+format+"\t%s\n",
 			r.Set.Name, r.Set.Kind, r.UAs, r.Rejected, measure, 100*r.Rate(), reasons(r.Reasons))
