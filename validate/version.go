@@ -27,7 +27,7 @@ var lists embed.FS
 
 // ruleModules are the Go modules whose data decides verdicts (user-agent
 // lists and parsers): their versions are part of the rule set.
-var ruleModules = []string{"github.com/x-way/crawlerdetect", "zgo.at/isbot", "github.com/medama-io/go-useragent"}
+var ruleModules = []string{"github.com/x-way/crawlerdetect", "github.com/medama-io/go-useragent"}
 
 // RuleSet is what decides verdicts: every setting of Config that the rules
 // read, the content of every built-in list and the versions of the rule
