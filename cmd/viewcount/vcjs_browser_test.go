@@ -170,8 +170,15 @@ func TestVCJSInBrowser(t *testing.T) {
 		t.Fatalf("start chromium: %v", err)
 	}
 	ua = strings.Replace(ua, "HeadlessChrome/", "Chrome/", 1)
+	// A person's browser: a desktop user agent and screen (headless
+	// Chromium's 800 × 600 screen is judged headless: this test is about
+	// the tracker under a CSP, not about catching it).
 	setUA := chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		_, err := cdp.Call(ctx, tg, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{UserAgent: ua})
+		if _, err := cdp.Call(ctx, tg, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{UserAgent: ua}); err != nil {
+			return err
+		}
+		_, err := cdp.Call(ctx, tg, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
+			Width: 1280, Height: 720, DeviceScaleFactor: 1, ScreenWidth: 1920, ScreenHeight: 1080})
 		return err
 	})
 
