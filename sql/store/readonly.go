@@ -1,0 +1,184 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Limits bound what one analyst query may use. The engine enforces them:
+// they are settings of the read-only connection, fixed before readonly=1
+// forbids changing any setting, so no query can lift them.
+type Limits struct {
+	MaxExecutionTime time.Duration // max_execution_time; default 30 s
+	MaxResultRows    uint64        // max_result_rows; default 1,000,000
+	MaxMemoryUsage   uint64        // max_memory_usage in bytes; default 2 GB
+}
+
+// Limit defaults, documented in the README's flag table.
+const (
+	DefaultMaxExecutionTime = 30 * time.Second
+	DefaultMaxResultRows    = 1_000_000
+	DefaultMaxMemoryUsage   = 2_000_000_000
+)
+
+func (l *Limits) defaults() {
+	if l.MaxExecutionTime <= 0 {
+		l.MaxExecutionTime = DefaultMaxExecutionTime
+	}
+	if l.MaxResultRows == 0 {
+		l.MaxResultRows = DefaultMaxResultRows
+	}
+	if l.MaxMemoryUsage == 0 {
+		l.MaxMemoryUsage = DefaultMaxMemoryUsage
+	}
+}
+
+// ErrReadOnlyUnsupported is returned (wrapped) by OpenReadOnly for a store
+// that cannot run analyst queries itself: the ClickHouse server store, whose
+// own HTTP port and a read-only user serve analysts better.
+var ErrReadOnlyUnsupported = errors.New("read-only SQL is served for the embedded store only: on a ClickHouse server use its own HTTP port with a read-only user")
+
+// ReadOnly runs analysts' queries on a connection of its own that the
+// engine holds to readonly=1 and to Limits. It must never run a statement
+// of the service's own: that connection cannot write or change settings.
+type ReadOnly struct {
+	s     *chdbStore
+	conns chan *chdbConn
+}
+
+// QueryStats is what the engine reports of a finished query.
+type QueryStats struct {
+	RowsRead  uint64
+	BytesRead uint64
+	Elapsed   time.Duration
+}
+
+// OpenReadOnly opens the read-only connection on st's engine and database.
+// It fails with ErrReadOnlyUnsupported unless st is the embedded store.
+// Close releases it; close it before st.
+func OpenReadOnly(st Store, limits Limits) (*ReadOnly, error) {
+	s, ok := st.(*chdbStore)
+	if !ok {
+		return nil, ErrReadOnlyUnsupported
+	}
+	limits.defaults()
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	c, err := s.connect()
+	if err != nil {
+		return nil, fmt.Errorf("store: read-only connection: %w", err)
+	}
+	// Session settings persist on a chDB connection. readonly=1 comes last:
+	// from then on the session cannot change any setting, neither with SET
+	// nor with a query's SETTINGS clause.
+	for _, q := range []string{
+		"USE `" + s.db + "`",
+		"SET max_execution_time = " + strconv.FormatInt(int64((limits.MaxExecutionTime+time.Second-1)/time.Second), 10),
+		"SET max_result_rows = " + strconv.FormatUint(limits.MaxResultRows, 10),
+		"SET result_overflow_mode = 'throw'",
+		"SET max_memory_usage = " + strconv.FormatUint(limits.MaxMemoryUsage, 10),
+		"SET readonly = 1",
+	} {
+		if _, _, err := s.run(c, q, "TSV", nil); err != nil {
+			s.lib.closeConn(c.ptr)
+			return nil, fmt.Errorf("store: read-only connection: %w", err)
+		}
+	}
+	r := &ReadOnly{s: s, conns: make(chan *chdbConn, 1)}
+	r.conns <- c
+	return r, nil
+}
+
+// Database is the one database analysts read.
+func (r *ReadOnly) Database() string { return r.s.db }
+
+// Query runs query and returns its output in the ClickHouse format named
+// (TabSeparated, JSON, CSV, …; a FORMAT clause in the query wins, as in
+// ClickHouse). Errors carry the engine's message, "Code: N. DB::Exception:
+// …". One query runs at a time; ctx bounds the wait for the connection.
+func (r *ReadOnly) Query(ctx context.Context, query, format string, params Params) ([]byte, QueryStats, error) {
+	if r.s.closed.Load() {
+		return nil, QueryStats{}, ErrClosed
+	}
+	var c *chdbConn
+	select {
+	case c = <-r.conns:
+	case <-ctx.Done():
+		return nil, QueryStats{}, ctx.Err()
+	case <-r.s.done:
+		return nil, QueryStats{}, ErrClosed
+	}
+	defer func() { r.conns <- c }()
+	start := time.Now()
+	if err := r.checkTables(c, query, params); err != nil {
+		return nil, QueryStats{Elapsed: time.Since(start)}, err
+	}
+	out, _, err := r.s.run(c, query, format, params)
+	st := QueryStats{Elapsed: time.Since(start)}
+	if err != nil {
+		return nil, st, err
+	}
+	return out, st, nil
+}
+
+// Close closes the read-only connection, waiting for a query in flight.
+func (r *ReadOnly) Close() error {
+	c := <-r.conns
+	engine.mu.Lock()
+	defer engine.mu.Unlock()
+	r.s.lib.closeConn(c.ptr)
+	return nil
+}
+
+// readableDBs are the databases an analyst query may name besides the
+// store's own: the engine's catalogues, which clients read on connect.
+var readableDBs = map[string]bool{"system": true, "information_schema": true, "INFORMATION_SCHEMA": true}
+
+// readableFuncs are the table functions that read no table and no outside
+// source. readonly=1 already refuses file(), url(), remote(), s3() and the
+// like; merge() and a few others it allows could read another database.
+var readableFuncs = map[string]bool{"numbers": true, "numbers_mt": true, "zeros": true, "zeros_mt": true, "generateRandom": true, "values": true, "generate_series": true, "generateSeries": true, "one": true}
+
+// checkTables asks the engine's analyzer which tables the query reads
+// (EXPLAIN QUERY TREE resolves every name, views and subqueries included)
+// and refuses one in another database, with ClickHouse's ACCESS_DENIED. A
+// statement the analyzer does not take (SHOW, DESCRIBE, EXISTS, or any
+// write, which readonly=1 refuses) runs as it is: those can show another
+// database's metadata, never its rows.
+func (r *ReadOnly) checkTables(c *chdbConn, query string, params Params) error {
+	out, _, err := r.s.run(c, "EXPLAIN QUERY TREE "+query, "TSV", params)
+	if err != nil {
+		if strings.Contains(err.Error(), "(SYNTAX_ERROR)") {
+			return nil
+		}
+		return err
+	}
+	for line := range strings.SplitSeq(string(out), "\n") {
+		if name, ok := field(line, "table_name: "); ok {
+			db, _, found := strings.Cut(name, ".")
+			if found && db != r.s.db && !readableDBs[db] {
+				return fmt.Errorf("Code: 497. DB::Exception: analyst: reading database %s is not allowed; only %s, system and information_schema. (ACCESS_DENIED)", db, r.s.db)
+			}
+		}
+		if name, ok := field(line, "table_function_name: "); ok && !readableFuncs[name] {
+			return fmt.Errorf("Code: 497. DB::Exception: analyst: table function %s() is not allowed. (ACCESS_DENIED)", name)
+		}
+	}
+	return nil
+}
+
+// field is the value after key on an EXPLAIN QUERY TREE line, up to the
+// next comma.
+func field(line, key string) (string, bool) {
+	_, v, ok := strings.Cut(line, key)
+	if !ok {
+		return "", false
+	}
+	v, _, _ = strings.Cut(v, ",")
+	return strings.Trim(strings.TrimSpace(v), "\"`"), true
+}
