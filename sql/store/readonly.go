@@ -144,18 +144,41 @@ var readableDBs = map[string]bool{"system": true, "information_schema": true, "I
 // like; merge() and a few others it allows could read another database.
 var readableFuncs = map[string]bool{"numbers": true, "numbers_mt": true, "zeros": true, "zeros_mt": true, "generateRandom": true, "values": true, "generate_series": true, "generateSeries": true, "one": true}
 
-// checkTables asks the engine's analyzer which tables the query reads
-// (EXPLAIN QUERY TREE resolves every name, views and subqueries included)
-// and refuses one in another database, with ClickHouse's ACCESS_DENIED. A
-// statement the analyzer does not take (SHOW, DESCRIBE, EXISTS, or any
-// write, which readonly=1 refuses) runs as it is: those can show another
-// database's metadata, never its rows.
+// readableStatements are the statement kinds (the root of the engine's
+// EXPLAIN AST) an analyst may run. readonly=1 refuses writes, DDL and
+// settings changes, but lets through statements that act on the shared
+// engine (SYSTEM STOP MERGES, KILL QUERY) or on the session (USE), so only
+// these run at all.
+var readableStatements = map[string]bool{
+	"SelectWithUnionQuery": true, "SelectQuery": true, "SelectIntersectExceptQuery": true,
+	"Explain": true, "ShowTables": true, "ShowColumns": true, "ShowIndexes": true,
+	"DescribeQuery": true, "ExistsTableQuery": true, "ExistsDatabaseQuery": true, "ExistsViewQuery": true,
+	"ExistsDictionaryQuery": true, "ShowCreateTableQuery": true, "ShowCreateViewQuery": true,
+	"ShowCreateDatabaseQuery": true, "ShowCreateDictionaryQuery": true, "ShowSettingQuery": true,
+	"ShowFunctions": true, "ShowEngineQuery": true, "ShowDatabases": true,
+}
+
+// checkTables asks the engine's parser what kind of statement the query is
+// and refuses every kind but readableStatements; then it asks the analyzer
+// which tables the query reads (EXPLAIN QUERY TREE resolves every name,
+// views and subqueries included) and refuses one in another database, with
+// ClickHouse's ACCESS_DENIED. SHOW and DESCRIBE, which the analyzer does
+// not take, can show another database's metadata, never its rows.
 func (r *ReadOnly) checkTables(c *chdbConn, query string, params Params) error {
-	out, _, err := r.s.run(c, "EXPLAIN QUERY TREE "+query, "TSV", params)
+	ast, _, err := r.s.run(c, "EXPLAIN AST "+query, "TabSeparatedRaw", params)
 	if err != nil {
-		if strings.Contains(err.Error(), "(SYNTAX_ERROR)") {
-			return nil
-		}
+		return err
+	}
+	kind, _, _ := strings.Cut(strings.TrimSpace(string(ast)), " ")
+	kind, _, _ = strings.Cut(kind, "\n")
+	if !readableStatements[kind] {
+		return fmt.Errorf("Code: 164. DB::Exception: analyst: %s statements cannot run here: only SELECT, SHOW, DESCRIBE, EXISTS and EXPLAIN. (READONLY)", kind)
+	}
+	if !strings.HasPrefix(kind, "Select") {
+		return nil
+	}
+	out, _, err := r.s.run(c, "EXPLAIN QUERY TREE "+query, "TabSeparatedRaw", params)
+	if err != nil {
 		return err
 	}
 	for line := range strings.SplitSeq(string(out), "\n") {

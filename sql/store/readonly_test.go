@@ -59,10 +59,29 @@ func TestReadOnlyRefuses(t *testing.T) {
 	fail("SELECT * FROM url('http://127.0.0.1:1/x', 'LineAsString')", "164")
 	fail("SELECT * FROM remote('127.0.0.1', system.one)", "164")
 	fail("SELECT * FROM s3('http://127.0.0.1:1/bucket/key', 'LineAsString')", "164")
+	fail("SYSTEM STOP MERGES", "164") // readonly=1 alone lets this through
+	fail("KILL QUERY WHERE 1", "164")
+	fail("USE system", "164")
 	fail("SELECT sum(x) FROM "+otherDB+".t", "497")
 	fail("SELECT 1 FROM t WHERE x IN (SELECT x FROM "+otherDB+".t)", "497")
 	fail("SELECT * FROM merge('"+otherDB+"', '.*')", "497")
 	fail("SELECT number FROM numbers(2000)", "396") // max_result_rows
+	ok("SHOW TABLES", "TSV", "t\n")
+	ok("DESCRIBE t", "TSV", "x\tUInt64\t\t\t\t\t\n")
+
+	// The engine alone, without the statement and table checks, refuses
+	// every write, settings change and outside source.
+	for _, q := range []string{
+		"INSERT INTO t VALUES (3)", "ALTER TABLE t DELETE WHERE 1", "DROP TABLE t",
+		"CREATE TABLE u (x UInt8) ENGINE = Memory", "SYSTEM FLUSH LOGS",
+		"SELECT x FROM t SETTINGS readonly = 0", "SET max_execution_time = 0",
+		"SELECT * FROM file('/etc/passwd', 'LineAsString')", "SELECT * FROM url('http://127.0.0.1:1/x', 'LineAsString')",
+		"SELECT * FROM remote('127.0.0.1', system.one)", "SELECT * FROM s3('http://127.0.0.1:1/bucket/key', 'LineAsString')",
+	} {
+		if err := r.EngineOnly(t.Context(), q); err == nil || !strings.Contains(err.Error(), "Code: 164.") {
+			t.Errorf("engine alone, %s: %v, want Code 164", q, err)
+		}
+	}
 	if got := scalar(t, st, "SELECT count() FROM t"); got != "2" {
 		t.Errorf("rows after the refused writes: %s, want 2", got)
 	}
