@@ -26,6 +26,7 @@ const RoleAnalyst = "analyst"
 var (
 	ErrTokenUnknown = errors.New("token not found")
 	ErrBadRole      = errors.New(`role: want "analyst"`)
+	ErrBadNote      = errors.New("note: at most 200 bytes")
 )
 
 // Token is a stored token. Only the secret's hash is kept, so a copy of the
@@ -73,7 +74,7 @@ func (t *Tokens) Add(ctx context.Context, role, note string) (Token, string, err
 		return Token{}, "", ErrBadRole
 	}
 	if len(note) > 200 {
-		return Token{}, "", errors.New("note: at most 200 bytes")
+		return Token{}, "", ErrBadNote
 	}
 	idb := make([]byte, 6)
 	sec := make([]byte, 24)
