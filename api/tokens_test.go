@@ -51,7 +51,7 @@ func TestAdminTokens(t *testing.T) {
 	if err := json.Unmarshal([]byte(call("POST", "/v1/admin/tokens", testAdmin, `{"role":"analyst","note":"grafana"}`, 201)), &added); err != nil {
 		t.Fatal(err)
 	}
-	if added.Role != "analyst" || added.Note != "grafana" || added.Created != "2026-11-29T12:00:00Z" || !strings.HasPrefix(added.Token, "vca_"+added.ID+"_") {
+	if added.Role != "analyst" || added.Note != "grafana" || added.Created != "2026-11-29T12:00:00Z" || !strings.HasPrefix(added.Token, "vcq_"+added.ID+"_") {
 		t.Errorf("added: %+v", added)
 	}
 	if _, err := tokens.Check(t.Context(), added.Token); err != nil {

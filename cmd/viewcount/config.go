@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/viewcount/viewcount/sql/store"
 	"os"
 	"strconv"
 	"strings"
@@ -52,6 +53,12 @@ type Config struct {
 	CountryHeader   string        // request header a trusted CDN sets to the client's country; "" = none
 	CountryDB       string        // MMDB country database; "" = the default (geo.DefaultPath), "off" = none
 	StatsCacheMB    int           // the stats API's answer cache in MiB; 0 = none
+	// Analysts' read-only SQL listener (ClickHouse's HTTP interface) and
+	// the limits the engine holds each of its queries to.
+	SQLListen           string // "" = off
+	SQLMaxExecutionTime time.Duration
+	SQLMaxResultRows    int
+	SQLMaxMemoryMB      int
 }
 
 // envFlag declares a flag whose default comes from an environment variable,
@@ -152,6 +159,10 @@ func parseConfig(name string, args []string) (Config, error) {
 	e.str(&c.CountryHeader, "country-header", "VIEWCOUNT_COUNTRY_HEADER", "", "request header a CDN in front sets to the client's country, e.g. CF-IPCountry (trusted only when named); empty = none")
 	e.str(&c.CountryDB, "country-db", "VIEWCOUNT_COUNTRY_DB", "", "MMDB country database file; empty = the one `make geo` put in the cache (missing: a warning, no countries), off = no country lookup")
 	e.int(&c.StatsCacheMB, "stats-cache-mb", "VIEWCOUNT_STATS_CACHE_MB", 64, "MiB of stats API answers kept: a range that has ended is read once, one still counting at most every 10 s (0 = off)")
+	e.str(&c.SQLListen, "sql-listen", "VIEWCOUNT_SQL_LISTEN", "", "serve analysts' read-only SQL (ClickHouse's HTTP interface, embedded store) on this address, e.g. 127.0.0.1:8123; empty = off")
+	e.dur(&c.SQLMaxExecutionTime, "sql-max-execution-time", "VIEWCOUNT_SQL_MAX_EXECUTION_TIME", store.DefaultMaxExecutionTime, "longest an analyst query runs (max_execution_time, whole seconds)")
+	e.int(&c.SQLMaxResultRows, "sql-max-result-rows", "VIEWCOUNT_SQL_MAX_RESULT_ROWS", store.DefaultMaxResultRows, "most rows an analyst query returns (max_result_rows); more is an error")
+	e.int(&c.SQLMaxMemoryMB, "sql-max-memory-mb", "VIEWCOUNT_SQL_MAX_MEMORY_MB", store.DefaultMaxMemoryUsage>>20, "MiB one analyst query may use (max_memory_usage)")
 	if e.err != nil {
 		return c, e.err
 	}
@@ -189,6 +200,9 @@ func parseConfig(name string, args []string) (Config, error) {
 	}
 	if c.StatsCacheMB < 0 || c.StatsCacheMB > 1<<20 {
 		return c, fmt.Errorf("--stats-cache-mb %d: want 0 (off) to 1048576", c.StatsCacheMB)
+	}
+	if c.SQLMaxExecutionTime < time.Second || c.SQLMaxResultRows < 1 || c.SQLMaxMemoryMB < 1 {
+		return c, fmt.Errorf("--sql-max-execution-time %s, --sql-max-result-rows %d, --sql-max-memory-mb %d: want at least 1s, 1 and 1", c.SQLMaxExecutionTime, c.SQLMaxResultRows, c.SQLMaxMemoryMB)
 	}
 	return c, nil
 }

@@ -52,8 +52,8 @@ type Tokens struct {
 	now func() time.Time
 }
 
-// tokenPrefix marks analyst tokens: "vca_<id>_<secret>".
-const tokenPrefix = "vca_"
+// tokenPrefix marks analyst tokens: "vcq_<id>_<secret>".
+const tokenPrefix = "vcq_"
 
 // OpenTokens opens (creating if missing) the token bucket.
 func OpenTokens(ctx context.Context, c *Conn, now func() time.Time) (*Tokens, error) {

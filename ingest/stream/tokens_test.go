@@ -28,7 +28,7 @@ func TestTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(secretA, "vca_"+a.ID+"_") || len(secretA) != 4+12+1+48 {
+	if !strings.HasPrefix(secretA, "vcq_"+a.ID+"_") || len(secretA) != 4+12+1+48 {
 		t.Errorf("token form: %q", secretA)
 	}
 	if _, _, err := tokens.Add(t.Context(), "admin", ""); !errors.Is(err, stream.ErrBadRole) {
@@ -37,7 +37,7 @@ func TestTokens(t *testing.T) {
 	if got, err := tokens.Check(t.Context(), secretA); err != nil || got != a {
 		t.Errorf("check a: %+v %v", got, err)
 	}
-	for _, bad := range []string{"", "vca_", secretA + "x", strings.Replace(secretA, a.ID, b.ID, 1), "vca_../x_y"} {
+	for _, bad := range []string{"", "vcq_", secretA + "x", strings.Replace(secretA, a.ID, b.ID, 1), "vcq_../x_y"} {
 		if _, err := tokens.Check(t.Context(), bad); !errors.Is(err, stream.ErrTokenUnknown) {
 			t.Errorf("check %q: %v, want ErrTokenUnknown", bad, err)
 		}

@@ -15,14 +15,14 @@ import (
 type Limits struct {
 	MaxExecutionTime time.Duration // max_execution_time; default 30 s
 	MaxResultRows    uint64        // max_result_rows; default 1,000,000
-	MaxMemoryUsage   uint64        // max_memory_usage in bytes; default 2 GB
+	MaxMemoryUsage   uint64        // max_memory_usage in bytes; default 2 GiB
 }
 
 // Limit defaults, documented in the README's flag table.
 const (
 	DefaultMaxExecutionTime = 30 * time.Second
 	DefaultMaxResultRows    = 1_000_000
-	DefaultMaxMemoryUsage   = 2_000_000_000
+	DefaultMaxMemoryUsage   = 2 << 30
 )
 
 func (l *Limits) defaults() {
