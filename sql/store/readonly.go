@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -165,21 +166,30 @@ var readableStatements = map[string]bool{
 // ClickHouse's ACCESS_DENIED. SHOW and DESCRIBE, which the analyzer does
 // not take, can show another database's metadata, never its rows.
 func (r *ReadOnly) checkTables(c *chdbConn, query string, params Params) error {
-	ast, _, err := r.s.run(c, "EXPLAIN AST "+query, "TabSeparatedRaw", params)
+	// A FORMAT clause would apply to the EXPLAIN's own output; the checks
+	// read it as TabSeparatedRaw, and refuse whatever they cannot read.
+	q := formatClause.ReplaceAllString(query, "")
+	ast, _, err := r.s.run(c, "EXPLAIN AST "+q, "TabSeparatedRaw", params)
 	if err != nil {
 		return err
 	}
-	kind, _, _ := strings.Cut(strings.TrimSpace(string(ast)), " ")
-	kind, _, _ = strings.Cut(kind, "\n")
+	first, _, _ := strings.Cut(string(ast), "\n")
+	kind, _, _ := strings.Cut(first, " ")
 	if !readableStatements[kind] {
-		return fmt.Errorf("Code: 164. DB::Exception: analyst: %s statements cannot run here: only SELECT, SHOW, DESCRIBE, EXISTS and EXPLAIN. (READONLY)", kind)
+		if !kindRE.MatchString(kind) {
+			kind = "this statement"
+		}
+		return fmt.Errorf("Code: 164. DB::Exception: analyst: %s cannot run here: only SELECT, SHOW, DESCRIBE, EXISTS and EXPLAIN, with at most a FORMAT clause at the end. (READONLY)", kind)
 	}
 	if !strings.HasPrefix(kind, "Select") {
 		return nil
 	}
-	out, _, err := r.s.run(c, "EXPLAIN QUERY TREE "+query, "TabSeparatedRaw", params)
+	out, _, err := r.s.run(c, "EXPLAIN QUERY TREE "+q, "TabSeparatedRaw", params)
 	if err != nil {
 		return err
+	}
+	if !strings.HasPrefix(string(out), "QUERY id: ") {
+		return errors.New("Code: 164. DB::Exception: analyst: the tables this query reads cannot be checked; put FORMAT at the very end. (READONLY)")
 	}
 	for line := range strings.SplitSeq(string(out), "\n") {
 		if name, ok := field(line, "table_name: "); ok {
@@ -194,6 +204,12 @@ func (r *ReadOnly) checkTables(c *chdbConn, query string, params Params) error {
 	}
 	return nil
 }
+
+var (
+	// formatClause is a trailing FORMAT clause (and semicolon).
+	formatClause = regexp.MustCompile(`(?is)\bFORMAT\s+[A-Za-z][A-Za-z0-9]*\s*;?\s*$`)
+	kindRE       = regexp.MustCompile(`^[A-Za-z]+$`)
+)
 
 // field is the value after key on an EXPLAIN QUERY TREE line, up to the
 // next comma.

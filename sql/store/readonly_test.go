@@ -17,7 +17,7 @@ func TestReadOnlyRefuses(t *testing.T) {
 		if err := s.Exec(t.Context(), "CREATE TABLE t (x UInt64) ENGINE = MergeTree ORDER BY x", nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Exec(t.Context(), "INSERT INTO t VALUES (1), (2)", nil); err != nil {
+		if err := s.Exec(t.Context(), "INSERT INTO t SELECT number + 1 FROM numbers(2)", nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -38,6 +38,7 @@ func TestReadOnlyRefuses(t *testing.T) {
 	ok("SELECT sum(x) FROM t", "TabSeparated", "3\n")
 	ok("SELECT x FROM t WHERE x = {n:UInt8}", "CSV", "2\n")
 	ok("SELECT count() FROM numbers(10)", "TSV", "10\n")
+	ok("SELECT number FROM numbers(2) FORMAT JSONEachRow", "TSV", "{\"number\":0}\n{\"number\":1}\n")
 	ok("SELECT value FROM system.settings WHERE name = 'readonly'", "TSV", "1\n")
 
 	fail := func(q, wantCode string) {
@@ -66,6 +67,11 @@ func TestReadOnlyRefuses(t *testing.T) {
 	fail("SELECT 1 FROM t WHERE x IN (SELECT x FROM "+otherDB+".t)", "497")
 	fail("SELECT * FROM merge('"+otherDB+"', '.*')", "497")
 	fail("SELECT number FROM numbers(2000)", "396") // max_result_rows
+	// The checks read EXPLAIN's output, which a FORMAT clause would change.
+	fail("SELECT sum(x) FROM "+otherDB+".t FORMAT Parquet", "497")
+	fail("SELECT sum(x) FROM "+otherDB+".t FORMAT JSONEachRow;", "497")
+	fail("SELECT sum(x) FROM "+otherDB+".t FORMAT JSON SETTINGS max_threads = 1", "164")
+	fail("INSERT INTO t FORMAT JSONEachRow\n{\"x\":3}", "164")
 	ok("SHOW TABLES", "TSV", "t\n")
 	ok("DESCRIBE t", "TSV", "x\tUInt64\t\t\t\t\t\n")
 
