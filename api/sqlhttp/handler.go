@@ -124,6 +124,12 @@ func (h *Handler) query(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	format := outputFormat(req.query, req.format)
+	if rev, _ := strconv.Atoi(r.URL.Query().Get("client_protocol_version")); rev > 0 && format == "Native" {
+		if out, err = reviseNative(out, rev); err != nil {
+			h.fail(w, r, queryID, newException(48, "NOT_IMPLEMENTED", "Native output for client_protocol_version: "+err.Error()))
+			return
+		}
+	}
 	hd := w.Header()
 	hd.Set("Content-Type", contentType(format))
 	hd.Set("X-ClickHouse-Format", format)

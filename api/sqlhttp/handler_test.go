@@ -122,7 +122,7 @@ func TestQueries(t *testing.T) {
 	ok("SELECT page, sum(views), uniqCombined64Merge(uniques) FROM page_rollup WHERE grain = 'day' AND site = {site:String} GROUP BY page ORDER BY page",
 		url.Values{"param_site": {"a.com"}, "default_format": {"CSV"}}, "\"/x\",2,2\n\"/y\",1,1\n", "CSV")
 	ok("SELECT verdict, count() FROM views_raw GROUP BY verdict ORDER BY verdict", url.Values{"database": {f.db}}, "bot_ua\t1\nvalid\t3\n", "TabSeparated")
-	ok("SELECT count() FROM system.settings WHERE name = 'readonly' AND value = '1'", url.Values{"output_format_json_quote_64bit_integers": {"0"}, "readonly": {"1"}, "wait_end_of_query": {"1"}}, "1\n", "TabSeparated")
+	ok("SELECT count() FROM system.settings WHERE name = 'readonly' AND value = '1'", url.Values{"output_format_json_quote_64bit_integers": {"0"}, "readonly": {"1"}, "wait_end_of_query": {"1"}, "max_execution_time": {"0"}}, "1\n", "TabSeparated")
 
 	// GET with query=, the analyst token in X-ClickHouse-Key, an explicit query id.
 	req, _ := http.NewRequest(http.MethodGet, f.url+"/?"+url.Values{"query": {"SELECT count() FROM views_raw"}, "query_id": {"q-1"}}.Encode(), nil)
@@ -183,7 +183,8 @@ func TestRefused(t *testing.T) {
 	fail("SELECT * FROM s3('http://127.0.0.1:1/bucket/key', 'LineAsString')", nil, 500, "164")
 	fail("SELECT count() FROM views_raw SETTINGS readonly = 0", nil, 500, "164")
 	fail("SELECT count() FROM views_raw", url.Values{"readonly": {"0"}}, 500, "164")
-	fail("SELECT count() FROM views_raw", url.Values{"max_execution_time": {"0"}}, 500, "164")
+	fail("SELECT count() FROM views_raw", url.Values{"max_threads": {"1"}}, 500, "164")
+	fail("SELECT count() FROM views_raw", url.Values{"compress": {"1"}}, 400, "36")
 	fail("SELECT count() FROM views_raw", url.Values{"no_such_setting": {"1"}}, 404, "115")
 	fail("SELECT * FROM "+f.other+".secret", nil, 403, "497")
 	fail("SELECT 1", url.Values{"database": {f.other}}, 403, "497")

@@ -18,12 +18,17 @@ var protocolParams = map[string]bool{
 	"query": true, "database": true, "default_format": true, "query_id": true,
 	"user": true, "password": true, "quota_key": true, "role": true,
 	"session_id": true, "session_timeout": true, "session_check": true,
-	"compress": true, "decompress": true, "buffer_size": true, "stacktrace": true,
+	"buffer_size": true, "stacktrace": true,
 	"wait_end_of_query": true, "http_wait_end_of_query": true, "enable_http_compression": true,
 	"http_zlib_compression_level": true, "send_progress_in_http_headers": true,
 	"http_headers_progress_interval_ms": true, "cancel_http_readonly_queries_on_client_close": true,
 	"http_response_buffer_size": true, "http_write_exception_in_output_format": true,
 	"client_protocol_version": true,
+	// Limits: clients send their own (clickhouse-go sends
+	// max_execution_time from its read timeout). The operator's limits
+	// hold on the connection whatever a client asks, so asking is harmless
+	// and answered as if granted.
+	"max_execution_time": true, "max_result_rows": true, "max_result_bytes": true, "max_memory_usage": true,
 }
 
 // settingsQuery reads the current values of the settings a request names.
@@ -36,6 +41,14 @@ const settingsQuery = "SELECT name, value FROM system.settings WHERE name IN {na
 // and refused as ClickHouse refuses it otherwise.
 func (h *Handler) checkSettings(ctx context.Context, r *http.Request) (exception, bool) {
 	u := r.URL.Query()
+	// ClickHouse's own block compression (compress=1, decompress=1) frames
+	// the answer in LZ4/ZSTD blocks this endpoint does not write; gzip
+	// (enable_http_compression=1) is what it offers instead.
+	for _, k := range []string{"compress", "decompress"} {
+		if v := u.Get(k); v != "" && v != "0" {
+			return newException(codeBadArguments, "BAD_ARGUMENTS", k+"=1 (ClickHouse block compression) is not supported here: use enable_http_compression=1 (gzip) or none"), false
+		}
+	}
 	var names []string
 	for k := range u {
 		if !protocolParams[k] && !strings.HasPrefix(k, "param_") {
