@@ -179,7 +179,7 @@ func (r *ReadOnly) checkTables(c *chdbConn, query string, params Params) error {
 		if !kindRE.MatchString(kind) {
 			kind = "this statement"
 		}
-		return fmt.Errorf("Code: 164. DB::Exception: analyst: %s cannot run here: only SELECT, SHOW, DESCRIBE, EXISTS and EXPLAIN, with at most a FORMAT clause at the end. (READONLY)", kind)
+		return refused(164, "READONLY", kind+" cannot run here: only SELECT, SHOW, DESCRIBE, EXISTS and EXPLAIN, with at most a FORMAT clause at the end")
 	}
 	if !strings.HasPrefix(kind, "Select") {
 		return nil
@@ -189,17 +189,17 @@ func (r *ReadOnly) checkTables(c *chdbConn, query string, params Params) error {
 		return err
 	}
 	if !strings.HasPrefix(string(out), "QUERY id: ") {
-		return errors.New("Code: 164. DB::Exception: analyst: the tables this query reads cannot be checked; put FORMAT at the very end. (READONLY)")
+		return refused(164, "READONLY", "the tables this query reads cannot be checked; put FORMAT at the very end")
 	}
 	for line := range strings.SplitSeq(string(out), "\n") {
 		if name, ok := field(line, "table_name: "); ok {
 			db, _, found := strings.Cut(name, ".")
 			if found && db != r.s.db && !readableDBs[db] {
-				return fmt.Errorf("Code: 497. DB::Exception: analyst: reading database %s is not allowed; only %s, system and information_schema. (ACCESS_DENIED)", db, r.s.db)
+				return refused(497, "ACCESS_DENIED", "reading database "+db+" is not allowed; only "+r.s.db+", system and information_schema")
 			}
 		}
 		if name, ok := field(line, "table_function_name: "); ok && !readableFuncs[name] {
-			return fmt.Errorf("Code: 497. DB::Exception: analyst: table function %s() is not allowed. (ACCESS_DENIED)", name)
+			return refused(497, "ACCESS_DENIED", "table function "+name+"() is not allowed")
 		}
 	}
 	return nil
@@ -220,4 +220,18 @@ func field(line, key string) (string, bool) {
 	}
 	v, _, _ = strings.Cut(v, ",")
 	return strings.Trim(strings.TrimSpace(v), "\"`"), true
+}
+
+// refusal is a query the checks refused, worded as the engine words its
+// own errors ("Code: N. DB::Exception: …. (NAME)"), so callers handle both
+// alike.
+type refusal struct {
+	code       int
+	name, text string
+}
+
+func refused(code int, name, text string) error { return refusal{code, name, text} }
+
+func (r refusal) Error() string {
+	return "Code: " + strconv.Itoa(r.code) + ". DB::Exception: analyst: " + r.text + ". (" + r.name + ")"
 }
