@@ -36,7 +36,9 @@ type fixture struct {
 	db     string
 }
 
-func setup(t *testing.T) fixture {
+func setup(t *testing.T) fixture { return setupB(t) }
+
+func setupB(t testing.TB) fixture {
 	t.Helper()
 	st := storetest.Open(t)
 	if err := rollup.Migrate(t.Context(), st, nil); err != nil {
