@@ -68,7 +68,7 @@ build:
 	$(GO) build $(GOFLAGS) -o bin/viewcount ./cmd/viewcount
 
 # -race works with chDB loaded through purego, so every test runs under it.
-test: chdb geo asn uadata
+test: chdb geo asn uadata jsclient
 	$(GO) test $(GOFLAGS) -race -count=1 -timeout 20m $(PKGS)
 
 # What CI runs: formatting, vet, staticcheck, then the tests.
@@ -262,3 +262,26 @@ uplot:
 .PHONY: screenshot
 screenshot: chdb
 	$(GO) test $(GOFLAGS) -count=1 -run TestDashboardScreenshot ./cmd/viewcount/ -args -screenshot $(CURDIR)/docs/dashboard.png
+
+# The official ClickHouse JavaScript client, which TestJSClient runs against
+# --sql-listen. Pinned and checked like the other npm downloads; the test
+# fetches it the same way when `make` did not. To update: set both, run
+# `make jsclient`, and put the sha256 it reports (of the npm tarball) here
+# and in cmd/viewcount/jsclient_test.go.
+JSCLIENT_VERSION := 1.23.1
+JSCLIENT_SHA256  := b6ff9583e6ef0aa0c025916343e7727a5499de8b2d3dcd03e9da901e1bbadba9
+JSCLIENT_DIR     := $(CACHE_DIR)/jsclient/$(JSCLIENT_VERSION)/package
+
+.PHONY: jsclient
+jsclient: $(JSCLIENT_DIR)/package.json
+
+$(JSCLIENT_DIR)/package.json: | npm
+	@echo "fetching @clickhouse/client@$(JSCLIENT_VERSION) into $(JSCLIENT_DIR) (once)"
+	@mkdir -p "$(dir $(JSCLIENT_DIR))"
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && cd "$$tmp" && \
+	  npm pack --silent @clickhouse/client@$(JSCLIENT_VERSION) >/dev/null && \
+	  sum=$$(sha256sum clickhouse-client-$(JSCLIENT_VERSION).tgz | cut -d' ' -f1) && \
+	  if [ "$$sum" != "$(JSCLIENT_SHA256)" ]; then \
+	    echo "@clickhouse/client@$(JSCLIENT_VERSION): checksum mismatch: got $$sum, want $(JSCLIENT_SHA256) (JSCLIENT_SHA256)" >&2; exit 1; \
+	  fi && \
+	  tar -xzf clickhouse-client-$(JSCLIENT_VERSION).tgz && rm -rf "$(JSCLIENT_DIR)" && mv package "$(JSCLIENT_DIR)"

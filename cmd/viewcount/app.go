@@ -59,6 +59,7 @@ type Main struct {
 	closeOnce                       sync.Once
 	partsCancel                     context.CancelFunc
 	partsDone                       sync.WaitGroup
+	sql                             *sqlListener // --sql-listen; nil when off
 }
 
 // NewMain returns an unstarted process.
@@ -197,6 +198,9 @@ func (m *Main) Run(ctx context.Context) error {
 		actx, m.apiCancel = context.WithCancel(context.WithoutCancel(ctx))
 		m.goStage(&m.apiDone, "snapshot", func() error { return snap.Run(actx) })
 		srv.Routes(engine)
+		if err := m.startSQL(ctx, srv, engine, token); err != nil {
+			return err
+		}
 		// The stats API (issue 10) reads with the site, admin or share token;
 		// the dashboard page is its browser client.
 		st, err := stats.New(stats.Config{Store: m.store, Auth: srv.ReadAuth, NormPage: normPage, Lag: m.Metrics.PipelineLag, Now: m.now, Logger: m.logger,
@@ -362,6 +366,7 @@ func (m *Main) Close() {
 			cancel()
 			m.httpDone.Wait()
 		}
+		m.closeSQL()
 		stop := func(cancel context.CancelFunc, wg *sync.WaitGroup) {
 			if cancel != nil {
 				cancel()

@@ -26,6 +26,8 @@ usage:
   viewcount validate  [flags]   validators and the ClickHouse sink only
   viewcount api       [flags]   public counts and admin API only
   viewcount site add|rotate|delete DOMAIN, site list   manage sites (see 'viewcount site')
+  viewcount token add --role analyst, token list, token revoke ID   analyst tokens for --sql-listen
+  viewcount sql "SELECT …" [--format pretty|csv|tsv|json]           one read-only query via --sql-listen
   viewcount check     [flags]   verify progress, stream, store and rollups (server stopped)
   viewcount repair    progress|stream|rollups [flags]   see README, Recovery
   viewcount ua-eval   [--data DIR]   user-agent rules' recall and false positives on public data sets
@@ -63,6 +65,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		roles = Roles{API: true}
 	case "site":
 		return runSite(rest, stdout)
+	case "token":
+		return runToken(rest, stdout)
+	case "sql":
+		return runSQL(rest, stdout)
 	case "loadgen":
 		return runLoadgen(rest, stdout, stderr)
 	case "check":

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+)
+
+const tokenUsage = `usage:
+  viewcount token add --role analyst [--note TEXT]   a new analyst token for the SQL listener (printed once)
+  viewcount token list [--json]                      tokens: id, role, note, created (never the secrets)
+  viewcount token revoke ID                          the token stops working at once
+common flags: [--server URL] [--admin-token T] [--data DIR]`
+
+// runToken implements `viewcount token add|list|revoke` against a running
+// server's admin API, as runSite does for sites.
+func runToken(args []string, stdout io.Writer) error {
+	if len(args) == 0 {
+		return errors.New(tokenUsage)
+	}
+	cmd := args[0]
+	fs := flag.NewFlagSet("viewcount token "+cmd, flag.ContinueOnError)
+	server := fs.String("server", envOr("VIEWCOUNT_SERVER", "http://127.0.0.1:8080"), "server URL (env VIEWCOUNT_SERVER)")
+	token := fs.String("admin-token", os.Getenv("VIEWCOUNT_ADMIN_TOKEN"), "admin token (env VIEWCOUNT_ADMIN_TOKEN); default: read from the data dir")
+	data := fs.String("data", envOr("VIEWCOUNT_DATA", "./data"), "data dir holding admin_token (env VIEWCOUNT_DATA)")
+	role := fs.String("role", "analyst", "the token's role: analyst (read-only SQL)")
+	note := fs.String("note", "", "what the token is for, shown by list")
+	jsonOut := fs.Bool("json", false, "list: print the server's JSON answer")
+	rest := args[1:]
+	var id string
+	if cmd == "revoke" && len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+		id, rest = rest[0], rest[1:]
+	}
+	if err := fs.Parse(rest); err != nil {
+		return err
+	}
+	if cmd == "revoke" && id == "" && fs.NArg() == 1 {
+		id = fs.Arg(0)
+	} else if fs.NArg() > 0 {
+		return errors.New(tokenUsage)
+	}
+	admin, err := newAdminClient(*server, "/v1/admin/tokens", *token, *data)
+	if err != nil {
+		return err
+	}
+	switch cmd {
+	case "add":
+		body, _ := json.Marshal(map[string]string{"role": *role, "note": *note})
+		return admin.print(stdout, "token add", http.MethodPost, "", body, http.StatusCreated)
+	case "revoke":
+		if id == "" {
+			return errors.New(tokenUsage)
+		}
+		_, err := admin.do("token revoke", http.MethodDelete, "/"+url.PathEscape(id), nil, http.StatusNoContent)
+		return err
+	case "list":
+		if *jsonOut {
+			return admin.print(stdout, "token list", http.MethodGet, "", nil, http.StatusOK)
+		}
+		out, err := admin.do("token list", http.MethodGet, "", nil, http.StatusOK)
+		if err != nil {
+			return err
+		}
+		var ans struct {
+			Tokens []struct{ ID, Role, Note, Created string }
+		}
+		if err := json.Unmarshal(out, &ans); err != nil {
+			return fmt.Errorf("token list: answer: %w", err)
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tROLE\tCREATED\tNOTE")
+		for _, t := range ans.Tokens {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.ID, t.Role, t.Created, t.Note)
+		}
+		return tw.Flush()
+	}
+	return errors.New(tokenUsage)
+}
+
+// newAdminClient is an adminClient for path, with the admin token given or
+// read from the data dir.
+func newAdminClient(server, path, token, data string) (adminClient, error) {
+	if token == "" {
+		b, err := os.ReadFile(filepath.Join(data, "admin_token"))
+		if err != nil {
+			return adminClient{}, fmt.Errorf("no admin token: pass --admin-token or run next to the server's data dir (%w)", err)
+		}
+		token = strings.TrimSpace(string(b))
+	}
+	return adminClient{base: strings.TrimRight(server, "/") + path, token: token}, nil
+}
