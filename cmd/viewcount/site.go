@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -33,9 +32,7 @@ func runSite(args []string, stdout io.Writer) error {
 	}
 	cmd := args[0]
 	fs := flag.NewFlagSet("viewcount site "+cmd, flag.ContinueOnError)
-	server := fs.String("server", envOr("VIEWCOUNT_SERVER", "http://127.0.0.1:8080"), "server URL (env VIEWCOUNT_SERVER)")
-	token := fs.String("admin-token", os.Getenv("VIEWCOUNT_ADMIN_TOKEN"), "admin token (env VIEWCOUNT_ADMIN_TOKEN); default: read from the data dir")
-	data := fs.String("data", envOr("VIEWCOUNT_DATA", "./data"), "data dir holding admin_token (env VIEWCOUNT_DATA)")
+	server, token, data := adminFlags(fs)
 	var jsonOut *bool
 	var confirm *string
 	wantDomain := true
@@ -65,14 +62,10 @@ func runSite(args []string, stdout io.Writer) error {
 	case fs.NArg() > 0 || wantDomain && domain == "":
 		return errors.New(siteUsage)
 	}
-	if *token == "" {
-		b, err := os.ReadFile(filepath.Join(*data, "admin_token"))
-		if err != nil {
-			return fmt.Errorf("no admin token: pass --admin-token or run next to the server's data dir (%w)", err)
-		}
-		*token = strings.TrimSpace(string(b))
+	admin, err := newAdminClient(*server, "/v1/admin/sites", *token, *data)
+	if err != nil {
+		return err
 	}
-	admin := adminClient{base: strings.TrimRight(*server, "/") + "/v1/admin/sites", token: *token}
 	site := url.PathEscape(domain)
 	switch cmd {
 	case "add":

@@ -28,9 +28,7 @@ func runToken(args []string, stdout io.Writer) error {
 	}
 	cmd := args[0]
 	fs := flag.NewFlagSet("viewcount token "+cmd, flag.ContinueOnError)
-	server := fs.String("server", envOr("VIEWCOUNT_SERVER", "http://127.0.0.1:8080"), "server URL (env VIEWCOUNT_SERVER)")
-	token := fs.String("admin-token", os.Getenv("VIEWCOUNT_ADMIN_TOKEN"), "admin token (env VIEWCOUNT_ADMIN_TOKEN); default: read from the data dir")
-	data := fs.String("data", envOr("VIEWCOUNT_DATA", "./data"), "data dir holding admin_token (env VIEWCOUNT_DATA)")
+	server, token, data := adminFlags(fs)
 	role := fs.String("role", "analyst", "the token's role: analyst (read-only SQL)")
 	note := fs.String("note", "", "what the token is for, shown by list")
 	jsonOut := fs.Bool("json", false, "list: print the server's JSON answer")
@@ -87,6 +85,15 @@ func runToken(args []string, stdout io.Writer) error {
 
 // newAdminClient is an adminClient for path, with the admin token given or
 // read from the data dir.
+// adminFlags declares the flags every client of the admin API takes: the
+// server, the admin token and the data dir to read it from.
+func adminFlags(fs *flag.FlagSet) (server, token, data *string) {
+	server = fs.String("server", envOr("VIEWCOUNT_SERVER", "http://127.0.0.1:8080"), "server URL (env VIEWCOUNT_SERVER)")
+	token = fs.String("admin-token", os.Getenv("VIEWCOUNT_ADMIN_TOKEN"), "admin token (env VIEWCOUNT_ADMIN_TOKEN); default: read from the data dir")
+	data = fs.String("data", envOr("VIEWCOUNT_DATA", "./data"), "data dir holding admin_token (env VIEWCOUNT_DATA)")
+	return server, token, data
+}
+
 func newAdminClient(server, path, token, data string) (adminClient, error) {
 	if token == "" {
 		b, err := os.ReadFile(filepath.Join(data, "admin_token"))
