@@ -93,7 +93,12 @@ type Store interface {
 	Exec(ctx context.Context, query string, params Params) error
 	// Query runs one statement and returns its rows as text.
 	Query(ctx context.Context, query string, params Params) (*Result, error)
-	// InsertViews inserts rows into views_raw as ONE insert. A non-empty token is sent as insert_deduplication_token, so a retried batch with the same token is dropped by ClickHouse, materialized views included (deduplicate_blocks_in_dependent_materialized_views=1).
+	// InsertViews inserts rows into views_raw as ONE insert. A non-empty
+	// token is sent as insert_deduplication_token, so a retried batch with
+	// the same token is dropped by ClickHouse (and, should a materialized
+	// view read views_raw, by it too: deduplicate_blocks_in_dependent_
+	// materialized_views=1; since migration 012 the rollups are fed
+	// apart, see rollup.Feed).
 	// The token must match [A-Za-z0-9_.:-]+ (ErrBadToken otherwise). An
 	// empty rows slice inserts nothing and returns nil.
 	InsertViews(ctx context.Context, token string, rows []viewcount.Verdict) error
