@@ -12,6 +12,11 @@ import (
 type feedState struct {
 	opened bool   // openFeed ran
 	fed    uint64 // the last batch fed (recorded and run)
+	// unbounded: the next feed may take a batch this Writer did not store
+	// (the recorded one of a previous incarnation, when its messages are
+	// gone from the stream and it is not redone), whose receive times it
+	// does not know: that feed reads without a time bound.
+	unbounded bool
 
 	// The batches stored since the last feed started: up to last, rows of
 	// them, the oldest receive time among them and when the first of them
@@ -51,9 +56,9 @@ func (f *feedState) oldest() time.Time {
 }
 
 // openFeed reads the partition's feed progress, before the Writer's first
-// insert (from maybeFeed, so a store that is down fails like an insert). The latest recorded feed
-// may have been cut short by a crash: it is redone (adding nothing if it
-// was not). Batches a previous incarnation inserted and did not feed lie
+// insert (from maybeFeed, so a store that is down fails like an insert).
+// The latest recorded feed may have been cut short by a crash: it is
+// redone (adding nothing if it was not). Batches a previous incarnation inserted and did not feed lie
 // between it and the validator's progress, which says every batch before
 // its recorded one is stored: they are fed now, before anything new.
 func (w *Writer) openFeed(ctx context.Context) error {
@@ -70,6 +75,7 @@ func (w *Writer) openFeed(ctx context.Context) error {
 		}
 		w.feed.fed = r.Last
 	}
+	w.feed.unbounded = w.open != nil
 	if w.open == nil || w.open.First <= w.feed.fed+1 {
 		w.feed.opened = true
 		return nil
@@ -117,6 +123,9 @@ func (w *Writer) maybeFeed(ctx context.Context, force bool) error {
 		return nil
 	}
 	r := feedRange{Partition: w.partition, First: f.fed + 1, Last: f.last, Since: f.since}
+	if f.unbounded {
+		r.Since, f.unbounded = time.Time{}, false
+	}
 	rows := f.rows
 	f.inflight, f.rows, f.since = &r, 0, time.Time{}
 	if f.done == nil {
