@@ -75,13 +75,16 @@ func (w *Writer) openFeed(ctx context.Context) error {
 		}
 		w.feed.fed = r.Last
 	}
-	w.feed.unbounded = w.open != nil
-	if w.open == nil || w.open.First <= w.feed.fed+1 {
+	// The record Open read, not w.open: Add drops that once the recorded
+	// batch's messages turn out gone, which may be before this runs.
+	rec := w.recorded
+	w.feed.unbounded = rec != nil
+	if rec == nil || rec.First <= w.feed.fed+1 {
 		w.feed.opened = true
 		return nil
 	}
 	// No receive time bounds these rows: the read goes by the batch index.
-	r := feedRange{Partition: w.partition, First: w.feed.fed + 1, Last: w.open.First - 1}
+	r := feedRange{Partition: w.partition, First: w.feed.fed + 1, Last: rec.First - 1}
 	if err := recordFeed(ctx, w.s.store, r); err != nil {
 		return err
 	}
