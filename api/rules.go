@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -156,14 +157,6 @@ func changes(from, to map[string]string) []settingChange {
 			out = append(out, settingChange{Setting: k, From: v})
 		}
 	}
-	slices.SortFunc(out, func(a, b settingChange) int {
-		if a.Setting < b.Setting {
-			return -1
-		}
-		if a.Setting > b.Setting {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b settingChange) int { return strings.Compare(a.Setting, b.Setting) })
 	return out
 }

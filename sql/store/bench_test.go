@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/sql/store"
 )
 
 // BenchmarkInsertBatch inserts batches into views_raw, each batch with its
@@ -31,30 +30,10 @@ func BenchmarkInsertBatch(b *testing.B) {
 	}{{"spread", 100_000}, {"hot", 1}} {
 		for _, batch := range []int{5_000, 20_000, 50_000, 100_000} {
 			b.Run(fmt.Sprintf("%s/batch=%d", pages.name, batch), func(b *testing.B) {
-				insertLoop(b, migrated(b, openTestStore), loadRows(batch, pages.n, time.Now().UTC().Add(-time.Hour)))
+				fedLoop(b, migrated(b, openTestStore), loadRows(batch, pages.n, time.Now().UTC().Add(-time.Hour)), 0)
 			})
 		}
 	}
-}
-
-// insertLoop inserts rows as one batch per iteration, each with its own
-// token, and reports rows/s and the CPU per row and per insert.
-func insertLoop(b *testing.B, s store.Store, rows []viewcount.Verdict) {
-	n := 0
-	cpu0 := processCPU(b)
-	for b.Loop() {
-		n++
-		if err := s.InsertViews(b.Context(), "bench:"+strconv.Itoa(n), rows); err != nil {
-			b.Fatal(err)
-		}
-	}
-	cpu := processCPU(b) - cpu0
-	b.ReportMetric(float64(n*len(rows))/b.Elapsed().Seconds(), "rows/s")
-	// The whole process's CPU, chDB's threads and background merges
-	// included: what the insert path costs the machine, not just the
-	// caller's wait.
-	b.ReportMetric(float64(cpu.Nanoseconds())/float64(n*len(rows)), "cpu-ns/row")
-	b.ReportMetric(float64(cpu.Microseconds())/float64(n), "cpu-us/insert")
 }
 
 func processCPU(b *testing.B) time.Duration {
