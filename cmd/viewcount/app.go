@@ -97,7 +97,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	var err error
 	m.stream, err = stream.Open(ctx, stream.Config{URL: m.cfg.NATSURL, DataDir: m.cfg.Data, Partitions: m.cfg.Partitions,
-		Retention: m.cfg.Retention, SyncAlways: m.cfg.NATSSyncAlways, Health: m.Metrics}, m.logger)
+		Retention: m.cfg.Retention, SyncAlways: m.cfg.NATSSyncAlways, Replicas: m.cfg.NATSReplicas, Health: m.Metrics}, m.logger)
 	if err != nil {
 		return err
 	}

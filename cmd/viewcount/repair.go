@@ -75,7 +75,7 @@ func openTarget(ctx context.Context, name string, args []string, stderr io.Write
 	}
 	if withStream {
 		t.conn, err = stream.Open(ctx, stream.Config{URL: cfg.NATSURL, DataDir: cfg.Data, Partitions: cfg.Partitions,
-			Retention: cfg.Retention, SyncAlways: cfg.NATSSyncAlways}, t.logger)
+			Retention: cfg.Retention, SyncAlways: cfg.NATSSyncAlways, Replicas: cfg.NATSReplicas}, t.logger)
 		if err != nil {
 			return t, fmt.Errorf("%s: %w", name, err)
 		}

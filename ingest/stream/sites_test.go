@@ -3,8 +3,11 @@ package stream_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/ingest/stream"
@@ -119,5 +122,42 @@ func TestNewClusterStreamPartitions(t *testing.T) {
 	defer c.Close()
 	if c.Partitions != viewcount.DefaultPartitions {
 		t.Errorf("new cluster stream: %d partitions, want %d", c.Partitions, viewcount.DefaultPartitions)
+	}
+}
+
+// TestReplicasOnOneServer: the stream and every bucket are created with the
+// configured replica count (1 by default), and the embedded server, one
+// node, refuses more with an error naming NATS_URL. The three-node cluster
+// that keeps three is in cmd/viewcount's cluster test.
+func TestReplicasOnOneServer(t *testing.T) {
+	ctx := context.Background()
+	c, err := stream.Open(ctx, stream.Config{DataDir: t.TempDir()}, discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s, err := c.JS.Stream(ctx, viewcount.StreamName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := s.CachedInfo().Config.Replicas; r != 1 {
+		t.Errorf("stream replicas %d, want 1", r)
+	}
+	for _, b := range []string{viewcount.BucketSites, viewcount.BucketLeases, viewcount.BucketRules} {
+		kv, err := c.JS.KeyValue(ctx, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := kv.Status(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := st.(*jetstream.KeyValueBucketStatus).StreamInfo().Config.Replicas; r != 1 {
+			t.Errorf("bucket %s replicas %d, want 1", b, r)
+		}
+	}
+	_, err = stream.Open(ctx, stream.Config{DataDir: t.TempDir(), Replicas: 3}, discard())
+	if err == nil || !strings.Contains(err.Error(), "NATS_URL") {
+		t.Errorf("embedded with 3 replicas: %v, want an error naming NATS_URL", err)
 	}
 }

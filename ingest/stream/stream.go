@@ -44,6 +44,10 @@ type Config struct {
 	Health HealthReporter
 	// ProbeEvery is how often the supervisor writes a probe; default 2s.
 	ProbeEvery time.Duration
+	// Replicas is how many servers of a NATS cluster keep each copy of the
+	// stream and the buckets (JetStream's R); 0 = 1. Three survive the loss
+	// of one server without losing an acknowledged event.
+	Replicas int
 }
 
 // HealthReporter is what the supervisor reports to; *viewcount.Metrics
@@ -76,11 +80,22 @@ type Conn struct {
 	url    string
 	logger *slog.Logger
 	sup    *supervisor
+	// replicas is Config.Replicas, for buckets opened after ensure.
+	replicas int
 }
 
 func (c *Config) defaults() error {
 	if c.Partitions < 0 || c.Partitions > 1024 {
 		return fmt.Errorf("stream: partitions %d out of range 1-1024", c.Partitions)
+	}
+	if c.Replicas < 0 || c.Replicas > 5 {
+		return fmt.Errorf("stream: replicas %d out of range 1-5 (JetStream's limit)", c.Replicas)
+	}
+	if c.Replicas == 0 {
+		c.Replicas = 1
+	}
+	if c.URL == "" && c.Replicas > 1 {
+		return fmt.Errorf("stream: replicas %d needs a NATS cluster (NATS_URL); the embedded server is one node", c.Replicas)
 	}
 	if c.Retention == 0 {
 		c.Retention = 72 * time.Hour
@@ -186,6 +201,7 @@ func (c *Conn) ensure(ctx context.Context, cfg Config) error {
 		MaxAge:      cfg.Retention,
 		Duplicates:  2 * time.Minute,
 		Metadata:    map[string]string{metaPartitions: want},
+		Replicas:    cfg.Replicas,
 	})
 	if err != nil {
 		return fmt.Errorf("stream: create %s: %w", viewcount.StreamName, err)
@@ -201,12 +217,16 @@ func (c *Conn) ensure(ctx context.Context, cfg Config) error {
 		{Bucket: viewcount.BucketLeases, Description: "validator partition leases", History: 1, TTL: LeaseTTL, Storage: jetstream.FileStorage},
 		{Bucket: viewcount.BucketRules, Description: "validator rule sets by version", History: 1, Storage: jetstream.FileStorage},
 	}
+	c.replicas = cfg.Replicas
 	for _, b := range buckets {
+		b.Replicas = cfg.Replicas
 		if _, err := c.JS.CreateOrUpdateKeyValue(ctx, b); err != nil {
 			return fmt.Errorf("stream: bucket %s: %w", b.Bucket, err)
 		}
 	}
-	if _, err := c.JS.CreateOrUpdateStream(ctx, probeStream); err != nil {
+	probe := probeStream
+	probe.Replicas = cfg.Replicas
+	if _, err := c.JS.CreateOrUpdateStream(ctx, probe); err != nil {
 		return fmt.Errorf("stream: create %s: %w", probeStream.Name, err)
 	}
 	return nil

@@ -57,7 +57,7 @@ const tokenPrefix = "vcq_"
 
 // OpenTokens opens (creating if missing) the token bucket.
 func OpenTokens(ctx context.Context, c *Conn, now func() time.Time) (*Tokens, error) {
-	kv, err := c.JS.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: BucketTokens, Description: "analyst tokens", History: 1, Storage: jetstream.FileStorage})
+	kv, err := c.JS.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: BucketTokens, Description: "analyst tokens", History: 1, Storage: jetstream.FileStorage, Replicas: c.replicas})
 	if err != nil {
 		return nil, fmt.Errorf("tokens: bucket %s: %w", BucketTokens, err)
 	}
