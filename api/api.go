@@ -49,6 +49,8 @@ type Config struct {
 	AdminToken string        // bearer token for /v1/admin; required
 	MaxPage    int           // longest page path accepted in a count query; default 2048
 	RuleSets   RuleSets      // VC_RULES, for GET /v1/admin/rules; nil answers 503
+	// Revalidator serves POST /v1/admin/revalidate; nil answers 503.
+	Revalidator Revalidator
 }
 
 // Server serves the api routes.
@@ -100,6 +102,7 @@ func (s *Server) Routes(r gin.IRouter) {
 	r.GET("/v1/sites/:site/invalid", s.invalid)
 	r.POST("/v1/admin/sites", s.requireAdmin, s.addSite)
 	r.GET("/v1/admin/rules", s.requireAdmin, s.ruleSets)
+	r.POST("/v1/admin/revalidate", s.requireAdmin, s.revalidate)
 	s.siteRoutes(r)
 	Health(r, s.checks, s.metrics)
 }

@@ -105,31 +105,36 @@ func hasCode(s string) bool {
 
 // Names of the queries in queries/, for Query.
 const (
-	PageCount         = "page_count"         // params site, page → views, uniques
-	PageCounts        = "page_counts"        // params site, pages (Array(String)) → page, views, uniques
-	SiteCount         = "site_count"         // params site → views, uniques
-	TopPages          = "top_pages"          // params since, limit → site, page: the most viewed since
-	Reasons           = "reasons"            // params site → verdict, views
-	InvalidByDay      = "invalid_by_day"     // params site, from, to (DateTime64) → day, verdict, events
-	InvalidASNs       = "invalid_asns"       // params site, from, to → asn, events: the top 20 networks of datacenter views
-	Verdicts          = "verdicts"           // → partition, seq, idx, event_id, verdict in stream order
-	MigrationsInit    = "migrations_init"    // creates schema_migrations
-	MigrationsApplied = "migrations_applied" // → version
-	MigrationsRecord  = "migrations_record"  // params version, name
-	PartitionMaxSeq   = "partition_max_seq"  // params partition → seq (0 when none)
-	PartitionEvents   = "partition_events"   // params partition, from, to → seq, idx, event_id, time_ms
-	RawRetention      = "raw_retention"      // params table → days of its TTL (0 = none)
-	RawRetentionSet   = "raw_retention_set"  // params table (Identifier), days: sets its TTL
-	DetachedParts     = "detached_parts"     // → table, name, reason, partition_id, bytes_on_disk, modified of damaged parts
-	DropDetachedPart  = "drop_detached_part" // params table (Identifier), part
-	RawMonths         = "raw_months"         // → month (YYYYMM), rows of views_raw
-	RawLost           = "raw_lost"           // params cutoff → site, stored, raw, lost
-	Feed              = "feed"               // params partition, first, last, since, token: views_raw → views_feed
-	FeedRecord        = "feed_record"        // params partition, first, last, since
-	FeedProgress      = "feed_progress"      // → partition, first, last, since of each partition's latest feed
-	FeedBacklog       = "feed_backlog"       // params fed (Map(UInt16, UInt64)) → partition, last, rows
-	FeedNextBatch     = "feed_next_batch"    // → a batch number above every one stored or fed
-	RuleVersions      = "rule_versions"      // → rules, events, valid, first, last per rule set version
+	PageCount              = "page_count"               // params site, page → views, uniques
+	PageCounts             = "page_counts"              // params site, pages (Array(String)) → page, views, uniques
+	SiteCount              = "site_count"               // params site → views, uniques
+	TopPages               = "top_pages"                // params since, limit → site, page: the most viewed since
+	Reasons                = "reasons"                  // params site → verdict, views
+	InvalidByDay           = "invalid_by_day"           // params site, from, to (DateTime64) → day, verdict, events
+	InvalidASNs            = "invalid_asns"             // params site, from, to → asn, events: the top 20 networks of datacenter views
+	Verdicts               = "verdicts"                 // → partition, seq, idx, event_id, verdict in stream order
+	MigrationsInit         = "migrations_init"          // creates schema_migrations
+	MigrationsApplied      = "migrations_applied"       // → version
+	MigrationsRecord       = "migrations_record"        // params version, name
+	PartitionMaxSeq        = "partition_max_seq"        // params partition → seq (0 when none)
+	PartitionEvents        = "partition_events"         // params partition, from, to → seq, idx, event_id, time_ms
+	RawRetention           = "raw_retention"            // params table → days of its TTL (0 = none)
+	RawRetentionSet        = "raw_retention_set"        // params table (Identifier), days: sets its TTL
+	DetachedParts          = "detached_parts"           // → table, name, reason, partition_id, bytes_on_disk, modified of damaged parts
+	DropDetachedPart       = "drop_detached_part"       // params table (Identifier), part
+	RawMonths              = "raw_months"               // → month (YYYYMM), rows of views_raw
+	RawLost                = "raw_lost"                 // params cutoff → site, stored, raw, lost
+	Feed                   = "feed"                     // params partition, first, last, since, token: views_raw → views_feed
+	FeedRecord             = "feed_record"              // params partition, first, last, since
+	FeedProgress           = "feed_progress"            // → partition, first, last, since of each partition's latest feed
+	FeedBacklog            = "feed_backlog"             // params fed (Map(UInt16, UInt64)) → partition, last, rows
+	FeedNextBatch          = "feed_next_batch"          // → a batch number above every one stored or fed
+	RuleVersions           = "rule_versions"            // → rules, events, valid, first, last per rule set version
+	RevalidateRecord       = "revalidate_record"        // params id, state, site, from, to, rules, who, judged, changed
+	RevalidateStored       = "revalidate_stored"        // params site, partition, from, to → seq, idx, verdict, page, rules
+	RevalidateEvents       = "revalidate_events"        // params partition, from, to, after, limit → the events' fields in stream order
+	RevalidateMonthChanges = "revalidate_month_changes" // params partition (views_raw's) → rows with a changed verdict
+	RevalidatePageValid    = "revalidate_page_valid"    // params site, from, to → page, valid views
 )
 
 // Query returns the named query from queries/NAME.sql. Names are constants

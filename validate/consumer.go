@@ -170,9 +170,13 @@ func (v *Validator) runPartition(ctx context.Context, p int, pp *partProgress) (
 	defer func() {
 		cancel(nil)
 		<-kept
-		if lost := context.Cause(ctx); errors.Is(lost, ErrLeaseLost) {
-			err = lost
+		cause := context.Cause(ctx)
+		if errors.Is(cause, ErrLeaseLost) {
+			err = cause
 			return // the partition is someone else's now: leave its lease alone
+		}
+		if errors.Is(cause, ErrPaused) && err == nil {
+			err = cause
 		}
 		l.release()
 	}()
@@ -313,25 +317,9 @@ func (l *partitionLoop) message(ctx context.Context, msg jetstream.Msg) error {
 		l.v.logger.Error("undecodable message skipped", "partition", l.p, "seq", seq, "err", err)
 		l.evs = l.evs[:0]
 	}
-	l.out = l.out[:0]
 	replay := seq <= l.resume
-	for i := range l.evs {
-		e := &l.evs[i]
-		l.q.observe(e.Time.UnixMilli())
-		vd := viewcount.Verdict{Event: *e, Partition: uint16(l.p), Seq: seq, Index: uint32(i), Rules: l.v.rules.Version}
-		if replay {
-			// Only the state is rebuilt: dimensions would be thrown away.
-			vd.Reason = l.rules.Judge(e)
-		} else {
-			vd.Reason, vd.Dims = l.rules.JudgeDims(e)
-		}
-		if vd.Reason == viewcount.Valid && l.rules.Watched(e) {
-			l.q.push(vd)
-			continue
-		}
-		l.out = append(l.out, vd)
-	}
-	l.out = l.q.release(l.out, l.rules.Settle)
+	// Only the state is rebuilt in a replay: dimensions would be thrown away.
+	l.out = judgeEvents(l.rules, &l.q, l.v.rules.Version, l.p, seq, l.evs, !replay, l.out[:0])
 	if replay {
 		l.rp.add(l.v.logger, len(l.evs), seq) // written before the restart
 		return nil
@@ -351,6 +339,31 @@ func (l *partitionLoop) message(ctx context.Context, msg jetstream.Msg) error {
 		l.firstPending = time.Now()
 	}
 	return l.w.Add(ctx, seq, l.out)
+}
+
+// judgeEvents judges the events of one message (seq) of partition p in
+// order and appends to out what is due: their verdicts, less the valid
+// views of watched traffic (held in q), and the held verdicts whose settle
+// window has passed. The validator and a revalidation share it, so both
+// reach the same verdicts from the same stream. dims says whether to
+// derive the verdicts' dimensions.
+func judgeEvents(rules *Rules, q *holdQueue, version string, p int, seq uint64, evs []viewcount.Event, dims bool, out []viewcount.Verdict) []viewcount.Verdict {
+	for i := range evs {
+		e := &evs[i]
+		q.observe(e.Time.UnixMilli())
+		vd := viewcount.Verdict{Event: *e, Partition: uint16(p), Seq: seq, Index: uint32(i), Rules: version}
+		if dims {
+			vd.Reason, vd.Dims = rules.JudgeDims(e)
+		} else {
+			vd.Reason = rules.Judge(e)
+		}
+		if vd.Reason == viewcount.Valid && rules.Watched(e) {
+			q.push(vd)
+			continue
+		}
+		out = append(out, vd)
+	}
+	return q.release(out, rules.Settle)
 }
 
 // report publishes the partition's state to the metrics, and its progress

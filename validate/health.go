@@ -25,6 +25,14 @@ func (v *Validator) keepPartition(ctx context.Context, p int, pp *partProgress) 
 		if err == nil {
 			err = errors.New("validate: partition stopped without an error")
 		}
+		if errors.Is(err, ErrPaused) {
+			// Not a fault: a revalidation holds the partition and hands it
+			// back; acquiring the lease again waits for that.
+			pp.handedOver()
+			v.logger.Info("partition given up to a revalidation", "partition", p)
+			backoff = time.Second
+			continue
+		}
 		if errors.Is(err, ErrLeaseLost) {
 			// Another validator owns the partition now and answers for it;
 			// this one only waits for the lease.

@@ -190,7 +190,11 @@ func (m *Main) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		srv, err := api.New(api.Config{PublicLag: m.cfg.PublicLag, AdminToken: token, RuleSets: ruleSets}, snap, m.store, m.sites, checks, normPage, m.Metrics, m.logger, m.now)
+		reval, err := m.revalidator()
+		if err != nil {
+			return err
+		}
+		srv, err := api.New(api.Config{PublicLag: m.cfg.PublicLag, AdminToken: token, RuleSets: ruleSets, Revalidator: reval}, snap, m.store, m.sites, checks, normPage, m.Metrics, m.logger, m.now)
 		if err != nil {
 			return err
 		}
@@ -274,31 +278,9 @@ func (m *Main) startPprof() error {
 }
 
 func (m *Main) startValidate(ctx context.Context) error {
-	// Zero fields take validate's defaults; the duplicate windows and the
-	// settle hold then get the process budgets, split among the partitions
-	// this process validates (validate.New).
-	var cfg validate.Config
-	cfg.DuplicateWindow = m.cfg.DuplicateWindow
-	cfg.VisitorRateLimit, cfg.NetworkRateLimit = m.cfg.VisitorRate, m.cfg.NetworkRate
-	cfg.RotationMaxUAs, cfg.RotationWindow = m.cfg.RotationUAs, m.cfg.RotationWindow
-	cfg.ReplaceBotList, cfg.ReplaceSpamReferrers = m.cfg.BotListReplace, m.cfg.SpamReplace
-	cfg.AllowMissingHints = m.cfg.AllowNoHints
-	cfg.IgnoreHeaders = m.cfg.IgnoreHeaders
-	cfg.SettleWindow = m.cfg.SettleWindow
-	cfg.MaxKeys = m.cfg.WindowKeys
-	if m.cfg.BotList != "" {
-		patterns, err := validate.LoadPatterns(m.cfg.BotList)
-		if err != nil {
-			return err
-		}
-		cfg.ExtraBotPatterns = patterns
-	}
-	if m.cfg.SpamReferrers != "" {
-		hosts, err := validate.LoadHosts(m.cfg.SpamReferrers)
-		if err != nil {
-			return err
-		}
-		cfg.SpamReferrers = hosts
+	cfg, err := m.ruleConfig()
+	if err != nil {
+		return err
 	}
 	intents, err := m.stream.KV(ctx, viewcount.BucketRollup)
 	if err != nil {
@@ -314,6 +296,37 @@ func (m *Main) startValidate(ctx context.Context) error {
 	vctx, m.valCancel = context.WithCancel(context.WithoutCancel(ctx))
 	m.goStage(&m.valDone, "validate", func() error { return v.Run(vctx) })
 	return nil
+}
+
+// ruleConfig is the validators' rule configuration from the flags: zero
+// fields take validate's defaults; the duplicate windows and the settle
+// hold then get the process budgets, split among the partitions this
+// process validates (validate.New).
+func (m *Main) ruleConfig() (validate.Config, error) {
+	var cfg validate.Config
+	cfg.DuplicateWindow = m.cfg.DuplicateWindow
+	cfg.VisitorRateLimit, cfg.NetworkRateLimit = m.cfg.VisitorRate, m.cfg.NetworkRate
+	cfg.RotationMaxUAs, cfg.RotationWindow = m.cfg.RotationUAs, m.cfg.RotationWindow
+	cfg.ReplaceBotList, cfg.ReplaceSpamReferrers = m.cfg.BotListReplace, m.cfg.SpamReplace
+	cfg.AllowMissingHints = m.cfg.AllowNoHints
+	cfg.IgnoreHeaders = m.cfg.IgnoreHeaders
+	cfg.SettleWindow = m.cfg.SettleWindow
+	cfg.MaxKeys = m.cfg.WindowKeys
+	if m.cfg.BotList != "" {
+		patterns, err := validate.LoadPatterns(m.cfg.BotList)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.ExtraBotPatterns = patterns
+	}
+	if m.cfg.SpamReferrers != "" {
+		hosts, err := validate.LoadHosts(m.cfg.SpamReferrers)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.SpamReferrers = hosts
+	}
+	return cfg, nil
 }
 
 // startStoreChecks applies the raw retention (zero, as in tests that build

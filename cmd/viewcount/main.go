@@ -28,6 +28,7 @@ usage:
   viewcount site add|rotate|delete DOMAIN, site list   manage sites (see 'viewcount site')
   viewcount token add --role analyst, token list, token revoke ID   analyst tokens for --sql-listen
   viewcount sql "SELECT …" [--format pretty|csv|tsv|json]           one read-only query via --sql-listen
+  viewcount revalidate --site S --from T1 --to T2 [--dry-run]   judge a range again with the current rules
   viewcount check     [flags]   verify progress, stream, store and rollups (server stopped)
   viewcount repair    progress|stream|rollups [flags]   see README, Recovery
   viewcount ua-eval   [--data DIR]   user-agent rules' recall and false positives on public data sets
@@ -71,6 +72,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runSQL(rest, stdout)
 	case "loadgen":
 		return runLoadgen(rest, stdout, stderr)
+	case "revalidate":
+		return runRevalidate(rest, stdout, stderr)
 	case "check":
 		return runCheck(rest, stdout, stderr)
 	case "repair":

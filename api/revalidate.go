@@ -1,0 +1,78 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+)
+
+// Revalidator runs a revalidation: validate.Revalidator behind cmd's
+// adapter (the api does not import the validator). A request it cannot
+// serve as asked is an error wrapping ErrRevalidateRequest, returned
+// before any progress; the result is written out as JSON.
+type Revalidator interface {
+	Revalidate(ctx context.Context, req RevalidateRequest, progress func(string)) (any, error)
+}
+
+// ErrRevalidateRequest marks a revalidation request that is wrong as asked
+// (answered 400 with the error's text, which names only the request).
+var ErrRevalidateRequest = errors.New("revalidate request")
+
+// RevalidateRequest is the body of POST /v1/admin/revalidate.
+type RevalidateRequest struct {
+	Site   string    `json:"site"`
+	From   time.Time `json:"from"`
+	To     time.Time `json:"to"`
+	DryRun bool      `json:"dry_run"`
+	Who    string    `json:"who"` // recorded in the audit trail, e.g. who asked and why
+}
+
+// revalidate answers POST /v1/admin/revalidate. A run takes from seconds
+// to minutes, so the answer is a stream of JSON lines: {"progress": "…"}
+// at each step, then {"result": {…}} or {"error": "…"}. A request wrong as
+// asked, or refused before it starts, gets its status (400, 503) instead.
+// A client that goes away cuts the run; a rerun completes it.
+func (s *Server) revalidate(c *gin.Context) {
+	if s.cfg.Revalidator == nil {
+		c.JSON(http.StatusServiceUnavailable, gin.H{"error": "this process cannot revalidate (it runs no stream)"})
+		return
+	}
+	var req RevalidateRequest
+	dec := json.NewDecoder(http.MaxBytesReader(c.Writer, c.Request.Body, 1<<16))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		s.fail(c, errBadRequest("body: want {\"site\", \"from\", \"to\" (RFC 3339), \"dry_run\", \"who\"}: "+err.Error()))
+		return
+	}
+	if len(req.Who) > 500 {
+		s.fail(c, errBadRequest("who: at most 500 bytes"))
+		return
+	}
+	started := false
+	enc := json.NewEncoder(c.Writer)
+	line := func(v any) {
+		if !started {
+			started = true
+			c.Header("Content-Type", "application/x-ndjson")
+			c.Status(http.StatusOK)
+		}
+		_ = enc.Encode(v)
+		c.Writer.Flush()
+	}
+	res, err := s.cfg.Revalidator.Revalidate(c.Request.Context(), req, func(p string) { line(gin.H{"progress": p}) })
+	switch {
+	case err == nil:
+		line(gin.H{"result": res})
+	case !started && errors.Is(err, ErrRevalidateRequest):
+		s.fail(c, errBadRequest(err.Error()))
+	case !started:
+		s.fail(c, err)
+	default:
+		s.logger.Error("revalidation failed", "err", err)
+		line(gin.H{"error": "revalidation stopped: " + err.Error() + "; rerun it to complete"})
+	}
+}

@@ -1,0 +1,275 @@
+package validate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/viewcount/viewcount"
+	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/store"
+)
+
+// The source a partition is judged again from.
+const (
+	SourceStream = "stream"
+	SourceRaw    = "views_raw"
+)
+
+// rejudged is what judging one partition again found for the range's site.
+type rejudged struct {
+	source  string
+	judged int // the site's events in the range with a verdict now
+	// rewrite are those whose verdict, or only the rule set that judged
+	// it, differs from views_raw's: all get the new rule set's version.
+	rewrite []verdict
+}
+
+// verdict is one event's new verdict, with what the report needs.
+type verdict struct {
+	seq      uint64
+	idx      uint32
+	page     string
+	old, new viewcount.Reason
+}
+
+type seqIdx struct {
+	seq uint64
+	idx uint32
+}
+
+// storedVerdict is what views_raw holds for one event.
+type storedVerdict struct {
+	reason viewcount.Reason
+	page   string
+	rules  string
+}
+
+// rejudgePartition judges partition p again with fresh rules, in stream
+// order, from one rule window before the range (which only rebuilds the
+// rules' state, as a validator's start does) until every event of the
+// range has its verdict: past its end by the settle window, or to the end
+// of the partition. Only the site's events in the range are compared with
+// views_raw. The stream is read when it still holds that start; else
+// views_raw is, in the same order.
+func (r *Revalidator) rejudgePartition(ctx context.Context, p int, req RevalidateRequest) (rejudged, error) {
+	out := rejudged{source: SourceStream}
+	rules, err := NewRules(r.cfg, r.Sites)
+	if err != nil {
+		return out, err
+	}
+	stored, err := r.stored(ctx, p, req)
+	if err != nil {
+		return out, err
+	}
+	start := req.From.Add(-rules.ReplayWindow() - r.margin())
+	end := req.To.Add(rules.SettleWindow() + r.margin())
+	q := holdQueue{window: rules.SettleWindow().Milliseconds(), max: r.cfg.MaxHeld}
+	var buf []viewcount.Verdict
+	take := func(seq uint64, evs []viewcount.Event, tick int64, isTick bool) {
+		if isTick {
+			q.observe(tick)
+		}
+		buf = judgeEvents(rules, &q, r.rules.Version, p, seq, evs, false, buf[:0])
+		for i := range buf {
+			v := &buf[i]
+			if v.Site != req.Site || v.Time.Before(req.From) || !v.Time.Before(req.To) {
+				continue
+			}
+			old, ok := stored[seqIdx{v.Seq, v.Index}]
+			if !ok {
+				continue // not stored yet: its validator judges it, with the rules it runs
+			}
+			out.judged++
+			if old.reason != v.Reason || old.rules != v.Rules {
+				out.rewrite = append(out.rewrite, verdict{seq: v.Seq, idx: v.Index, page: old.page, old: old.reason, new: v.Reason})
+			}
+		}
+	}
+	retained, err := r.streamHolds(ctx, start)
+	if err != nil {
+		return out, err
+	}
+	if !retained {
+		out.source = SourceRaw
+		return out, r.readRaw(ctx, p, start, end, take)
+	}
+	return out, r.readStream(ctx, p, start, end, take)
+}
+
+// stored reads views_raw's verdicts of the site's events of partition p in
+// the range: the memory a revalidation holds, a few dozen bytes an event.
+func (r *Revalidator) stored(ctx context.Context, p int, req RevalidateRequest) (map[seqIdx]storedVerdict, error) {
+	res, err := r.Store.Query(ctx, vcsql.Query(vcsql.RevalidateStored), store.Params{"site": req.Site,
+		"partition": strconv.Itoa(p), "from": ms(req.From), "to": ms(req.To)})
+	if err != nil {
+		return nil, fmt.Errorf("validate: revalidate partition %d: stored verdicts: %w", p, err)
+	}
+	out := make(map[seqIdx]storedVerdict, len(res.Rows))
+	for _, row := range res.Rows {
+		seq, err1 := strconv.ParseUint(row[0], 10, 64)
+		idx, err2 := strconv.ParseUint(row[1], 10, 32)
+		if err := errors.Join(err1, err2); err != nil {
+			return nil, fmt.Errorf("validate: revalidate partition %d: stored verdicts: %w", p, err)
+		}
+		out[seqIdx{seq, uint32(idx)}] = storedVerdict{reason: viewcount.Reason(row[2]), page: row[3], rules: row[4]}
+	}
+	return out, nil
+}
+
+// streamHolds reports whether the stream still holds every message from
+// start on: retention removes whole messages from the front, so it does if
+// its oldest is no younger, or if none was ever removed.
+func (r *Revalidator) streamHolds(ctx context.Context, start time.Time) (bool, error) {
+	s, err := r.JS.Stream(ctx, viewcount.StreamName)
+	if err != nil {
+		return false, fmt.Errorf("validate: revalidate: %w", err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return false, fmt.Errorf("validate: revalidate: stream info: %w", err)
+	}
+	// FirstSeq 1: nothing was ever removed, so the stream holds all there
+	// was from start on, whenever it began.
+	st := info.State
+	return st.Msgs > 0 && (st.FirstSeq == 1 || !st.FirstTime.After(start)), nil
+}
+
+// readStream feeds take partition p's messages from start until one is
+// past end or none is left.
+func (r *Revalidator) readStream(ctx context.Context, p int, start, end time.Time, take func(uint64, []viewcount.Event, int64, bool)) error {
+	s, err := r.JS.Stream(ctx, viewcount.StreamName)
+	if err != nil {
+		return fmt.Errorf("validate: revalidate partition %d: %w", p, err)
+	}
+	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{viewcount.Subject(p)},
+		DeliverPolicy: jetstream.DeliverByStartTimePolicy, OptStartTime: &start})
+	if err != nil {
+		return fmt.Errorf("validate: revalidate partition %d: consumer: %w", p, err)
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(512))
+	if err != nil {
+		return fmt.Errorf("validate: revalidate partition %d: consumer: %w", p, err)
+	}
+	defer it.Stop()
+	var evs []viewcount.Event
+	for {
+		nctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		msg, err := it.Next(jetstream.NextContext(nctx))
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout):
+			return nil // nothing after the last message
+		case err != nil:
+			return fmt.Errorf("validate: revalidate partition %d: next: %w", p, err)
+		}
+		md, err := msg.Metadata()
+		if err != nil {
+			return fmt.Errorf("validate: revalidate partition %d: metadata: %w", p, err)
+		}
+		if t, ok := tickTime(msg); ok {
+			take(md.Sequence.Stream, nil, t, true)
+		} else if evs, err = viewcount.DecodeEvents(evs[:0], msg.Data()); err != nil {
+			r.Logger.Error("undecodable message skipped", "partition", p, "seq", md.Sequence.Stream, "err", err)
+		} else {
+			take(md.Sequence.Stream, evs, 0, false)
+		}
+		if md.NumPending == 0 || md.Timestamp.After(end) {
+			return nil
+		}
+	}
+}
+
+func ms(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
+
+// rawChunk is how many rows readRaw reads at a time.
+const rawChunk = 20000
+
+// readRaw feeds take partition p's events from views_raw between start and
+// end, message by message in stream order. Ticks are not stored: a held
+// view is settled when a later event passes its window instead of at the
+// tick, which can differ only if events in between changed its settling.
+func (r *Revalidator) readRaw(ctx context.Context, p int, start, end time.Time, take func(uint64, []viewcount.Event, int64, bool)) error {
+	var after uint64
+	var evs []viewcount.Event
+	for {
+		res, err := r.Store.Query(ctx, vcsql.Query(vcsql.RevalidateEvents), store.Params{"partition": strconv.Itoa(p),
+			"from": ms(start), "to": ms(end), "after": strconv.FormatUint(after, 10), "limit": strconv.Itoa(rawChunk)})
+		if err != nil {
+			return fmt.Errorf("validate: revalidate partition %d: read views_raw after seq %d: %w", p, after, err)
+		}
+		rows := res.Rows
+		full := len(rows) == rawChunk
+		if full {
+			// The last message may go on past the limit: read it whole next time.
+			last := rows[len(rows)-1][0]
+			for len(rows) > 0 && rows[len(rows)-1][0] == last {
+				rows = rows[:len(rows)-1]
+			}
+			if len(rows) == 0 {
+				return fmt.Errorf("validate: revalidate partition %d: message %s has more than %d events", p, last, rawChunk)
+			}
+		}
+		for i := 0; i < len(rows); {
+			seq, j := rows[i][0], i
+			evs = evs[:0]
+			for ; j < len(rows) && rows[j][0] == seq; j++ {
+				e, err := rawEvent(rows[j])
+				if err != nil {
+					return fmt.Errorf("validate: revalidate partition %d seq %s: %w", p, seq, err)
+				}
+				evs = append(evs, e)
+			}
+			n, _ := strconv.ParseUint(seq, 10, 64)
+			take(n, evs, 0, false)
+			after, i = n, j
+		}
+		if !full {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+}
+
+// rawEvent rebuilds an event from a row of revalidate_events.
+func rawEvent(row []string) (viewcount.Event, error) {
+	var e viewcount.Event
+	if len(row) != 29 {
+		return e, fmt.Errorf("views_raw row of %d columns, want 29", len(row))
+	}
+	var errs []error
+	u := func(i, bits int) uint64 {
+		v, err := strconv.ParseUint(row[i], 10, bits)
+		errs = append(errs, err)
+		return v
+	}
+	b := func(i int) bool { return u(i, 8) != 0 }
+	t, err := strconv.ParseInt(row[2], 10, 64)
+	errs = append(errs, err)
+	e.Time = time.UnixMilli(t).UTC()
+	e.Site, e.Page, e.Referrer, e.UA, e.ID = row[3], row[4], row[5], row[6], row[7]
+	e.Visitor, e.Network = u(8, 64), u(9, 64)
+	e.Webdriver, e.Datacenter = b(10), b(11)
+	switch row[12] {
+	case viewcount.SourcePixel.String():
+		e.Source = viewcount.SourcePixel
+	case viewcount.SourceBeacon.String():
+		e.Source = viewcount.SourceBeacon
+	}
+	e.Hints = viewcount.Hints{Present: b(13), ScreenW: uint16(u(14, 16)), ScreenH: uint16(u(15, 16)), Languages: uint8(u(16, 8)),
+		TZ: b(17), UAData: b(18), Secure: b(19), Window: b(20), OuterW: uint16(u(21, 16)), OuterH: uint16(u(22, 16))}
+	e.UTM = viewcount.UTM{Source: row[23], Medium: row[24], Campaign: row[25]}
+	e.Country = row[26]
+	e.Headers = viewcount.HeaderFlags(u(27, 16))
+	e.ASN = uint32(u(28, 32))
+	return e, errors.Join(errs...)
+}

@@ -1,0 +1,380 @@
+package validate
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/rollup"
+	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/store"
+)
+
+// RevalidateRequest is one revalidation: a site's events received in
+// [From, To), judged again with the current rules.
+type RevalidateRequest struct {
+	Site     string
+	From, To time.Time
+	DryRun   bool
+	Who      string // recorded in the audit trail
+}
+
+// RevalidateResult says what a revalidation judged, from where, and what
+// changed (or would, on a dry run).
+type RevalidateResult struct {
+	Site     string            `json:"site"`
+	From     time.Time         `json:"from"`
+	To       time.Time         `json:"to"`
+	Rules    string            `json:"rules"`
+	DryRun   bool              `json:"dry_run"`
+	Sources  []PartitionSource `json:"sources"`
+	Judged   int               `json:"judged"`
+	Changed  int               `json:"changed"`
+	ByReason []ReasonChange    `json:"by_reason"`
+	ByPage   []PageChange      `json:"by_page"`
+	Note     string            `json:"note,omitempty"` // e.g. the range was cut to what views_raw holds
+}
+
+// PartitionSource says where a partition's events were read from, and why.
+type PartitionSource struct {
+	Partition int    `json:"partition"`
+	Source    string `json:"source"` // SourceStream or SourceRaw
+	Why       string `json:"why"`
+}
+
+// ReasonChange counts the events whose verdict went from one reason to another.
+type ReasonChange struct {
+	From   viewcount.Reason `json:"from"`
+	To     viewcount.Reason `json:"to"`
+	Events int              `json:"events"`
+}
+
+// PageChange is one page's valid views in the range before and after.
+type PageChange struct {
+	Page   string `json:"page"`
+	Before int    `json:"valid_before"`
+	After  int    `json:"valid_after"`
+}
+
+// RevalStore is what a revalidation reads and rewrites.
+type RevalStore interface {
+	rollup.Execer
+}
+
+// Revalidator judges ranges of events again with the current rules and
+// puts the new verdicts and the rollups that follow from them in place.
+type Revalidator struct {
+	JS         jetstream.JetStream
+	Partitions int
+	Sites      SiteLookup
+	Store      RevalStore
+	Owner      string // names the hold in partition leases
+	Logger     *slog.Logger
+	Now        func() time.Time
+
+	cfg   Config
+	rules RuleSet
+}
+
+// NewRevalidator returns a revalidator judging with cfg, the validators'
+// rule configuration. The windows' key budgets are a validator's that owns
+// every partition, so the rules see what `viewcount serve`'s do.
+func NewRevalidator(cfg Config, r Revalidator) (*Revalidator, error) {
+	if cfg.MaxKeys == 0 {
+		cfg.MaxKeys = perPartition(ProcessWindowKeys, r.Partitions)
+	}
+	if cfg.MaxHeld == 0 {
+		cfg.MaxHeld = perPartition(ProcessMaxHeld, r.Partitions)
+	}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := NewRules(cfg, r.Sites); err != nil {
+		return nil, err
+	}
+	if r.Logger == nil {
+		r.Logger = slog.New(slog.DiscardHandler)
+	}
+	if r.Now == nil {
+		r.Now = time.Now
+	}
+	r.Logger = r.Logger.With("component", "revalidate")
+	r.cfg, r.rules = cfg, cfg.RuleSet()
+	return &r, nil
+}
+
+func (r *Revalidator) margin() time.Duration { return time.Minute }
+
+// ErrBadRange is a request the revalidation cannot serve as asked.
+var ErrBadRange = errors.New("revalidate")
+
+// Run revalidates req's range, calling progress with a line at each step.
+// A dry run only judges and reports. Otherwise Run holds every partition
+// (validators stop cleanly and wait; ingest goes on), rewrites the changed
+// verdicts in views_raw a month at a time and rebuilds the rollups aside,
+// swapping each in whole, then gives the partitions back. Every step can
+// be cut and the whole run repeated: the judging depends only on the
+// events, a rewritten month gets the same verdicts again, and the rebuild
+// starts over from views_raw.
+func (r *Revalidator) Run(ctx context.Context, req RevalidateRequest, progress func(string)) (RevalidateResult, error) {
+	if progress == nil {
+		progress = func(string) {}
+	}
+	res := RevalidateResult{Site: req.Site, From: req.From, To: req.To, Rules: r.rules.Version, DryRun: req.DryRun,
+		Sources: []PartitionSource{}, ByReason: []ReasonChange{}, ByPage: []PageChange{}}
+	if err := r.check(ctx, &req, &res); err != nil {
+		return res, err
+	}
+	res.From, res.To = req.From, req.To
+	work := ctx
+	if !req.DryRun {
+		progress("holding the partitions: validators finish their batches and wait")
+		h, err := HoldPartitions(ctx, r.JS, r.Partitions, r.Owner, r.Logger)
+		if err != nil {
+			return res, err
+		}
+		defer func() {
+			if err := h.Release(); err != nil {
+				r.Logger.Warn("hold lost before release", "err", err)
+			}
+		}()
+		var cancel context.CancelFunc
+		work, cancel = mergeCancel(ctx, h.Context())
+		defer cancel()
+		// What the validators stored on their way out reaches the rollups
+		// too, so the rebuild below and the feeds after it agree.
+		if _, err := rollup.CatchUp(work, r.Store); err != nil {
+			return res, fmt.Errorf("revalidate: %w", err)
+		}
+	}
+	id := newRunID()
+	var rewrite []changedVerdict
+	pages := map[string]*PageChange{}
+	reasons := map[[2]viewcount.Reason]int{}
+	for p := range r.Partitions {
+		start := time.Now()
+		j, err := r.rejudgePartition(work, p, req)
+		if err != nil {
+			return res, err
+		}
+		why := "the stream still holds the range and a rule window before it"
+		if j.source == SourceRaw {
+			why = "the stream no longer holds the range (its retention passed): read from views_raw, which keeps every event; ticks are not stored, so held views settle at the next event"
+		}
+		res.Sources = append(res.Sources, PartitionSource{Partition: p, Source: j.source, Why: why})
+		res.Judged += j.judged
+		changes := 0
+		for _, c := range j.rewrite {
+			rewrite = append(rewrite, changedVerdict{p: p, v: c})
+			if c.old == c.new {
+				continue // only the rule set's version is new
+			}
+			changes++
+			reasons[[2]viewcount.Reason{c.old, c.new}]++
+			pc := pages[c.page]
+			if pc == nil {
+				pc = &PageChange{Page: c.page}
+				pages[c.page] = pc
+			}
+			if c.old == viewcount.Valid {
+				pc.Before++
+			}
+			if c.new == viewcount.Valid {
+				pc.After++
+			}
+		}
+		res.Changed += changes
+		progress(fmt.Sprintf("partition %d/%d: %d events judged from %s, %d verdicts changed (%s)",
+			p+1, r.Partitions, j.judged, j.source, changes, time.Since(start).Round(time.Millisecond)))
+	}
+	res.ByReason, res.ByPage = sortReasons(reasons), r.pageTotals(work, req, pages)
+	if req.DryRun {
+		return res, nil
+	}
+	if err := r.record(work, id, "started", req, res); err != nil {
+		return res, err
+	}
+	if err := r.rewrite(work, rewrite, progress); err != nil {
+		return res, err
+	}
+	if err := r.record(work, id, "verdicts", req, res); err != nil {
+		return res, err
+	}
+	err := rollup.Rebuild(work, r.Store, rollup.RebuildOptions{Now: r.Now(), Progress: func(table string, done, total int, rows uint64) {
+		progress(fmt.Sprintf("rebuilding %s: month %d/%d", table, done, total))
+	}}, r.Logger)
+	if err != nil {
+		return res, fmt.Errorf("revalidate: %w", err)
+	}
+	if err := r.record(work, id, "done", req, res); err != nil {
+		return res, err
+	}
+	progress(fmt.Sprintf("done: %d of %d verdicts changed; rollups rebuilt", res.Changed, res.Judged))
+	return res, nil
+}
+
+// check validates the request and cuts its start to what views_raw holds
+// in full (its retention): events before that exist nowhere any more.
+func (r *Revalidator) check(ctx context.Context, req *RevalidateRequest, res *RevalidateResult) error {
+	switch {
+	case req.Site == "":
+		return fmt.Errorf("%w: site: required", ErrBadRange)
+	case req.From.IsZero() || req.To.IsZero():
+		return fmt.Errorf("%w: from and to: both required", ErrBadRange)
+	case !req.From.Before(req.To):
+		return fmt.Errorf("%w: from %s is not before to %s", ErrBadRange, req.From.Format(time.RFC3339), req.To.Format(time.RFC3339))
+	}
+	req.From, req.To = req.From.UTC(), req.To.UTC()
+	cutoff, err := rollup.Cutoff(ctx, r.Store, r.Now())
+	if err != nil {
+		return fmt.Errorf("revalidate: %w", err)
+	}
+	if !req.To.After(cutoff) {
+		return fmt.Errorf("%w: views_raw holds events from %s on (--raw-retention); nothing in the range is left to judge", ErrBadRange, cutoff.Format(time.DateOnly))
+	}
+	if req.From.Before(cutoff) {
+		res.Note = fmt.Sprintf("from cut to %s: views_raw's retention removed what came before", cutoff.Format(time.RFC3339))
+		req.From = cutoff
+	}
+	return nil
+}
+
+// changedVerdict is a change with its partition.
+type changedVerdict struct {
+	p int
+	v verdict
+}
+
+// rewrite puts the new verdicts (and the new rule set's version) into
+// views_raw, a month at a time.
+func (r *Revalidator) rewrite(ctx context.Context, changed []changedVerdict, progress func(string)) error {
+	if len(changed) == 0 {
+		return nil
+	}
+	if err := r.script(ctx, "revalidate_prepare", nil); err != nil {
+		return err
+	}
+	var b strings.Builder
+	for i, c := range changed {
+		fmt.Fprintf(&b, "%d\t%d\t%d\t%s\t%s\n", c.p, c.v.seq, c.v.idx, c.v.new, r.rules.Version)
+		if (i+1)%20000 == 0 || i == len(changed)-1 {
+			if err := r.script(ctx, "revalidate_add", store.Params{"rows": b.String()}); err != nil {
+				return err
+			}
+			b.Reset()
+		}
+	}
+	months, err := r.Store.Query(ctx, vcsql.Query(vcsql.RawMonths), nil)
+	if err != nil {
+		return fmt.Errorf("revalidate: list views_raw months: %w", err)
+	}
+	for i, m := range months.Rows {
+		// Every month is copied only if it holds a change: the range's
+		// months, plus a held view's stored in the next one.
+		if !r.holdsChange(ctx, m[0]) {
+			continue
+		}
+		if err := r.script(ctx, "revalidate_month", store.Params{"partition": m[0]}); err != nil {
+			return fmt.Errorf("%w (month %s)", err, m[0])
+		}
+		progress(fmt.Sprintf("views_raw month %s rewritten (%d/%d)", m[0], i+1, len(months.Rows)))
+	}
+	return r.script(ctx, "revalidate_drop", nil)
+}
+
+// holdsChange reports whether views_raw's month (partition id) has a row
+// whose verdict changes.
+func (r *Revalidator) holdsChange(ctx context.Context, month string) bool {
+	res, err := r.Store.Query(ctx, vcsql.Query(vcsql.RevalidateMonthChanges), store.Params{"partition": month})
+	return err != nil || len(res.Rows) == 0 || res.Rows[0][0] != "0"
+}
+
+func (r *Revalidator) script(ctx context.Context, name string, p store.Params) error {
+	for i, st := range vcsql.Repair(name) {
+		if err := r.Store.Exec(ctx, st, p); err != nil {
+			return fmt.Errorf("revalidate: %s statement %d: %w", name, i+1, err)
+		}
+	}
+	return nil
+}
+
+// record writes one step of the run to the audit trail.
+func (r *Revalidator) record(ctx context.Context, id, state string, req RevalidateRequest, res RevalidateResult) error {
+	err := r.Store.Exec(ctx, vcsql.Query(vcsql.RevalidateRecord), store.Params{"id": id, "state": state, "site": req.Site,
+		"from": ms(req.From), "to": ms(req.To), "rules": r.rules.Version, "who": req.Who,
+		"judged": strconv.Itoa(res.Judged), "changed": strconv.Itoa(res.Changed)})
+	if err != nil {
+		return fmt.Errorf("revalidate: record %s: %w", state, err)
+	}
+	return nil
+}
+
+// pageTotals turns the per-page changes into valid views before and after,
+// from views_raw's count of each changed page's valid views in the range.
+func (r *Revalidator) pageTotals(ctx context.Context, req RevalidateRequest, pages map[string]*PageChange) []PageChange {
+	out := make([]PageChange, 0, len(pages))
+	for _, pc := range pages {
+		out = append(out, *pc)
+	}
+	if res, err := r.Store.Query(ctx, vcsql.Query(vcsql.RevalidatePageValid), store.Params{"site": req.Site,
+		"from": ms(req.From), "to": ms(req.To)}); err == nil {
+		valid := make(map[string]int, len(res.Rows))
+		for _, row := range res.Rows {
+			n, _ := strconv.Atoi(row[1])
+			valid[row[0]] = n
+		}
+		for i := range out {
+			// Before is views_raw's now; after adds what turned valid and
+			// takes what stopped being.
+			gained, lost := out[i].After, out[i].Before
+			out[i].Before = valid[out[i].Page]
+			out[i].After = out[i].Before + gained - lost
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		di, dj := out[i].Before-out[i].After, out[j].Before-out[j].After
+		if di != dj {
+			return di > dj
+		}
+		return out[i].Page < out[j].Page
+	})
+	return out
+}
+
+func sortReasons(m map[[2]viewcount.Reason]int) []ReasonChange {
+	out := make([]ReasonChange, 0, len(m))
+	for k, n := range m {
+		out = append(out, ReasonChange{From: k[0], To: k[1], Events: n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Events != out[j].Events {
+			return out[i].Events > out[j].Events
+		}
+		return out[i].From+out[i].To < out[j].From+out[j].To
+	})
+	return out
+}
+
+func newRunID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// mergeCancel returns a context that ends when either a or b does.
+func mergeCancel(a, b context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(a)
+	stop := context.AfterFunc(b, func() { cancel(context.Cause(b)) })
+	return ctx, func() { stop(); cancel(nil) }
+}
