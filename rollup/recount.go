@@ -47,6 +47,12 @@ type RecountResult struct {
 // are their own truth (page_rollup's all-time rows must still equal the
 // merge of the days before the cutoff and the recount after it).
 func Recount(ctx context.Context, q Execer, now time.Time, limit int) ([]RecountResult, error) {
+	return RecountRange(ctx, q, now, limit, time.Unix(0, 0), time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC))
+}
+
+// RecountRange is Recount of the rows whose bucket (a minute, hour or day)
+// starts in [from, to), and page_rollup's all-time rows.
+func RecountRange(ctx context.Context, q Execer, now time.Time, limit int, from, to time.Time) ([]RecountResult, error) {
 	cutoff, err := Cutoff(ctx, q, now)
 	if err != nil {
 		return nil, err
@@ -61,7 +67,8 @@ func Recount(ctx context.Context, q Execer, now time.Time, limit int) ([]Recount
 	var out []RecountResult
 	for _, table := range Rollups() {
 		// At least one row, which carries the count of all differing ones.
-		p := store.Params{"cutoff": cutoffParam(cutoff), "limit": strconv.Itoa(max(limit, 1)), "fed": fedMap(fed)}
+		p := store.Params{"cutoff": cutoffParam(cutoff), "limit": strconv.Itoa(max(limit, 1)), "fed": fedMap(fed),
+			"from": cutoffParam(from), "to": cutoffParam(to)}
 		months := []string{""}
 		if recountByMonth(table) {
 			res, err := q.Query(ctx, sql.Repair(table + "_months")[0], p)

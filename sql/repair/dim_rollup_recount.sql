@@ -88,8 +88,9 @@ FULL OUTER JOIN
     )
     GROUP BY grain, site, dim, page, value, bucket
 ) AS r USING (grain, site, dim, page, value, bucket)
-WHERE stored_views != recount_views
-   OR (stored_uniques != recount_uniques AND stored_uniques != 128 AND recount_uniques != 128)
+WHERE (stored_views != recount_views
+   OR (stored_uniques != recount_uniques AND stored_uniques != 128 AND recount_uniques != 128))
+  AND (grain = 'total' OR (toDateTime(bucket, 'UTC') >= {from:DateTime('UTC')} AND toDateTime(bucket, 'UTC') < {to:DateTime('UTC')}))
 ORDER BY site, dim, grain, page, value, bucket
 LIMIT {limit:UInt32}
 -- As dim_rollup_fill: a month's GROUP BY spills to disk past 1 GB.

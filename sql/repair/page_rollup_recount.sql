@@ -71,7 +71,8 @@ FULL OUTER JOIN
     )
     GROUP BY grain, site, page, bucket
 ) AS r USING (grain, site, page, bucket)
-WHERE stored_views != recount_views
-   OR (stored_uniques != recount_uniques AND stored_uniques != 4096 AND recount_uniques != 4096)
+WHERE (stored_views != recount_views
+   OR (stored_uniques != recount_uniques AND stored_uniques != 4096 AND recount_uniques != 4096))
+  AND (grain = 'total' OR (toDateTime(bucket, 'UTC') >= {from:DateTime('UTC')} AND toDateTime(bucket, 'UTC') < {to:DateTime('UTC')}))
 ORDER BY site, grain, page, bucket
 LIMIT {limit:UInt32}

@@ -45,6 +45,7 @@ FULL OUTER JOIN
     )
     GROUP BY site, page, day
 ) AS r USING (site, page, day)
-WHERE stored_views != recount_views OR stored_checksum != recount_checksum
+WHERE (stored_views != recount_views OR stored_checksum != recount_checksum)
+  AND ((toDateTime(bucket, 'UTC') >= {from:DateTime('UTC')} AND toDateTime(bucket, 'UTC') < {to:DateTime('UTC')}))
 ORDER BY site, page, day
 LIMIT {limit:UInt32}
