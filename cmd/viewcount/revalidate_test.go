@@ -96,6 +96,11 @@ func TestRevalidateV1ToV2(t *testing.T) {
 	if r := reasons(t, m, site); r["valid"] != uint64(humans+bots) {
 		t.Fatalf("dry run changed verdicts: %v", r)
 	}
+	var printed bytes.Buffer
+	if err := printRevalidation(&printed, dry); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("dry run, as `viewcount revalidate --dry-run` prints it:\n%s", printed.String())
 
 	// Cut while the rollups are rebuilt: the verdicts are rewritten, the
 	// rollups not yet.
