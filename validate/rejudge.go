@@ -23,7 +23,7 @@ const (
 
 // rejudged is what judging one partition again found for the range's site.
 type rejudged struct {
-	source  string
+	source string
 	judged int // the site's events in the range with a verdict now
 	// rewrite are those whose verdict, or only the rule set that judged
 	// it, differs from views_raw's: all get the new rule set's version.
