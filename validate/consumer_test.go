@@ -138,6 +138,12 @@ func (p *pipeline) verdicts(t *testing.T) []string {
 // stable name does, so it reclaims its partitions without waiting.
 func (p *pipeline) start(t *testing.T) (stop func(crash bool)) {
 	t.Helper()
+	return p.startWith(t, DefaultConfig())
+}
+
+// startWith is start with the rules' configuration cfg.
+func (p *pipeline) startWith(t *testing.T, cfg Config) (stop func(crash bool)) {
+	t.Helper()
 	nc, js, err := p.conn.NewClient()
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +154,7 @@ func (p *pipeline) start(t *testing.T) (stop func(crash bool)) {
 	}
 	metrics := viewcount.NewMetrics()
 	sink := rollup.NewSink(rollup.Config{MaxRows: 64, InsertRetries: 1}, p.store, intents, metrics, quiet(), time.Now)
-	v, err := New(DefaultConfig(), Options{FlushEvery: 20 * time.Millisecond, FetchBatch: 16, Owner: "restarting-validator"}, js, testPartitions, p.sites, sink, metrics, quiet())
+	v, err := New(cfg, Options{FlushEvery: 20 * time.Millisecond, FetchBatch: 16, Owner: "restarting-validator"}, js, testPartitions, p.sites, sink, metrics, quiet())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -71,7 +72,10 @@ func (r *Revalidator) rejudgePartition(ctx context.Context, p int, req Revalidat
 	end := req.To.Add(rules.SettleWindow() + r.margin())
 	q := holdQueue{window: rules.SettleWindow().Milliseconds(), max: r.cfg.MaxHeld}
 	var buf []viewcount.Verdict
-	take := func(seq uint64, evs []viewcount.Event, tick int64, isTick bool) {
+	// take judges one message and reports whether every event of the range
+	// has its verdict: the rules' clock (the latest event or tick time)
+	// has passed the range by the settle window.
+	take := func(seq uint64, evs []viewcount.Event, tick int64, isTick bool) (done bool) {
 		if isTick {
 			q.observe(tick)
 		}
@@ -90,6 +94,7 @@ func (r *Revalidator) rejudgePartition(ctx context.Context, p int, req Revalidat
 				out.rewrite = append(out.rewrite, verdict{seq: v.Seq, idx: v.Index, page: old.page, old: old.reason, new: v.Reason})
 			}
 		}
+		return q.mark > end.UnixMilli()
 	}
 	retained, err := r.streamHolds(ctx, start)
 	if err != nil {
@@ -97,9 +102,16 @@ func (r *Revalidator) rejudgePartition(ctx context.Context, p int, req Revalidat
 	}
 	if !retained {
 		out.source = SourceRaw
-		return out, r.readRaw(ctx, p, start, end, take)
+		if err := r.readRaw(ctx, p, start, end, take); err != nil {
+			return out, err
+		}
+		// Every event views_raw holds was released by its validator, most
+		// at a tick views_raw does not keep: views still held at the end
+		// are settled now, with what the rules saw up to there.
+		take(0, nil, math.MaxInt64, true)
+		return out, nil
 	}
-	return out, r.readStream(ctx, p, start, end, take)
+	return out, r.readStream(ctx, p, start, take)
 }
 
 // stored reads views_raw's verdicts of the site's events of partition p in
@@ -140,9 +152,10 @@ func (r *Revalidator) streamHolds(ctx context.Context, start time.Time) (bool, e
 	return st.Msgs > 0 && (st.FirstSeq == 1 || !st.FirstTime.After(start)), nil
 }
 
-// readStream feeds take partition p's messages from start until one is
-// past end or none is left.
-func (r *Revalidator) readStream(ctx context.Context, p int, start, end time.Time, take func(uint64, []viewcount.Event, int64, bool)) error {
+// readStream feeds take partition p's messages from start until take says
+// it is done or none is left. start is a stream time: the stream's
+// timestamps are receive times, as the events' are, to within the publish.
+func (r *Revalidator) readStream(ctx context.Context, p int, start time.Time, take func(uint64, []viewcount.Event, int64, bool) bool) error {
 	s, err := r.JS.Stream(ctx, viewcount.StreamName)
 	if err != nil {
 		return fmt.Errorf("validate: revalidate partition %d: %w", p, err)
@@ -174,14 +187,15 @@ func (r *Revalidator) readStream(ctx context.Context, p int, start, end time.Tim
 		if err != nil {
 			return fmt.Errorf("validate: revalidate partition %d: metadata: %w", p, err)
 		}
+		done := false
 		if t, ok := tickTime(msg); ok {
-			take(md.Sequence.Stream, nil, t, true)
+			done = take(md.Sequence.Stream, nil, t, true)
 		} else if evs, err = viewcount.DecodeEvents(evs[:0], msg.Data()); err != nil {
 			r.Logger.Error("undecodable message skipped", "partition", p, "seq", md.Sequence.Stream, "err", err)
 		} else {
-			take(md.Sequence.Stream, evs, 0, false)
+			done = take(md.Sequence.Stream, evs, 0, false)
 		}
-		if md.NumPending == 0 || md.Timestamp.After(end) {
+		if done || md.NumPending == 0 {
 			return nil
 		}
 	}
@@ -193,10 +207,10 @@ func ms(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
 const rawChunk = 20000
 
 // readRaw feeds take partition p's events from views_raw between start and
-// end, message by message in stream order. Ticks are not stored: a held
+// end, message by message in stream order, until take says it is done. Ticks are not stored: a held
 // view is settled when a later event passes its window instead of at the
 // tick, which can differ only if events in between changed its settling.
-func (r *Revalidator) readRaw(ctx context.Context, p int, start, end time.Time, take func(uint64, []viewcount.Event, int64, bool)) error {
+func (r *Revalidator) readRaw(ctx context.Context, p int, start, end time.Time, take func(uint64, []viewcount.Event, int64, bool) bool) error {
 	var after uint64
 	var evs []viewcount.Event
 	for {
@@ -228,7 +242,9 @@ func (r *Revalidator) readRaw(ctx context.Context, p int, start, end time.Time, 
 				evs = append(evs, e)
 			}
 			n, _ := strconv.ParseUint(seq, 10, 64)
-			take(n, evs, 0, false)
+			if take(n, evs, 0, false) {
+				return nil
+			}
 			after, i = n, j
 		}
 		if !full {
