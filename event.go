@@ -186,12 +186,13 @@ const (
 	HeaderMismatch  Reason = "header_mismatch"  // the request lacks headers the claimed browser always sends
 	Datacenter      Reason = "datacenter"       // client IP in a datacenter range
 	BadReferrer     Reason = "bad_referrer"     // referrer host on the spam list
+	Excluded        Reason = "excluded"         // an operator's correction excludes it (viewcount correct)
 	Rate            Reason = "rate"             // the visitor or its network exceeded the rate limit
 	NetworkRotation Reason = "network_rotation" // one network rotating through many user agents / visitor ids
 )
 
 // Reasons lists every verdict, valid first; metrics and reports iterate it.
-var Reasons = []Reason{Valid, BotUA, EmptyUA, Headless, BadHints, Datacenter, UnknownSite, BadReferrer,
+var Reasons = []Reason{Valid, BotUA, EmptyUA, Headless, BadHints, Datacenter, UnknownSite, BadReferrer, Excluded,
 	DuplicateID, Duplicate, Rate, NetworkRotation, HeaderMismatch}
 
 // Verdict is an event with its judgement and its place in the stream, which

@@ -51,6 +51,8 @@ type Config struct {
 	RuleSets   RuleSets      // VC_RULES, for GET /v1/admin/rules; nil answers 503
 	// Revalidator serves POST /v1/admin/revalidate; nil answers 503.
 	Revalidator Revalidator
+	// Corrector serves /v1/admin/corrections; nil answers 503.
+	Corrector Corrector
 }
 
 // Server serves the api routes.
@@ -103,6 +105,7 @@ func (s *Server) Routes(r gin.IRouter) {
 	r.POST("/v1/admin/sites", s.requireAdmin, s.addSite)
 	r.GET("/v1/admin/rules", s.requireAdmin, s.ruleSets)
 	r.POST("/v1/admin/revalidate", s.requireAdmin, s.revalidate)
+	s.correctionRoutes(r)
 	s.siteRoutes(r)
 	Health(r, s.checks, s.metrics)
 }

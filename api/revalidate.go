@@ -52,6 +52,15 @@ func (s *Server) revalidate(c *gin.Context) {
 		s.fail(c, errBadRequest("who: at most 500 bytes"))
 		return
 	}
+	s.streamRun(c, func(line func(any)) (any, error) {
+		return s.cfg.Revalidator.Revalidate(c.Request.Context(), req, func(p string) { line(gin.H{"progress": p}) })
+	})
+}
+
+// streamRun answers with run's JSON lines (progress, then {"result": …} or
+// {"error": …}), or, when run fails before its first line, with the
+// error's status: 400 for ErrRevalidateRequest, 404 for ErrNotFound.
+func (s *Server) streamRun(c *gin.Context, run func(line func(any)) (any, error)) {
 	started := false
 	enc := json.NewEncoder(c.Writer)
 	line := func(v any) {
@@ -63,12 +72,14 @@ func (s *Server) revalidate(c *gin.Context) {
 		_ = enc.Encode(v)
 		c.Writer.Flush()
 	}
-	res, err := s.cfg.Revalidator.Revalidate(c.Request.Context(), req, func(p string) { line(gin.H{"progress": p}) })
+	res, err := run(line)
 	switch {
 	case err == nil:
 		line(gin.H{"result": res})
 	case !started && errors.Is(err, ErrRevalidateRequest):
 		s.fail(c, errBadRequest(err.Error()))
+	case !started && errors.Is(err, ErrNotFound):
+		s.fail(c, errNotFound(err.Error()))
 	case !started:
 		s.fail(c, err)
 	default:
@@ -76,3 +87,7 @@ func (s *Server) revalidate(c *gin.Context) {
 		line(gin.H{"error": "revalidation stopped: " + err.Error() + "; rerun it to complete"})
 	}
 }
+
+// ErrNotFound marks a request naming something that does not exist
+// (answered 404 with the error's text).
+var ErrNotFound = errors.New("not found")

@@ -118,6 +118,9 @@ func New(cfg Config, opts Options, js jetstream.JetStream, partitions int, sites
 // part "partition/<p>" while Run runs, failing from a stop until the
 // partition makes progress again.
 func (v *Validator) Run(ctx context.Context) error {
+	if _, rs, err := v.currentRules(ctx); err == nil {
+		v.rules.Version = rs // with the corrections in force now, before any partition runs
+	}
 	v.registerRules(ctx)
 	parts := make(map[int]*partProgress, len(v.opts.Partitions))
 	for _, p := range v.opts.Partitions {
@@ -184,7 +187,11 @@ func (v *Validator) runPartition(ctx context.Context, p int, pp *partProgress) (
 }
 
 func (v *Validator) validate(ctx context.Context, p int, pp *partProgress) error {
-	rules, err := NewRules(v.cfg, v.sites)
+	rcfg, version, err := v.currentRules(ctx)
+	if err != nil {
+		return fmt.Errorf("validate: partition %d: %w", p, err)
+	}
+	rules, err := NewRules(rcfg, v.sites)
 	if err != nil {
 		return err
 	}
@@ -237,7 +244,7 @@ func (v *Validator) validate(ctx context.Context, p int, pp *partProgress) error
 		}
 	}()
 
-	pl := partitionLoop{v: v, p: p, pp: pp, rules: rules, w: w, resume: resume,
+	pl := partitionLoop{v: v, p: p, pp: pp, rules: rules, version: version, w: w, resume: resume,
 		q:  holdQueue{window: rules.SettleWindow().Milliseconds(), max: v.cfg.MaxHeld},
 		rp: replayProgress{p: p, resume: resume, began: time.Now(), lastLog: time.Now()}}
 	defer v.metrics.DropPartition(p)
@@ -275,14 +282,15 @@ func (v *Validator) validate(ctx context.Context, p int, pp *partProgress) error
 
 // partitionLoop is the state of one partition's validation loop.
 type partitionLoop struct {
-	v      *Validator
-	p      int
-	pp     *partProgress
-	rules  *Rules
-	w      *rollup.Writer
-	resume uint64
-	q      holdQueue
-	rp     replayProgress
+	v       *Validator
+	p       int
+	pp      *partProgress
+	rules   *Rules
+	version string // the rule set's, recorded on each verdict
+	w       *rollup.Writer
+	resume  uint64
+	q       holdQueue
+	rp      replayProgress
 
 	// seq is the last message's stream sequence; streamPending says more
 	// messages of the partition were waiting behind it; moved says a
@@ -319,7 +327,7 @@ func (l *partitionLoop) message(ctx context.Context, msg jetstream.Msg) error {
 	}
 	replay := seq <= l.resume
 	// Only the state is rebuilt in a replay: dimensions would be thrown away.
-	l.out = judgeEvents(l.rules, &l.q, l.v.rules.Version, l.p, seq, l.evs, !replay, l.out[:0])
+	l.out = judgeEvents(l.rules, &l.q, l.version, l.p, seq, l.evs, !replay, l.out[:0])
 	if replay {
 		l.rp.add(l.v.logger, len(l.evs), seq) // written before the restart
 		return nil

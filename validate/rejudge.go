@@ -58,9 +58,9 @@ type storedVerdict struct {
 // of the partition. Only the site's events in the range are compared with
 // views_raw. The stream is read when it still holds that start; else
 // views_raw is, in the same order.
-func (r *Revalidator) rejudgePartition(ctx context.Context, p int, req RevalidateRequest) (rejudged, error) {
+func (r *Revalidator) rejudgePartition(ctx context.Context, p int, req RevalidateRequest, rs ruleVersion) (rejudged, error) {
 	out := rejudged{source: SourceStream}
-	rules, err := NewRules(r.cfg, r.Sites)
+	rules, err := NewRules(rs.cfg, r.Sites)
 	if err != nil {
 		return out, err
 	}
@@ -70,7 +70,7 @@ func (r *Revalidator) rejudgePartition(ctx context.Context, p int, req Revalidat
 	}
 	start := req.From.Add(-rules.ReplayWindow() - r.margin())
 	end := req.To.Add(rules.SettleWindow() + r.margin())
-	q := holdQueue{window: rules.SettleWindow().Milliseconds(), max: r.cfg.MaxHeld}
+	q := holdQueue{window: rules.SettleWindow().Milliseconds(), max: rs.cfg.MaxHeld}
 	var buf []viewcount.Verdict
 	// take judges one message and reports whether every event of the range
 	// has its verdict: the rules' clock (the latest event or tick time)
@@ -79,7 +79,7 @@ func (r *Revalidator) rejudgePartition(ctx context.Context, p int, req Revalidat
 		if isTick {
 			q.observe(tick)
 		}
-		buf = judgeEvents(rules, &q, r.rules.Version, p, seq, evs, false, buf[:0])
+		buf = judgeEvents(rules, &q, rs.version, p, seq, evs, false, buf[:0])
 		for i := range buf {
 			v := &buf[i]
 			if v.Site != req.Site || v.Time.Before(req.From) || !v.Time.Before(req.To) {

@@ -82,8 +82,25 @@ type Revalidator struct {
 	Logger     *slog.Logger
 	Now        func() time.Time
 
-	cfg   Config
-	rules RuleSet
+	cfg Config
+}
+
+// ruleVersion is a rule configuration, corrections included, and its
+// rule set's version.
+type ruleVersion struct {
+	cfg     Config
+	version string
+}
+
+// current is the configuration with the corrections in force now.
+func (r *Revalidator) current(ctx context.Context) (ruleVersion, error) {
+	cfg := r.cfg
+	cs, err := ActiveCorrections(ctx, r.Store)
+	if err != nil {
+		return ruleVersion{}, fmt.Errorf("revalidate: %w", err)
+	}
+	cfg.Corrections = cs
+	return ruleVersion{cfg: cfg, version: cfg.RuleSet().Version}, nil
 }
 
 // NewRevalidator returns a revalidator judging with cfg, the validators'
@@ -110,7 +127,7 @@ func NewRevalidator(cfg Config, r Revalidator) (*Revalidator, error) {
 		r.Now = time.Now
 	}
 	r.Logger = r.Logger.With("component", "revalidate")
-	r.cfg, r.rules = cfg, cfg.RuleSet()
+	r.cfg = cfg
 	return &r, nil
 }
 
@@ -131,11 +148,16 @@ func (r *Revalidator) Run(ctx context.Context, req RevalidateRequest, progress f
 	if progress == nil {
 		progress = func(string) {}
 	}
-	res := RevalidateResult{Site: req.Site, From: req.From, To: req.To, Rules: r.rules.Version, DryRun: req.DryRun,
+	res := RevalidateResult{Site: req.Site, From: req.From, To: req.To, DryRun: req.DryRun,
 		Sources: []PartitionSource{}, ByReason: []ReasonChange{}, ByPage: []PageChange{}}
 	if err := r.check(ctx, &req, &res); err != nil {
 		return res, err
 	}
+	rs, err := r.current(ctx)
+	if err != nil {
+		return res, err
+	}
+	res.Rules = rs.version
 	res.From, res.To = req.From, req.To
 	work := ctx
 	if !req.DryRun {
@@ -164,7 +186,7 @@ func (r *Revalidator) Run(ctx context.Context, req RevalidateRequest, progress f
 	reasons := map[[2]viewcount.Reason]int{}
 	for p := range r.Partitions {
 		start := time.Now()
-		j, err := r.rejudgePartition(work, p, req)
+		j, err := r.rejudgePartition(work, p, req, rs)
 		if err != nil {
 			return res, err
 		}
@@ -205,13 +227,13 @@ func (r *Revalidator) Run(ctx context.Context, req RevalidateRequest, progress f
 	if err := r.record(work, id, "started", req, res); err != nil {
 		return res, err
 	}
-	if err := r.rewrite(work, rewrite, progress); err != nil {
+	if err := r.rewrite(work, rewrite, rs.version, progress); err != nil {
 		return res, err
 	}
 	if err := r.record(work, id, "verdicts", req, res); err != nil {
 		return res, err
 	}
-	err := rollup.Rebuild(work, r.Store, rollup.RebuildOptions{Now: r.Now(), Progress: func(table string, done, total int, rows uint64) {
+	err = rollup.Rebuild(work, r.Store, rollup.RebuildOptions{Now: r.Now(), Progress: func(table string, done, total int, rows uint64) {
 		progress(fmt.Sprintf("rebuilding %s: month %d/%d", table, done, total))
 	}}, r.Logger)
 	if err != nil {
@@ -258,7 +280,7 @@ type changedVerdict struct {
 
 // rewrite puts the new verdicts (and the new rule set's version) into
 // views_raw, a month at a time.
-func (r *Revalidator) rewrite(ctx context.Context, changed []changedVerdict, progress func(string)) error {
+func (r *Revalidator) rewrite(ctx context.Context, changed []changedVerdict, version string, progress func(string)) error {
 	if len(changed) == 0 {
 		return nil
 	}
@@ -267,7 +289,7 @@ func (r *Revalidator) rewrite(ctx context.Context, changed []changedVerdict, pro
 	}
 	var b strings.Builder
 	for i, c := range changed {
-		fmt.Fprintf(&b, "%d\t%d\t%d\t%s\t%s\n", c.p, c.v.seq, c.v.idx, c.v.new, r.rules.Version)
+		fmt.Fprintf(&b, "%d\t%d\t%d\t%s\t%s\n", c.p, c.v.seq, c.v.idx, c.v.new, version)
 		if (i+1)%20000 == 0 || i == len(changed)-1 {
 			if err := r.script(ctx, "revalidate_add", store.Params{"rows": b.String()}); err != nil {
 				return err
@@ -312,7 +334,7 @@ func (r *Revalidator) script(ctx context.Context, name string, p store.Params) e
 // record writes one step of the run to the audit trail.
 func (r *Revalidator) record(ctx context.Context, id, state string, req RevalidateRequest, res RevalidateResult) error {
 	err := r.Store.Exec(ctx, vcsql.Query(vcsql.RevalidateRecord), store.Params{"id": id, "state": state, "site": req.Site,
-		"from": ms(req.From), "to": ms(req.To), "rules": r.rules.Version, "who": req.Who,
+		"from": ms(req.From), "to": ms(req.To), "rules": res.Rules, "who": req.Who,
 		"judged": strconv.Itoa(res.Judged), "changed": strconv.Itoa(res.Changed)})
 	if err != nil {
 		return fmt.Errorf("revalidate: record %s: %w", state, err)

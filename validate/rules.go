@@ -99,6 +99,10 @@ type Config struct {
 	RotationMinEvents   int
 	RotationMaxNetworks int
 
+	// Corrections are the operators' exclusions in force (see Correction):
+	// loaded from the store at each partition's start.
+	Corrections []Correction
+
 	// SettleWindow: valid views of watched visitors and networks (see
 	// Watched) are held this long and rejected after all if their visitor
 	// or network is flagged meanwhile (see settle.go). Negative turns
@@ -257,6 +261,7 @@ type Rules struct {
 	sites    SiteLookup
 	ua       *uaMatcher
 	spam     spamReferrers
+	excluded corrections
 	hosting  hostingASNs
 	sources  *sources
 	hints    hintLimits
@@ -299,7 +304,12 @@ func NewRules(cfg Config, sites SiteLookup) (*Rules, error) {
 	if err != nil {
 		return nil, err
 	}
+	excluded, err := newCorrections(cfg.Corrections)
+	if err != nil {
+		return nil, err
+	}
 	return &Rules{
+		excluded:     excluded,
 		hosting:      hosting,
 		cfg:          cfg,
 		sources:      src,
@@ -338,17 +348,19 @@ func NewRules(cfg Config, sites SiteLookup) (*Rules, error) {
 //  7. UnknownSite: the site is not registered.
 //  8. BadReferrer: the referrer's host, or a parent domain of it, is on the
 //     spam list.
-//  9. DuplicateID: the same (site, event id) was seen less than RetryWindow
+//  9. Excluded: an operator's correction (Corrections) excludes the view's
+//     network, AS number, referrer or path for its time.
+//  10. DuplicateID: the same (site, event id) was seen less than RetryWindow
 //     ago; only for events with an id.
-//  10. Rate: the visitor made more than VisitorRateLimit views, or its
+//  11. Rate: the visitor made more than VisitorRateLimit views, or its
 //     network more than NetworkRateLimit, within RateWindow (this view
 //     included).
-//  11. NetworkRotation: the network's views carry more than RotationMaxUAs
+//  12. NetworkRotation: the network's views carry more than RotationMaxUAs
 //     distinct user agents within RotationWindow.
-//  12. Duplicate: the same visitor viewed the same page of the same site less
+//  13. Duplicate: the same visitor viewed the same page of the same site less
 //     than DuplicateWindow ago.
 //
-// Checks 1-8 are stateless, and events they reject leave no state behind:
+// Checks 1-9 are stateless, and events they reject leave no state behind:
 // bots, datacenter traffic and junk for unregistered sites cannot fill the
 // capped windows and push out real visitors' keys, nor count against the
 // rate of the real people sharing their network. A DuplicateID is the same
@@ -413,6 +425,9 @@ func (r *Rules) judgeUA(e *viewcount.Event, ua uaInfo, t int64) viewcount.Reason
 	}
 	if r.spam.match(e.Referrer) {
 		return viewcount.BadReferrer
+	}
+	if r.excluded.match(e, t) {
+		return viewcount.Excluded
 	}
 	if e.ID != "" && r.ids.seen(r.idKey(e), t, r.now) {
 		return viewcount.DuplicateID

@@ -143,3 +143,30 @@ func (v *Validator) registerRules(ctx context.Context) {
 	}
 	v.logger.Error("rule set not recorded", "version", v.rules.Version, "err", err)
 }
+
+// currentRules is the validator's rule configuration with the operators'
+// corrections in force now (read from the store, when the validator has
+// one), and its rule set's version. A partition takes them at its start: a
+// correction added or undone reaches the validators through the
+// revalidation that applies it, which restarts every partition. A version
+// not seen before is recorded in VC_RULES.
+func (v *Validator) currentRules(ctx context.Context) (Config, string, error) {
+	cfg := v.cfg
+	if v.opts.Raw == nil {
+		return cfg, v.rules.Version, nil
+	}
+	cs, err := ActiveCorrections(ctx, v.opts.Raw)
+	if err != nil {
+		return cfg, "", err
+	}
+	cfg.Corrections = cs
+	rs := cfg.RuleSet()
+	if rs.Version != v.rules.Version {
+		if kv, err := v.js.KeyValue(ctx, viewcount.BucketRules); err == nil {
+			if err := RegisterRuleSet(ctx, kv, rs, v.opts.Now()); err != nil {
+				v.logger.Warn("rule set not recorded", "version", rs.Version, "err", err)
+			}
+		}
+	}
+	return cfg, rs.Version, nil
+}

@@ -194,7 +194,8 @@ func (m *Main) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		srv, err := api.New(api.Config{PublicLag: m.cfg.PublicLag, AdminToken: token, RuleSets: ruleSets, Revalidator: reval}, snap, m.store, m.sites, checks, normPage, m.Metrics, m.logger, m.now)
+		srv, err := api.New(api.Config{PublicLag: m.cfg.PublicLag, AdminToken: token, RuleSets: ruleSets,
+			Revalidator: reval, Corrector: corrector{rv: reval, q: m.store}}, snap, m.store, m.sites, checks, normPage, m.Metrics, m.logger, m.now)
 		if err != nil {
 			return err
 		}

@@ -24,17 +24,18 @@ type revalidator struct{ r *validate.Revalidator }
 
 // revalidator builds the api's revalidator from the validators' rule
 // flags, so a revalidation judges with the rules this process's
-// validators run (restart them with the new rules first).
-func (m *Main) revalidator() (api.Revalidator, error) {
+// validators run (restart them with the new rules first), and the
+// corrector over it.
+func (m *Main) revalidator() (revalidator, error) {
 	cfg, err := m.ruleConfig()
 	if err != nil {
-		return nil, err
+		return revalidator{}, err
 	}
 	host, _ := os.Hostname()
 	r, err := validate.NewRevalidator(cfg, validate.Revalidator{JS: m.stream.JS, Partitions: m.stream.Partitions,
 		Sites: m.sites, Store: m.store, Owner: fmt.Sprintf("revalidate:%s:%d", host, os.Getpid()), Logger: m.logger, Now: m.now})
 	if err != nil {
-		return nil, err
+		return revalidator{}, err
 	}
 	return revalidator{r}, nil
 }
@@ -83,50 +84,71 @@ func runRevalidate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	body, _ := json.Marshal(api.RevalidateRequest{Site: *site, From: tf, To: tt, DryRun: *dry, Who: *who})
-	req, err := http.NewRequest(http.MethodPost, admin.base, bytes.NewReader(body))
+	raw, err := admin.stream("revalidate", http.MethodPost, "", body, stderr)
 	if err != nil {
-		return fmt.Errorf("revalidate: %w", err)
+		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+admin.token)
-	req.Header.Set("Content-Type", "application/json")
+	var res validate.RevalidateResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return fmt.Errorf("revalidate: answer: %w", err)
+	}
+	if *jsonOut {
+		return printJSON(stdout, res)
+	}
+	return printRevalidation(stdout, res)
+}
+
+// stream sends a request answered with JSON lines (revalidations): each
+// {"progress"} goes to progress, and the {"result"} is returned; an
+// {"error"} or an answer ending before the result is an error.
+func (a adminClient) stream(what, method, path string, body []byte, progress io.Writer) (json.RawMessage, error) {
+	req, err := http.NewRequest(method, a.base+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	req.Header.Set("Authorization", "Bearer "+a.token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("revalidate: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		out, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-		return fmt.Errorf("revalidate: %s: %s", resp.Status, strings.TrimSpace(string(out)))
+		return nil, fmt.Errorf("%s: %s: %s", what, resp.Status, strings.TrimSpace(string(out)))
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 0, 1<<16), 64<<20)
 	for sc.Scan() {
 		var line struct {
-			Progress string                     `json:"progress"`
-			Error    string                     `json:"error"`
-			Result   *validate.RevalidateResult `json:"result"`
+			Progress string          `json:"progress"`
+			Error    string          `json:"error"`
+			Result   json.RawMessage `json:"result"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
-			return fmt.Errorf("revalidate: answer: %w", err)
+			return nil, fmt.Errorf("%s: answer: %w", what, err)
 		}
 		switch {
 		case line.Progress != "":
-			fmt.Fprintln(stderr, line.Progress)
+			fmt.Fprintln(progress, line.Progress)
 		case line.Error != "":
-			return errors.New(line.Error)
+			return nil, fmt.Errorf("%s: %s", what, line.Error)
 		case line.Result != nil:
-			if *jsonOut {
-				enc := json.NewEncoder(stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(line.Result)
-			}
-			return printRevalidation(stdout, *line.Result)
+			return line.Result, nil
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("revalidate: answer: %w", err)
+		return nil, fmt.Errorf("%s: answer: %w", what, err)
 	}
-	return errors.New("revalidate: the server closed the answer before the result; rerun to complete")
+	return nil, fmt.Errorf("%s: the server closed the answer before the result; rerun to complete", what)
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // parseTime reads RFC 3339 or a UTC day.
@@ -172,4 +194,57 @@ func printRevalidation(w io.Writer, r validate.RevalidateResult) error {
 		}
 	}
 	return tw.Flush()
+}
+
+// corrector is validate's corrections as the api consumes them: recorded
+// in the store, then applied to their range by the revalidator.
+type corrector struct {
+	rv revalidator
+	q  validate.Execer
+}
+
+// correctionResult is what adding or undoing a correction answers.
+type correctionResult struct {
+	Correction   validate.Correction       `json:"correction"`
+	Revalidation validate.RevalidateResult `json:"revalidation"`
+}
+
+func (c corrector) AddCorrection(ctx context.Context, req api.CorrectionRequest, progress func(string)) (any, error) {
+	corr, err := validate.AddCorrection(ctx, c.q, validate.Correction{Site: req.Site, Kind: req.Kind, Value: req.Value, From: req.From, To: req.To}, req.Who, req.Why)
+	if err != nil {
+		if corr.ID == "" {
+			err = fmt.Errorf("%w: %w", api.ErrRevalidateRequest, err)
+		}
+		return nil, err
+	}
+	progress(fmt.Sprintf("correction %s recorded: %s", corr.ID, corr))
+	return c.apply(ctx, corr, req.Who, progress)
+}
+
+func (c corrector) UndoCorrection(ctx context.Context, id, who, why string, progress func(string)) (any, error) {
+	corr, ok, err := validate.UndoCorrection(ctx, c.q, id, who, why)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: no correction %q in force", api.ErrNotFound, id)
+	}
+	progress(fmt.Sprintf("correction %s undone", corr.ID))
+	return c.apply(ctx, corr, who, progress)
+}
+
+// apply revalidates the correction's range of its site. If it stops, the
+// correction stands recorded: validators apply it from their next start,
+// and `viewcount revalidate` over its range completes the past.
+func (c corrector) apply(ctx context.Context, corr validate.Correction, who string, progress func(string)) (any, error) {
+	res, err := c.rv.r.Run(ctx, validate.RevalidateRequest{Site: corr.Site, From: corr.From, To: corr.To, Who: who + " (correction " + corr.ID + ")"}, progress)
+	if err != nil {
+		return nil, fmt.Errorf("correction %s recorded, its revalidation stopped (rerun viewcount revalidate --site %s --from %s --to %s): %w",
+			corr.ID, corr.Site, corr.From.Format(time.RFC3339Nano), corr.To.Format(time.RFC3339Nano), err)
+	}
+	return correctionResult{Correction: corr, Revalidation: res}, nil
+}
+
+func (c corrector) ListCorrections(ctx context.Context) (any, error) {
+	return validate.ListCorrections(ctx, c.q)
 }
