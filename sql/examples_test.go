@@ -28,13 +28,13 @@ type exampleCase struct {
 	want   [][]string
 }
 
-// TestExamples runs every file in sql/examples against chDB holding
+// TestExampleAnswers runs every file in sql/examples against chDB holding
 // generated events (stored and fed to the rollups as validators do) and
 // checks its rows against the answer computed here from the same events.
 // A file without a case fails, so no example ships untested; uniques are
 // exact because every sketch holds fewer distinct ids than its exact
 // range (uniqCombined64(12) is exact up to 128).
-func TestExamples(t *testing.T) {
+func TestExampleAnswers(t *testing.T) {
 	ctx := context.Background()
 	s := storetest.Open(t)
 	if err := rollup.Migrate(ctx, s, nil); err != nil {
