@@ -23,10 +23,13 @@ var ErrClusterSetup = errors.New("cluster setup")
 // sql/cluster/README.md) with NAME in their ON CLUSTER clauses, each once,
 // recorded in cluster_migrations, a table every host holds whole.
 //
-// First it checks that the server knows the cluster and runs inserts into
+// First it checks that the server knows the cluster, runs inserts into
 // Distributed tables in the foreground (distributed_foreground_insert =
-// 1): otherwise an insert is acknowledged before its shards have it, and
-// a retried batch could be counted twice (ErrClusterSetup says which).
+// 1: otherwise an insert is acknowledged before its shards have it, and a
+// retried batch could be counted twice) and, with several replicas a
+// shard, acknowledges an insert once every replica has it (insert_quorum:
+// the feed reads a batch back right after it is stored, from any
+// replica). ErrClusterSetup says which is missing.
 // The database is created on every host.
 //
 // Like Migrate, running it again or from several processes at once is
@@ -82,24 +85,35 @@ func MigrateCluster(ctx context.Context, s Execer, cluster string, logger *slog.
 }
 
 // checkCluster fails with ErrClusterSetup unless the server lists the
-// cluster's hosts and inserts into Distributed tables in the foreground;
-// it returns the connection's database.
+// cluster's hosts, inserts into Distributed tables in the foreground and,
+// when shards have several replicas, waits for every replica of the shard
+// (insert_quorum); it returns the connection's database.
 func checkCluster(ctx context.Context, s Execer, cluster string) (string, error) {
 	res, err := s.Query(ctx, sql.Query(sql.ClusterCheck), store.Params{"cluster": cluster})
 	if err != nil {
 		return "", fmt.Errorf("migrate cluster: check %s: %w", cluster, err)
 	}
-	if len(res.Rows) != 1 || len(res.Rows[0]) != 3 {
+	if len(res.Rows) != 1 || len(res.Rows[0]) != 5 {
 		return "", fmt.Errorf("migrate cluster: check %s: got %q", cluster, res.Rows)
 	}
-	if res.Rows[0][0] == "0" {
+	row := res.Rows[0]
+	if row[0] == "0" {
 		return "", fmt.Errorf("%w: --cluster %s: the server has no such cluster in its remote_servers (system.clusters)", ErrClusterSetup, cluster)
 	}
-	if res.Rows[0][1] != "1" {
+	if row[2] != "1" {
 		return "", fmt.Errorf("%w: --cluster %s: set distributed_foreground_insert = 1 in the ClickHouse user's profile: "+
 			"inserts into Distributed tables must wait for every shard, or a retried batch can be counted twice", ErrClusterSetup, cluster)
 	}
-	return res.Rows[0][2], nil
+	replicas, err := strconv.Atoi(row[1])
+	if err != nil {
+		return "", fmt.Errorf("migrate cluster: check %s: replicas %q: %w", cluster, row[1], err)
+	}
+	if quorum, _ := strconv.Atoi(row[3]); replicas > 1 && quorum < replicas {
+		return "", fmt.Errorf("%w: --cluster %s: shards have %d replicas: set insert_quorum = %d in the ClickHouse user's profile (it is %s): "+
+			"a batch must be on every replica before the feed reads it back, or a lagging replica leaves it out of the rollups",
+			ErrClusterSetup, cluster, replicas, replicas, row[3])
+	}
+	return row[4], nil
 }
 
 func execOnCluster(ctx context.Context, s Execer, query, cluster string, params store.Params) error {
