@@ -7,7 +7,10 @@
 -- Every stored table is two: <name>_local on each host, Replicated
 -- within its shard (Keeper path /clickhouse/tables/{shard}/{database}/
 -- <name>), and <name>, a Distributed table over the shards' <name>_local,
--- which every role reads and writes as before: no query changes.
+-- which every role reads and writes as before: no query changes. Its
+-- columns are written out, not taken with AS <name>_local, which ON
+-- CLUSTER has resolved in each host's default database (ClickHouse
+-- #37318); a Distributed table stores nothing, so it has no codecs.
 -- The materialized views hang on each host's local views_feed_local and
 -- write that host's local rollups.
 --
@@ -79,7 +82,48 @@ SETTINGS replicated_deduplication_window = 10000, replicated_deduplication_windo
 
 -- Sharded by the stream partition: a batch is one partition's, so it
 -- lands on one shard, and the feed's read of a partition reads one shard.
-CREATE TABLE IF NOT EXISTS views_raw ON CLUSTER '{cluster}' AS views_raw_local
+CREATE TABLE IF NOT EXISTS views_raw ON CLUSTER '{cluster}'
+(
+    time            DateTime64(3, 'UTC'),
+    site            LowCardinality(String),
+    page            String,
+    referrer        String,
+    ua              String,
+    event_id        String,
+    visitor         UInt64,
+    network         UInt64,
+    webdriver       Bool,
+    datacenter      Bool DEFAULT false,
+    hints_present   Bool DEFAULT false,
+    screen_w        UInt16 DEFAULT 0,
+    screen_h        UInt16 DEFAULT 0,
+    languages       UInt8 DEFAULT 0,
+    tz              Bool DEFAULT false,
+    ua_data         Bool DEFAULT false,
+    secure_context  Bool DEFAULT false,
+    source          LowCardinality(String),
+    verdict         LowCardinality(String),
+    partition       UInt16,
+    seq             UInt64,
+    idx             UInt32,
+    utm_source      LowCardinality(String) DEFAULT '',
+    utm_medium      LowCardinality(String) DEFAULT '',
+    utm_campaign    String DEFAULT '',
+    country         LowCardinality(String) DEFAULT '',
+    ref_host        String DEFAULT '',
+    ref_source      LowCardinality(String) DEFAULT '',
+    browser         LowCardinality(String) DEFAULT '',
+    os              LowCardinality(String) DEFAULT '',
+    device          LowCardinality(String) DEFAULT '',
+    screen          LowCardinality(String) DEFAULT '',
+    batch           UInt64 DEFAULT 0,
+    req_flags       UInt16 DEFAULT 0,
+    asn             UInt32 DEFAULT 0,
+    rules           LowCardinality(String) DEFAULT '',
+    window_reported Bool DEFAULT false,
+    window_w        UInt16 DEFAULT 0,
+    window_h        UInt16 DEFAULT 0
+)
 ENGINE = Distributed('{cluster}', currentDatabase(), views_raw_local, partition);
 
 -- page_rollup: valid views and visitor sketches per page and minute,
@@ -103,7 +147,15 @@ SETTINGS replicated_deduplication_window = 10000, replicated_deduplication_windo
 -- read of one site (every API read) with optimize_skip_unused_shards = 1
 -- asks that shard alone. A read merges the shards' partial aggregates
 -- (sums, and sketches as unions), so counts are the same either way.
-CREATE TABLE IF NOT EXISTS page_rollup ON CLUSTER '{cluster}' AS page_rollup_local
+CREATE TABLE IF NOT EXISTS page_rollup ON CLUSTER '{cluster}'
+(
+    grain   Enum8('minute' = 1, 'hour' = 2, 'day' = 3, 'total' = 4),
+    site    LowCardinality(String),
+    page    String,
+    bucket  DateTime('UTC'),
+    views   SimpleAggregateFunction(sum, UInt64),
+    uniques AggregateFunction(uniqCombined64, UInt64)
+)
 ENGINE = Distributed('{cluster}', currentDatabase(), page_rollup_local, cityHash64(site));
 
 -- dim_rollup: the dashboard's breakdowns (migrations 008, 010, 011).
@@ -123,7 +175,17 @@ ORDER BY (site, dim, page, grain, if(grain = 'day', value, ''), bucket, value)
 SETTINGS replicated_deduplication_window = 10000, replicated_deduplication_window_seconds = 86400,
     index_granularity = 1024, index_granularity_bytes = 65536, min_rows_for_wide_part = 1000000;
 
-CREATE TABLE IF NOT EXISTS dim_rollup ON CLUSTER '{cluster}' AS dim_rollup_local
+CREATE TABLE IF NOT EXISTS dim_rollup ON CLUSTER '{cluster}'
+(
+    grain   Enum8('minute' = 1, 'hour' = 2, 'day' = 3),
+    site    LowCardinality(String),
+    dim     LowCardinality(String),
+    page    String,
+    value   String,
+    bucket  DateTime('UTC'),
+    views   SimpleAggregateFunction(sum, UInt64),
+    uniques AggregateFunction(uniqCombined64(12), UInt64)
+)
 ENGINE = Distributed('{cluster}', currentDatabase(), dim_rollup_local, cityHash64(site));
 
 -- page_views: every valid view, ordered by page (migration 011).
@@ -150,7 +212,23 @@ ORDER BY (site, page, time)
 SETTINGS replicated_deduplication_window = 10000, replicated_deduplication_window_seconds = 86400,
     min_rows_for_wide_part = 1000000, ttl_only_drop_parts = 1;
 
-CREATE TABLE IF NOT EXISTS page_views ON CLUSTER '{cluster}' AS page_views_local
+CREATE TABLE IF NOT EXISTS page_views ON CLUSTER '{cluster}'
+(
+    site         LowCardinality(String),
+    page         String,
+    time         DateTime('UTC'),
+    visitor      UInt64,
+    ref_source   LowCardinality(String),
+    ref_host     String,
+    utm_source   LowCardinality(String),
+    utm_medium   LowCardinality(String),
+    utm_campaign String,
+    browser      LowCardinality(String),
+    os           LowCardinality(String),
+    device       LowCardinality(String),
+    country      LowCardinality(String),
+    screen       LowCardinality(String)
+)
 ENGINE = Distributed('{cluster}', currentDatabase(), page_views_local, cityHash64(site));
 
 -- views_feed: the Null table the feed inserts into; its views fill the
@@ -180,7 +258,24 @@ CREATE TABLE IF NOT EXISTS views_feed_local ON CLUSTER '{cluster}'
 )
 ENGINE = Null;
 
-CREATE TABLE IF NOT EXISTS views_feed ON CLUSTER '{cluster}' AS views_feed_local
+CREATE TABLE IF NOT EXISTS views_feed ON CLUSTER '{cluster}'
+(
+    time         DateTime64(3, 'UTC'),
+    site         LowCardinality(String),
+    page         String,
+    visitor      UInt64,
+    verdict      LowCardinality(String),
+    utm_source   LowCardinality(String),
+    utm_medium   LowCardinality(String),
+    utm_campaign String,
+    country      LowCardinality(String),
+    ref_host     String,
+    ref_source   LowCardinality(String),
+    browser      LowCardinality(String),
+    os           LowCardinality(String),
+    device       LowCardinality(String),
+    screen       LowCardinality(String)
+)
 ENGINE = Distributed('{cluster}', currentDatabase(), views_feed_local, cityHash64(site));
 
 -- rollup_feed: each feed's range of batches, recorded before it runs
@@ -198,7 +293,14 @@ ORDER BY (partition, last)
 TTL toDateTime(at) + INTERVAL 7 DAY
 SETTINGS replicated_deduplication_window = 100;
 
-CREATE TABLE IF NOT EXISTS rollup_feed ON CLUSTER '{cluster}' AS rollup_feed_local
+CREATE TABLE IF NOT EXISTS rollup_feed ON CLUSTER '{cluster}'
+(
+    partition UInt16,
+    first     UInt64,
+    last      UInt64,
+    since     DateTime64(3, 'UTC'),
+    at        DateTime64(3, 'UTC') DEFAULT now64(3)
+)
 ENGINE = Distributed('{cluster}', currentDatabase(), rollup_feed_local, partition);
 
 -- The materialized views of migration 012, on each host's local tables.
