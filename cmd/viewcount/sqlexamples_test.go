@@ -12,7 +12,7 @@ import (
 
 // Every analyst example runs as sql/README.md says to run it: `viewcount
 // sql --file … --param …` through the read-only listener, with the admin
-// token. The examples' answers are checked in package sql (TestExamples);
+// token. The examples' answers are checked in package sql (TestExampleAnswers);
 // this proves the read-only connection and its statement checks let each
 // one through, comment header and parameters included.
 func TestSQLExamplesThroughListener(t *testing.T) {
