@@ -9,15 +9,17 @@ package sql
 
 import (
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 )
 
-//go:embed migrations/*.sql queries/*.sql examples/*.sql repair/*.sql
+//go:embed migrations/*.sql queries/*.sql examples/*.sql repair/*.sql cluster/*.sql
 var files embed.FS
 
 // Migration is one numbered schema change, from migrations/NNN_name.sql.
@@ -31,10 +33,13 @@ type Migration struct {
 
 // Migrations returns every migration, sorted by version. It fails only if a
 // file is misnamed or two share a version, which a test catches.
-func Migrations() ([]Migration, error) {
-	entries, err := fs.ReadDir(files, "migrations")
+func Migrations() ([]Migration, error) { return readMigrations("migrations") }
+
+// readMigrations reads dir's NNN_name.sql files, sorted by version.
+func readMigrations(dir string) ([]Migration, error) {
+	entries, err := fs.ReadDir(files, dir)
 	if err != nil {
-		return nil, fmt.Errorf("read migrations: %w", err)
+		return nil, fmt.Errorf("read %s: %w", dir, err)
 	}
 	var ms []Migration
 	seen := make(map[int]string)
@@ -49,7 +54,7 @@ func Migrations() ([]Migration, error) {
 			return nil, fmt.Errorf("migrations %q and %q share version %d", prev, name, version)
 		}
 		seen[version] = name
-		text, err := fs.ReadFile(files, path.Join("migrations", name))
+		text, err := fs.ReadFile(files, path.Join(dir, name))
 		if err != nil {
 			return nil, fmt.Errorf("read migration %q: %w", name, err)
 		}
@@ -138,6 +143,54 @@ const (
 	CorrectionsRecord      = "corrections_record"       // params id, action, who, why, site, kind, value, from, to
 	CorrectionsList        = "corrections_list"         // → id, state, site, kind, value, range_from, range_to, added_at/by/why, undone_at/by/why
 )
+
+// Names of the cluster schema runner's queries in queries/ (see
+// rollup.MigrateCluster); '{cluster}' in them is put through OnCluster.
+const (
+	ClusterCheck             = "cluster_check"              // params cluster → hosts, replicas, foreground, quorum, db
+	ClusterDatabase          = "cluster_database"           // params db (Identifier): creates it on every host
+	ClusterMigrationsInit    = "cluster_migrations_init"    // creates cluster_migrations on every host
+	ClusterMigrationsApplied = "cluster_migrations_applied" // → version
+	ClusterMigrationsRecord  = "cluster_migrations_record"  // params version, name
+	RawRetentionSetCluster   = "raw_retention_set_cluster"  // params table (Identifier, a _local table), days
+)
+
+// Cluster returns the cluster schema (cluster/NNN_name.sql: the state
+// migrations/ leave, as ON CLUSTER DDL of Replicated local tables and
+// Distributed tables over them) for the cluster named cluster, each
+// statement put through OnCluster.
+func Cluster(cluster string) ([]Migration, error) {
+	ms, err := readMigrations("cluster")
+	if err != nil {
+		return nil, err
+	}
+	for i := range ms {
+		for j, st := range ms[i].Statements {
+			if ms[i].Statements[j], err = OnCluster(st, cluster); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return ms, nil
+}
+
+// ErrClusterName is returned (wrapped) for a cluster name that is not a
+// plain name.
+var ErrClusterName = errors.New("cluster name: want letters, digits, '_', '-' or '.'")
+
+var clusterName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
+
+// OnCluster puts the cluster's name where a statement says '{cluster}'
+// (ON CLUSTER '{cluster}', Distributed('{cluster}', …)). It is the one
+// place Go writes into SQL text: ClickHouse binds no parameter in ON
+// CLUSTER, and the name is checked to be a plain name first, so it cannot
+// leave its quotes. {shard} and {replica} are left to the servers' macros.
+func OnCluster(stmt, cluster string) (string, error) {
+	if !clusterName.MatchString(cluster) {
+		return "", fmt.Errorf("%w: %q", ErrClusterName, cluster)
+	}
+	return strings.ReplaceAll(stmt, "'{cluster}'", "'"+cluster+"'"), nil
+}
 
 // Query returns the named query from queries/NAME.sql. Names are constants
 // in the code that uses them, so an unknown name is a programming error and

@@ -114,7 +114,7 @@ func (m *Main) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := rollup.Migrate(ctx, m.store, m.logger); err != nil {
+		if err := m.migrate(ctx); err != nil {
 			return err
 		}
 		checks["store"] = m.store.Ping
@@ -336,7 +336,12 @@ func (m *Main) ruleConfig() (validate.Config, error) {
 // every minute until Close.
 func (m *Main) startStoreChecks(ctx context.Context) error {
 	if m.cfg.RawRetention > 0 {
-		if err := rollup.ApplyRawRetention(ctx, m.store, rollup.RetentionDays(m.cfg.RawRetention), m.logger); err != nil {
+		days := rollup.RetentionDays(m.cfg.RawRetention)
+		apply := func() error { return rollup.ApplyRawRetention(ctx, m.store, days, m.logger) }
+		if m.cfg.Cluster != "" {
+			apply = func() error { return rollup.ApplyRawRetentionCluster(ctx, m.store, m.cfg.Cluster, days, m.logger) }
+		}
+		if err := apply(); err != nil {
 			return err
 		}
 	}
@@ -431,4 +436,13 @@ func (m *Main) adminToken() (string, error) {
 	}
 	fmt.Fprintf(m.out, "\nGenerated admin token (stored in %s; shown once):\n\n  %s\n\n", path, token)
 	return token, nil
+}
+
+// migrate brings the store's schema up to date: the migrations on one
+// server or chDB, the cluster schema (sql/cluster) with --cluster.
+func (m *Main) migrate(ctx context.Context) error {
+	if m.cfg.Cluster != "" {
+		return rollup.MigrateCluster(ctx, m.store, m.cfg.Cluster, m.logger)
+	}
+	return rollup.Migrate(ctx, m.store, m.logger)
 }

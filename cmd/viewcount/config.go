@@ -62,6 +62,7 @@ type Config struct {
 	SQLMaxExecutionTime time.Duration
 	SQLMaxResultRows    int
 	SQLMaxMemoryMB      int
+	Cluster             string // ClickHouse cluster the schema goes on (sql/cluster); "" = one server
 }
 
 // envFlag declares a flag whose default comes from an environment variable,
@@ -169,6 +170,7 @@ func parseConfig(name string, args []string) (Config, error) {
 	e.int(&c.SQLMaxResultRows, "sql-max-result-rows", "VIEWCOUNT_SQL_MAX_RESULT_ROWS", store.DefaultMaxResultRows, "most rows an analyst query returns (max_result_rows); more is an error")
 	e.int(&c.SQLMaxMemoryMB, "sql-max-memory-mb", "VIEWCOUNT_SQL_MAX_MEMORY_MB", store.DefaultMaxMemoryUsage>>20, "MiB one analyst query may use (max_memory_usage)")
 	e.int(&c.NATSReplicas, "nats-replicas", "VIEWCOUNT_NATS_REPLICAS", 1, "servers of the NATS cluster that keep each copy of the stream and buckets (3 survives losing one); applied when they are created or updated")
+	e.str(&c.Cluster, "cluster", "VIEWCOUNT_CLUSTER", "", "ClickHouse cluster (a remote_servers name) to keep the schema on: Replicated tables per shard under Distributed ones (sql/cluster); needs CLICKHOUSE_DSN; empty = one server")
 	if e.err != nil {
 		return c, e.err
 	}
@@ -209,6 +211,9 @@ func parseConfig(name string, args []string) (Config, error) {
 	}
 	if c.SQLMaxExecutionTime < time.Second || c.SQLMaxResultRows < 1 || c.SQLMaxMemoryMB < 1 {
 		return c, fmt.Errorf("--sql-max-execution-time %s, --sql-max-result-rows %d, --sql-max-memory-mb %d: want at least 1s, 1 and 1", c.SQLMaxExecutionTime, c.SQLMaxResultRows, c.SQLMaxMemoryMB)
+	}
+	if c.Cluster != "" && c.ClickHouseDSN == "" {
+		return c, fmt.Errorf("--cluster %s needs CLICKHOUSE_DSN (--clickhouse-dsn): the embedded store is one machine", c.Cluster)
 	}
 	return c, nil
 }

@@ -1,12 +1,17 @@
--- Who is behind the rejections: the networks (hashed /24 or /48) and
--- visitors with the most rejected events over the last 7 days, with their
--- reasons and the signals the rules saw. A handful of rows with most of the
--- events is an attack; many small ones is background noise (crawlers).
+-- Who is behind the rejections? The networks (hashed /24 or /48) with the
+-- most rejected events, with their reasons and the signals the rules saw.
+-- A handful of rows holding most events is an attack; many small ones is
+-- background noise (crawlers).
 --
--- Parameters: {site:String}.
+-- Reads views_raw: the signals (webdriver, datacenter, beacon hints) and
+-- network ids are kept on its rows only. Its (site, verdict, time) key
+-- makes it read the rejected rows' granules alone.
+--
+-- Parameters: {site:String}, {from:Date}, {to:Date} (UTC days, both
+-- included).
 SELECT
     network,
-    groupUniqArray(verdict) AS reasons,
+    sumMap(map(toString(verdict), toUInt64(1))) AS by_reason,
     count() AS events,
     uniqCombined64(visitor) AS visitors,
     uniqCombined64(ua) AS user_agents,
@@ -18,7 +23,7 @@ SELECT
 FROM views_raw
 WHERE site = {site:String}
   AND verdict != 'valid'
-  AND time >= now64(3, 'UTC') - INTERVAL 7 DAY
+  AND toDate(time, 'UTC') BETWEEN {from:Date} AND {to:Date}
 GROUP BY network
-ORDER BY events DESC
+ORDER BY events DESC, network
 LIMIT 50

@@ -1,18 +1,38 @@
--- Invalid traffic by reason and day over the last 30 days.
+-- Invalid traffic by reason and day: each reason's rejected events, their
+-- distinct visitor ids (one noisy visitor or a broad pattern?) and their
+-- share of all the day's events, valid and rejected.
 --
--- Reads views_raw, where every rejected event keeps its reason; with the
--- (site, verdict, time) sort key only the rejected rows' granules are read.
--- distinct_visitors tells one noisy visitor from a broad pattern.
+-- Reads dim_rollup's day rows: dim 'reason' (rejected events per
+-- verdict) and dim 'total' (valid views) for the denominator; a few rows
+-- per day instead of every event. views_raw has the same events with the
+-- signals behind each verdict (invalid_audit.sql).
 --
--- Parameters: {site:String}.
-SELECT
-    toDate(time, 'UTC') AS day,
-    verdict AS reason,
-    count() AS events,
-    uniqCombined64(visitor) AS distinct_visitors
-FROM views_raw
-WHERE site = {site:String}
-  AND verdict != 'valid'
-  AND time >= now64(3, 'UTC') - INTERVAL 30 DAY
-GROUP BY day, reason
-ORDER BY day DESC, events DESC
+-- Parameters: {site:String}, {from:Date}, {to:Date} (UTC days, both
+-- included).
+SELECT day, reason, events, visitors, share
+FROM
+(
+    SELECT
+        day,
+        reason,
+        events,
+        visitors,
+        round(events / sum(events) OVER (PARTITION BY day), 4) AS share
+    FROM
+    (
+        SELECT
+            toDate(bucket) AS day,
+            if(dim = 'total', 'valid', value) AS reason,
+            sum(views) AS events,
+            uniqCombined64Merge(12)(uniques) AS visitors
+        FROM dim_rollup
+        WHERE site = {site:String}
+          AND dim IN ('total', 'reason')
+          AND page = ''
+          AND grain = 'day'
+          AND toDate(bucket) BETWEEN {from:Date} AND {to:Date}
+        GROUP BY day, reason
+    )
+)
+WHERE reason != 'valid'
+ORDER BY day, events DESC, reason

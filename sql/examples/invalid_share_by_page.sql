@@ -1,18 +1,22 @@
--- Pages whose traffic is most invalid over the last 7 days: a page a bot
--- farm targets stands out here before it does in any count. Both valid and
--- rejected events are read, so this scans the site's rows of the period.
+-- Which pages' traffic is most invalid? A page a bot farm targets stands
+-- out here before it does in any count.
 --
--- Parameters: {site:String}.
+-- Reads views_raw, valid and rejected rows of the range, because only it
+-- has each page's events side by side with their reasons. Pages
+-- with fewer than 20 events are left out: their shares are noise.
+--
+-- Parameters: {site:String}, {from:Date}, {to:Date} (UTC days, both
+-- included).
 SELECT
     page,
     count() AS events,
     countIf(verdict = 'valid') AS valid,
     round(countIf(verdict != 'valid') / count(), 4) AS invalid_share,
-    topK(3)(verdict) AS top_verdicts
+    sumMapIf(map(toString(verdict), toUInt64(1)), verdict != 'valid') AS by_reason
 FROM views_raw
 WHERE site = {site:String}
-  AND time >= now64(3, 'UTC') - INTERVAL 7 DAY
+  AND toDate(time, 'UTC') BETWEEN {from:Date} AND {to:Date}
 GROUP BY page
 HAVING events >= 20
-ORDER BY invalid_share DESC, events DESC
+ORDER BY invalid_share DESC, events DESC, page
 LIMIT 50

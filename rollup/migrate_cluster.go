@@ -1,0 +1,151 @@
+package rollup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+
+	"github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/store"
+)
+
+// ErrClusterSetup is returned (wrapped) by MigrateCluster when the server
+// it reaches cannot hold the cluster schema safely: it does not know the
+// cluster, or its inserts into Distributed tables are not in the
+// foreground.
+var ErrClusterSetup = errors.New("cluster setup")
+
+// MigrateCluster is Migrate for a ClickHouse cluster (`--cluster NAME`):
+// it applies the files of sql/cluster (the schema the migrations leave,
+// as Replicated local tables under Distributed ones; see
+// sql/cluster/README.md) with NAME in their ON CLUSTER clauses, each once,
+// recorded in cluster_migrations, a table every host holds whole.
+//
+// First it checks that the server knows the cluster, runs inserts into
+// Distributed tables in the foreground (distributed_foreground_insert =
+// 1: otherwise an insert is acknowledged before its shards have it, and a
+// retried batch could be counted twice) and, with several replicas a
+// shard, acknowledges an insert once every replica has it (insert_quorum:
+// the feed reads a batch back right after it is stored, from any
+// replica). ErrClusterSetup says which is missing.
+// The database is created on every host.
+//
+// Like Migrate, running it again or from several processes at once is
+// harmless: every statement is IF NOT EXISTS, and ON CLUSTER statements
+// wait (distributed_ddl_task_timeout) until every host ran them.
+func MigrateCluster(ctx context.Context, s Execer, cluster string, logger *slog.Logger) error {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	logger = logger.With("component", "migrate", "cluster", cluster)
+	migrations, err := sql.Cluster(cluster)
+	if err != nil {
+		return fmt.Errorf("migrate cluster: %w", err)
+	}
+	db, err := checkCluster(ctx, s, cluster)
+	if err != nil {
+		return err
+	}
+	if err := execOnCluster(ctx, s, sql.ClusterDatabase, cluster, store.Params{"db": db}); err != nil {
+		return fmt.Errorf("migrate cluster: create database %s on every host: %w", db, err)
+	}
+	if err := execOnCluster(ctx, s, sql.ClusterMigrationsInit, cluster, nil); err != nil {
+		return fmt.Errorf("migrate cluster: create cluster_migrations: %w", err)
+	}
+	res, err := s.Query(ctx, sql.Query(sql.ClusterMigrationsApplied), nil)
+	if err != nil {
+		return fmt.Errorf("migrate cluster: read cluster_migrations: %w", err)
+	}
+	applied := make(map[int]bool, len(res.Rows))
+	for _, row := range res.Rows {
+		v, err := strconv.Atoi(row[0])
+		if err != nil {
+			return fmt.Errorf("migrate cluster: cluster_migrations holds version %q: %w", row[0], err)
+		}
+		applied[v] = true
+	}
+	for _, m := range migrations {
+		if applied[m.Version] {
+			continue
+		}
+		for i, st := range m.Statements {
+			if err := s.Exec(ctx, st, nil); err != nil {
+				return fmt.Errorf("migrate cluster: %03d_%s statement %d: %w", m.Version, m.Name, i+1, err)
+			}
+		}
+		params := store.Params{"version": strconv.Itoa(m.Version), "name": m.Name}
+		if err := s.Exec(ctx, sql.Query(sql.ClusterMigrationsRecord), params); err != nil {
+			return fmt.Errorf("migrate cluster: record %03d_%s: %w", m.Version, m.Name, err)
+		}
+		logger.Info("cluster migration applied", "version", m.Version, "name", m.Name, "statements", len(m.Statements))
+	}
+	return nil
+}
+
+// checkCluster fails with ErrClusterSetup unless the server lists the
+// cluster's hosts, inserts into Distributed tables in the foreground and,
+// when shards have several replicas, waits for every replica of the shard
+// (insert_quorum); it returns the connection's database.
+func checkCluster(ctx context.Context, s Execer, cluster string) (string, error) {
+	res, err := s.Query(ctx, sql.Query(sql.ClusterCheck), store.Params{"cluster": cluster})
+	if err != nil {
+		return "", fmt.Errorf("migrate cluster: check %s: %w", cluster, err)
+	}
+	if len(res.Rows) != 1 || len(res.Rows[0]) != 5 {
+		return "", fmt.Errorf("migrate cluster: check %s: got %q", cluster, res.Rows)
+	}
+	row := res.Rows[0]
+	if row[0] == "0" {
+		return "", fmt.Errorf("%w: --cluster %s: the server has no such cluster in its remote_servers (system.clusters)", ErrClusterSetup, cluster)
+	}
+	if row[2] != "1" {
+		return "", fmt.Errorf("%w: --cluster %s: set distributed_foreground_insert = 1 in the ClickHouse user's profile: "+
+			"inserts into Distributed tables must wait for every shard, or a retried batch can be counted twice", ErrClusterSetup, cluster)
+	}
+	replicas, err := strconv.Atoi(row[1])
+	if err != nil {
+		return "", fmt.Errorf("migrate cluster: check %s: replicas %q: %w", cluster, row[1], err)
+	}
+	if quorum, _ := strconv.Atoi(row[3]); replicas > 1 && quorum < replicas {
+		return "", fmt.Errorf("%w: --cluster %s: shards have %d replicas: set insert_quorum = %d in the ClickHouse user's profile (it is %s): "+
+			"a batch must be on every replica before the feed reads it back, or a lagging replica leaves it out of the rollups",
+			ErrClusterSetup, cluster, replicas, replicas, row[3])
+	}
+	return row[4], nil
+}
+
+func execOnCluster(ctx context.Context, s Execer, query, cluster string, params store.Params) error {
+	st, err := sql.OnCluster(sql.Query(query), cluster)
+	if err != nil {
+		return err
+	}
+	return s.Exec(ctx, st, params)
+}
+
+// ApplyRawRetentionCluster is ApplyRawRetention on a cluster: the TTL
+// goes on each host's views_raw_local and page_views_local (the
+// Distributed tables store nothing), where it differs.
+func ApplyRawRetentionCluster(ctx context.Context, q Execer, cluster string, days int, logger *slog.Logger) error {
+	if days < 1 {
+		return fmt.Errorf("raw retention: %d days, want at least 1", days)
+	}
+	for _, table := range retained {
+		local := table + "_local"
+		cur, err := retentionDays(ctx, q, local)
+		if err != nil {
+			return err
+		}
+		if cur == days {
+			continue
+		}
+		if err := execOnCluster(ctx, q, sql.RawRetentionSetCluster, cluster, store.Params{"table": local, "days": strconv.Itoa(days)}); err != nil {
+			return fmt.Errorf("set %s retention to %d days on cluster %s: %w", local, days, cluster, err)
+		}
+		if logger != nil {
+			logger.With("component", "migrate").Info("raw event retention changed", "table", local, "cluster", cluster, "from_days", cur, "to_days", days)
+		}
+	}
+	return nil
+}

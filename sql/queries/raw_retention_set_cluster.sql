@@ -1,0 +1,4 @@
+-- raw_retention_set_cluster: raw_retention_set on a cluster: the TTL of
+-- {table} (views_raw_local or page_views_local) on every host. The
+-- Distributed tables above them store nothing and take no TTL.
+ALTER TABLE {table:Identifier} ON CLUSTER '{cluster}' MODIFY TTL toDateTime(time) + toIntervalDay({days:UInt32})
