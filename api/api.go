@@ -150,6 +150,8 @@ type countResponse struct {
 	Views   uint64 `json:"views"`
 	Uniques uint64 `json:"uniques"`
 	AsOf    string `json:"as_of"`
+	// Pending: events received by as_of not in views yet (see Count).
+	Pending uint64 `json:"pending"`
 }
 
 // count answers from the snapshot without allocating on a hit: the answer is
@@ -223,7 +225,7 @@ func (s *Server) unknownCount(c *gin.Context, site, page string) {
 // were cached (the golden files hold them).
 func countBody(site, page string, cnt Count) ([]byte, error) {
 	b, err := ginjson.API.Marshal(countResponse{Site: site, Page: page, Views: cnt.Views, Uniques: cnt.Uniques,
-		AsOf: cnt.AsOf.UTC().Format(time.RFC3339)})
+		AsOf: cnt.AsOf.UTC().Format(time.RFC3339), Pending: cnt.Pending})
 	if err != nil {
 		return nil, fmt.Errorf("api: encode count of %s%s: %w", site, page, err)
 	}

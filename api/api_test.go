@@ -384,10 +384,10 @@ func TestCountDuringRefresh(t *testing.T) {
 		}
 	}
 	want := map[string]bool{
-		`{"site":"example.com","page":"/post","views":3,"uniques":3,"as_of":"2026-11-29T12:00:00Z"}`: true,
-		`{"site":"example.com","page":"/post","views":7,"uniques":7,"as_of":"2026-11-29T12:00:00Z"}`: true,
-		`{"site":"example.com","views":3,"uniques":3,"as_of":"2026-11-29T12:00:00Z"}`:                true,
-		`{"site":"example.com","views":7,"uniques":7,"as_of":"2026-11-29T12:00:00Z"}`:                true,
+		`{"site":"example.com","page":"/post","views":3,"uniques":3,"as_of":"2026-11-29T12:00:00Z","pending":0}`: true,
+		`{"site":"example.com","page":"/post","views":7,"uniques":7,"as_of":"2026-11-29T12:00:00Z","pending":0}`: true,
+		`{"site":"example.com","views":3,"uniques":3,"as_of":"2026-11-29T12:00:00Z","pending":0}`:                true,
+		`{"site":"example.com","views":7,"uniques":7,"as_of":"2026-11-29T12:00:00Z","pending":0}`:                true,
 	}
 	for body := range seen {
 		if !want[body] {

@@ -32,6 +32,7 @@ type pageCount struct {
 	Page    string `json:"page"`
 	Views   uint64 `json:"views"`
 	Uniques uint64 `json:"uniques"`
+	Pending uint64 `json:"pending"`
 }
 
 type countsResponse struct {
@@ -86,7 +87,7 @@ func (s *Server) counts(c *gin.Context) {
 		}
 		oldest := rs[0].AsOf
 		for i, r := range rs {
-			resp.Counts[i].Views, resp.Counts[i].Uniques = r.Views, r.Uniques
+			resp.Counts[i].Views, resp.Counts[i].Uniques, resp.Counts[i].Pending = r.Views, r.Uniques, r.Pending
 			if r.AsOf.Before(oldest) {
 				oldest = r.AsOf
 			}

@@ -74,7 +74,7 @@ func TestCountsBatch(t *testing.T) {
 	if n := f.queries(func() { w = f.get(t, "/v1/sites/example.com/counts?page=/c&page=/a") }); n != 1 {
 		t.Errorf("mixed batch: %d store queries, want 1", n)
 	}
-	want := `{"site":"example.com","as_of":"2026-11-29T12:00:00Z","counts":[{"page":"/c","views":1,"uniques":1},{"page":"/a","views":5,"uniques":5}]}`
+	want := `{"site":"example.com","as_of":"2026-11-29T12:00:00Z","counts":[{"page":"/c","views":1,"uniques":1,"pending":0},{"page":"/a","views":5,"uniques":5,"pending":0}]}`
 	if w.Body.String() != want {
 		t.Errorf("mixed batch:\n got %s\nwant %s", w.Body, want)
 	}
@@ -89,7 +89,7 @@ func TestCountsBatch(t *testing.T) {
 	if n := f.queries(func() { f.snap.refresh(context.Background()) }); n != 1 {
 		t.Errorf("refresh: %d store queries, want 1", n)
 	}
-	want = `{"site":"example.com","as_of":"2026-11-29T12:00:15Z","counts":[{"page":"/c","views":1,"uniques":1},{"page":"/a","views":6,"uniques":6}]}`
+	want = `{"site":"example.com","as_of":"2026-11-29T12:00:15Z","counts":[{"page":"/c","views":1,"uniques":1,"pending":0},{"page":"/a","views":6,"uniques":6,"pending":0}]}`
 	if w = f.get(t, "/v1/sites/example.com/counts?page=/c&page=/a"); w.Body.String() != want {
 		t.Errorf("after the refresh:\n got %s\nwant %s", w.Body, want)
 	}
@@ -169,7 +169,7 @@ func TestCountsUnknownSite(t *testing.T) {
 	if n := f.queries(func() { w = f.get(t, "/v1/sites/nope.example/counts?page=/a&page=/b/") }); n != 0 {
 		t.Errorf("%d store queries for an unknown site", n)
 	}
-	want := `{"site":"nope.example","as_of":"2026-11-29T12:00:00Z","counts":[{"page":"/a","views":0,"uniques":0},{"page":"/b","views":0,"uniques":0}]}`
+	want := `{"site":"nope.example","as_of":"2026-11-29T12:00:00Z","counts":[{"page":"/a","views":0,"uniques":0,"pending":0},{"page":"/b","views":0,"uniques":0,"pending":0}]}`
 	if w.Code != 200 || w.Body.String() != want {
 		t.Errorf("unknown site: %d %s, want %s", w.Code, w.Body, want)
 	}

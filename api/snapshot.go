@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/viewcount/viewcount/rollup"
 	vcsql "github.com/viewcount/viewcount/sql"
 	"github.com/viewcount/viewcount/sql/store"
 )
@@ -23,11 +24,20 @@ type Querier interface {
 }
 
 // Count is one public count and the time it was read from the rollups.
+// Pending is what the count did not include yet then: events received but
+// not validated, valid views held for settling, and valid views stored but
+// not fed to the rollups (as the PendingFunc last counted them), so a
+// lagged count explains itself.
 type Count struct {
 	Views   uint64
 	Uniques uint64
 	AsOf    time.Time
+	Pending uint64
 }
+
+// PendingFunc counts the events not in the counts yet, per site and page
+// (validate.PendingCounter).
+type PendingFunc func(ctx context.Context) (map[rollup.PendingKey]uint64, error)
 
 type key struct{ site, page string } // page "" is the whole site
 
@@ -71,6 +81,36 @@ type Snapshot struct {
 	mu      sync.RWMutex
 	entries map[key]*entry
 	group   singleflight.Group
+
+	pendingFunc PendingFunc
+	pending     atomic.Pointer[map[rollup.PendingKey]uint64]
+}
+
+// CountPending makes the snapshot count what is pending with f before each
+// refresh (every lag), so each count says how much is still to come.
+func (s *Snapshot) CountPending(f PendingFunc) { s.pendingFunc = f }
+
+// pendingOf is the latest pending count of k.
+func (s *Snapshot) pendingOf(k key) uint64 {
+	if m := s.pending.Load(); m != nil {
+		return (*m)[rollup.PendingKey{Site: k.site, Page: k.page}]
+	}
+	return 0
+}
+
+// countPending refreshes the pending counts; on failure they are dropped
+// rather than kept stale.
+func (s *Snapshot) countPending(ctx context.Context) {
+	if s.pendingFunc == nil {
+		return
+	}
+	m, err := s.pendingFunc(ctx)
+	if err != nil {
+		s.logger.Warn("pending events not counted", "err", err)
+		s.pending.Store(nil)
+		return
+	}
+	s.pending.Store(&m)
 }
 
 // NewSnapshot returns a snapshot refreshed every lag.
@@ -187,7 +227,7 @@ func (s *Snapshot) fetch(ctx context.Context, k key) (Count, error) {
 	if err != nil {
 		return Count{}, fmt.Errorf("api: count %s%s: %w", k.site, k.page, err)
 	}
-	c := Count{AsOf: asOf}
+	c := Count{AsOf: asOf, Pending: s.pendingOf(k)}
 	if len(res.Rows) > 0 {
 		c.Views, c.Uniques, err = parseCount(res)
 		if err != nil {
@@ -232,6 +272,7 @@ func (s *Snapshot) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
+			s.countPending(ctx)
 			s.refresh(ctx)
 		}
 	}
@@ -290,7 +331,7 @@ func (s *Snapshot) fetchMany(ctx context.Context, site string, pages []string) (
 	out := make(map[string]Count, len(pages))
 	var named []string
 	for _, p := range pages {
-		out[p] = Count{AsOf: asOf}
+		out[p] = Count{AsOf: asOf, Pending: s.pendingOf(key{site, p})}
 		if p == "" {
 			c, err := s.fetch(ctx, key{site: site})
 			if err != nil {
@@ -317,7 +358,7 @@ func (s *Snapshot) fetchMany(ctx context.Context, site string, pages []string) (
 		if err := errors.Join(err1, err2); err != nil {
 			return nil, fmt.Errorf("api: counts of %s: %w", site, err)
 		}
-		out[row[0]] = Count{Views: views, Uniques: uniques, AsOf: asOf}
+		out[row[0]] = Count{Views: views, Uniques: uniques, AsOf: asOf, Pending: s.pendingOf(key{site, row[0]})}
 	}
 	return out, nil
 }

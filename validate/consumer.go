@@ -57,6 +57,26 @@ type Validator struct {
 	metrics *viewcount.Metrics
 	logger  *slog.Logger
 	rules   RuleSet // recorded on every verdict
+
+	partsMu sync.Mutex
+	parts   map[int]*partProgress // while Run runs
+}
+
+// Held counts the valid views this validator holds for settling, by site
+// and page (and site under page ""), as its partitions last reported them
+// (once a second).
+func (v *Validator) Held() map[rollup.PendingKey]uint64 {
+	out := map[rollup.PendingKey]uint64{}
+	v.partsMu.Lock()
+	defer v.partsMu.Unlock()
+	for _, pp := range v.parts {
+		pp.mu.Lock()
+		for k, n := range pp.held {
+			out[k] += n
+		}
+		pp.mu.Unlock()
+	}
+	return out
 }
 
 // New returns a validator over the stream reached through js, which has
@@ -126,6 +146,9 @@ func (v *Validator) Run(ctx context.Context) error {
 	for _, p := range v.opts.Partitions {
 		parts[p] = &partProgress{}
 	}
+	v.partsMu.Lock()
+	v.parts = parts
+	v.partsMu.Unlock()
 	var wg sync.WaitGroup
 	wctx, stopWatch := context.WithCancel(ctx)
 	wg.Add(1)
@@ -383,6 +406,7 @@ func (l *partitionLoop) report() {
 	}
 	l.lastReport = time.Now()
 	l.progressed(l.lastReport)
+	l.pp.setHeld(l.q.bySite())
 	st := l.rules.Stats()
 	l.v.metrics.SetPartitionState(l.p, viewcount.PartitionState{RetryKeys: st.IDs, ViewKeys: st.Views,
 		RotationNetworks: st.RotationNetworks, RotationUntracked: st.RotationUntracked, Held: l.q.held()})

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/viewcount/viewcount/rollup"
 )
 
 // keepPartition runs partition p, restarting it with backoff until ctx
@@ -19,6 +21,7 @@ func (v *Validator) keepPartition(ctx context.Context, p int, pp *partProgress) 
 	var lastLog time.Time
 	for ctx.Err() == nil {
 		err := v.runPartition(ctx, p, pp)
+		pp.setHeld(nil) // what it held is redone by the next incarnation, or another validator
 		if ctx.Err() != nil {
 			return
 		}
@@ -67,6 +70,16 @@ type partProgress struct {
 	progress time.Time // last message judged, batch inserted or catch-up
 	busy     bool      // events wait: in the stream for the consumer, or in the writer
 	oldest   time.Time // receive time of the oldest event not known inserted; zero none
+	// held counts the valid views the partition holds for settling, by
+	// site and page (and site), for the public counts' pending.
+	held map[rollup.PendingKey]uint64
+}
+
+// setHeld replaces the partition's held counts.
+func (pp *partProgress) setHeld(h map[rollup.PendingKey]uint64) {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	pp.held = h
 }
 
 // stopped records why an incarnation ended, and reports whether it had made

@@ -58,6 +58,7 @@ type Main struct {
 	httpDone                        sync.WaitGroup
 	closeOnce                       sync.Once
 	partsCancel                     context.CancelFunc
+	validator                       *validate.Validator // when this process validates
 	partsDone                       sync.WaitGroup
 	sql                             *sqlListener // --sql-listen; nil when off
 }
@@ -186,6 +187,7 @@ func (m *Main) Run(ctx context.Context) error {
 			return err
 		}
 		snap := api.NewSnapshot(m.store, m.cfg.PublicLag, 0, m.now, m.logger)
+		snap.CountPending(m.pendingCounter().Count)
 		ruleSets, err := m.stream.KV(ctx, viewcount.BucketRules)
 		if err != nil {
 			return err
@@ -296,6 +298,7 @@ func (m *Main) startValidate(ctx context.Context) error {
 	var vctx context.Context
 	vctx, m.valCancel = context.WithCancel(context.WithoutCancel(ctx))
 	m.goStage(&m.valDone, "validate", func() error { return v.Run(vctx) })
+	m.validator = v
 	return nil
 }
 
@@ -445,4 +448,19 @@ func (m *Main) migrate(ctx context.Context) error {
 		return rollup.MigrateCluster(ctx, m.store, m.cfg.Cluster, m.logger)
 	}
 	return rollup.Migrate(ctx, m.store, m.logger)
+}
+
+// pendingCounter counts what the public counts do not include yet; held
+// views only when this process validates (a lone api process cannot see
+// another's).
+func (m *Main) pendingCounter() validate.PendingCounter {
+	settle := m.cfg.SettleWindow
+	if settle <= 0 {
+		settle = validate.DefaultConfig().SettleWindow
+	}
+	pc := validate.PendingCounter{JS: m.stream.JS, Store: m.store, Partitions: m.stream.Partitions, Settle: settle}
+	if m.validator != nil {
+		pc.Held = m.validator.Held
+	}
+	return pc
 }

@@ -159,6 +159,7 @@ type countBody struct {
 	Views   uint64 `json:"views"`
 	Uniques uint64 `json:"uniques"`
 	AsOf    string `json:"as_of"`
+	Pending uint64 `json:"pending"`
 }
 
 func (c *client) count(site, page string) (int, countBody, http.Header) {

@@ -1,0 +1,104 @@
+package validate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/rollup"
+)
+
+// pendingMaxMessages bounds the stream messages one partition's pending
+// count reads; a longer backlog is counted in part (the count is then a
+// floor), which a backlog that long already shows in /readyz.
+const pendingMaxMessages = 20000
+
+// PendingCounter counts what a public count does not include yet, per
+// site and page: events received but not validated (in the stream after
+// what each partition stored), valid views held for settling (by the
+// validator in this process, if any), and valid views stored but not fed
+// to the rollups yet.
+type PendingCounter struct {
+	JS         jetstream.JetStream
+	Store      rollup.Execer
+	Partitions int
+	Settle     time.Duration                        // the settle window, bounding how late a held view is stored
+	Held       func() map[rollup.PendingKey]uint64 // nil when this process validates nothing
+}
+
+// Count returns the pending events by site and page (and site under page "").
+func (pc PendingCounter) Count(ctx context.Context) (map[rollup.PendingKey]uint64, error) {
+	out, stored, err := rollup.UnfedViews(ctx, pc.Store, pc.Settle)
+	if err != nil {
+		return nil, err
+	}
+	if pc.Held != nil {
+		for k, n := range pc.Held() {
+			out[k] += n
+		}
+	}
+	intents, err := pc.JS.KeyValue(ctx, viewcount.BucketRollup)
+	if err != nil {
+		return nil, fmt.Errorf("validate: pending: %w", err)
+	}
+	s, err := pc.JS.Stream(ctx, viewcount.StreamName)
+	if err != nil {
+		return nil, fmt.Errorf("validate: pending: %w", err)
+	}
+	for p := range pc.Partitions {
+		after := stored[p]
+		if pr, ok, err := rollup.ReadProgress(ctx, intents, p); err != nil {
+			return nil, err
+		} else if ok {
+			after = max(after, pr.First-1)
+		}
+		if err := pc.backlog(ctx, s, p, after, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// backlog counts partition p's events after stream sequence after.
+func (pc PendingCounter) backlog(ctx context.Context, s jetstream.Stream, p int, after uint64, out map[rollup.PendingKey]uint64) error {
+	last, err := s.GetLastMsgForSubject(ctx, viewcount.Subject(p))
+	switch {
+	case errors.Is(err, jetstream.ErrMsgNotFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("validate: pending: partition %d: %w", p, err)
+	case last.Sequence <= after:
+		return nil
+	}
+	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{viewcount.Subject(p)},
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: after + 1})
+	if err != nil {
+		return fmt.Errorf("validate: pending: partition %d: %w", p, err)
+	}
+	batch, err := cons.Fetch(min(int(last.Sequence-after), pendingMaxMessages), jetstream.FetchMaxWait(2*time.Second))
+	if err != nil {
+		return fmt.Errorf("validate: pending: partition %d: %w", p, err)
+	}
+	var evs []viewcount.Event
+	for msg := range batch.Messages() {
+		if _, tick := tickTime(msg); tick {
+			continue
+		}
+		if evs, err = viewcount.DecodeEvents(evs[:0], msg.Data()); err != nil {
+			continue // the validator logs it
+		}
+		for _, e := range evs {
+			out[rollup.PendingKey{Site: e.Site, Page: e.Page}]++
+			out[rollup.PendingKey{Site: e.Site}]++
+		}
+	}
+	if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("validate: pending: partition %d: %w", p, err)
+	}
+	return nil
+}
