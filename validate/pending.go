@@ -27,7 +27,7 @@ type PendingCounter struct {
 	JS         jetstream.JetStream
 	Store      rollup.Execer
 	Partitions int
-	Settle     time.Duration                        // the settle window, bounding how late a held view is stored
+	Settle     time.Duration                       // the settle window, bounding how late a held view is stored
 	Held       func() map[rollup.PendingKey]uint64 // nil when this process validates nothing
 }
 
