@@ -1,0 +1,32 @@
+# syntax=docker/dockerfile:1
+# The viewcount binary for server mode: each role (ingest, validate, api)
+# against a NATS cluster (NATS_URL) and a ClickHouse server
+# (CLICKHOUSE_DSN), as docker-compose.yml runs them. The embedded store
+# (chDB, `viewcount serve` without CLICKHOUSE_DSN) is not in the image:
+# libchdb.so is loaded at run time only when asked for, and is ~570 MB.
+
+FROM golang:1.26 AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN --mount=type=cache,target=/go/pkg/mod go mod download
+COPY . .
+ARG VERSION=dev
+# CGO off: chDB is loaded with purego, so the binary is static and runs on
+# an image with no C library.
+RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
+    CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/viewcount ./cmd/viewcount \
+ && mkdir -p /out/data
+
+# distroless: CA certificates and a non-root user, no shell and no package
+# manager (the health check is the binary's own `viewcount health`).
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/viewcount /viewcount
+# The data dir holds the admin token when none is given; a role on a
+# cluster and a server keeps nothing else there.
+COPY --from=build --chown=65532:65532 /out/data /data
+USER 65532:65532
+ENV VIEWCOUNT_DATA=/data VIEWCOUNT_LISTEN=:8080
+EXPOSE 8080
+HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 CMD ["/viewcount", "health"]
+ENTRYPOINT ["/viewcount"]
+CMD ["--help"]
