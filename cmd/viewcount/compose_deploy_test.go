@@ -2,9 +2,13 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"net"
 	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -260,4 +264,89 @@ func hostPort(t *testing.T, where, s string) (string, string) {
 		t.Fatalf("%s: %q: %v", where, s, err)
 	}
 	return h, port
+}
+
+var grafanaEnvRE = regexp.MustCompile(`\$\{?([A-Z][A-Z0-9_]*)\}?`)
+
+// TestComposeGrafana: Grafana gets the provisioning and the dashboards where
+// the provisioning looks for them, has the ClickHouse plugin, is given
+// every variable the provisioning reads, and reads ClickHouse as the
+// analyst user within the profile's time limit.
+func TestComposeGrafana(t *testing.T) {
+	p := composeProject(t)
+	g := p.Services["grafana"]
+	prov := bindSource(t, "grafana", g, "/etc/grafana/provisioning")
+	var provider struct {
+		Providers []struct {
+			Options struct {
+				Path string `yaml:"path"`
+			} `yaml:"options"`
+		} `yaml:"providers"`
+	}
+	readYAML(t, filepath.Join(prov, "dashboards", "viewcount.yaml"), &provider)
+	if len(provider.Providers) != 1 {
+		t.Fatalf("dashboard providers %+v: want one", provider.Providers)
+	}
+	if dir, _ := filepath.Abs(filepath.Join(repoRoot, "dashboards")); bindSource(t, "grafana", g, provider.Providers[0].Options.Path) != dir {
+		t.Errorf("grafana: the provider's path %s is not where dashboards/ is mounted", provider.Providers[0].Options.Path)
+	}
+	files, err := filepath.Glob(filepath.Join(prov, "*", "*.yaml"))
+	if err != nil || len(files) < 3 {
+		t.Fatalf("provisioning files %v: %v", files, err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range grafanaEnvRE.FindAllStringSubmatch(stripYAMLComments(string(b)), -1) {
+			if v := g.Environment[m[1]]; v == nil || *v == "" {
+				t.Errorf("%s reads $%s: not set in grafana's environment", filepath.Base(f), m[1])
+			}
+		}
+	}
+	var ds struct {
+		Datasources []struct {
+			Type     string            `yaml:"type"`
+			JSONData map[string]any    `yaml:"jsonData"`
+			Secure   map[string]string `yaml:"secureJsonData"`
+		} `yaml:"datasources"`
+	}
+	readYAML(t, filepath.Join(prov, "datasources", "clickhouse.yaml"), &ds)
+	if len(ds.Datasources) != 1 {
+		t.Fatalf("ClickHouse data sources %+v: want one", ds.Datasources)
+	}
+	d := ds.Datasources[0]
+	plugins := ""
+	if v := g.Environment["GF_PLUGINS_PREINSTALL_SYNC"]; v != nil {
+		plugins = *v
+	}
+	if !slices.Contains(strings.Split(plugins, ","), d.Type) {
+		t.Errorf("grafana: GF_PLUGINS_PREINSTALL_SYNC %q: want the %s plugin", plugins, d.Type)
+	}
+	users := readXML(t, bindSource(t, "clickhouse", p.Services["clickhouse"], "/etc/clickhouse-server/users.d/analyst.xml"))
+	user := fmt.Sprint(d.JSONData["username"])
+	profile := users.child("profiles", users.child("users", user).text("profile"))
+	if users.child("users", user) == nil || profile.text("readonly") != "1" {
+		t.Errorf("ClickHouse data source user %q: want a readonly=1 user of users.d", user)
+	}
+	timeout, err := strconv.Atoi(fmt.Sprint(d.JSONData["queryTimeout"]))
+	limit, _ := strconv.Atoi(profile.child("constraints", "max_execution_time").text("max"))
+	if err != nil || timeout < 1 || timeout > limit {
+		t.Errorf("ClickHouse data source queryTimeout %v: Grafana sets it as max_execution_time; the profile allows 1..%d", d.JSONData["queryTimeout"], limit)
+	}
+	if host, port := fmt.Sprint(d.JSONData["host"]), fmt.Sprint(d.JSONData["port"]); host != "clickhouse" || port != "9000" || d.JSONData["protocol"] != "native" {
+		t.Errorf("ClickHouse data source %s:%s %v: want the clickhouse service's native port", host, port, d.JSONData["protocol"])
+	}
+}
+
+// stripYAMLComments drops # comments, which may name variables in prose.
+func stripYAMLComments(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "#") {
+			lines[i] = ""
+		}
+	}
+	return strings.Join(lines, "\n")
 }

@@ -284,8 +284,10 @@ func TestComposeLoadBalancer(t *testing.T) {
 	for i, cfg := range ingestCfgs {
 		trusted := false
 		for _, c := range cfg.TrustedProxies {
-			_, n, err := net.ParseCIDR(c)
-			trusted = trusted || err == nil && n.Contains(ip)
+			if _, n, err := net.ParseCIDR(c); err == nil {
+				ones, bits := n.Mask.Size()
+				trusted = trusted || n.Contains(ip) && ones == bits
+			}
 		}
 		if !trusted || len(cfg.TrustedProxies) != 1 {
 			t.Errorf("ingest %d: --trusted-proxies %v: want the lb's address %s alone", i, cfg.TrustedProxies, addr)
