@@ -277,6 +277,16 @@ func TestComposeFiles(t *testing.T) {
 	if len(published) == 0 {
 		t.Error("no port published")
 	}
+	for name, c := range p.Configs {
+		if c.File != "" {
+			mustExist(t, "config "+name, c.File)
+		}
+	}
+	for name, c := range p.Secrets {
+		if c.File != "" {
+			mustExist(t, "secret "+name, c.File)
+		}
+	}
 }
 
 func mustExist(t *testing.T, service, path string) {
