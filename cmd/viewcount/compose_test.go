@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -207,6 +208,7 @@ func TestComposeViewcountServices(t *testing.T) {
 			owned = append(owned, cfg.OwnPartitions...)
 			partitions = cfg.Partitions
 		}
+		checkMemory(t, name, s)
 		port := listenPort(t, name, cfg.Listen)
 		hc := s.HealthCheck
 		if hc == nil || hc.Disable || len(hc.Test) != 4 || hc.Test[0] != "CMD" || hc.Test[1] != entry || hc.Test[2] != "health" {
@@ -315,4 +317,34 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// checkMemory: a role with a memory limit keeps Go's heap under it
+// (GOMEMLIMIT below the limit), so the garbage collector works harder
+// before the kernel's OOM killer ends the process.
+func checkMemory(t *testing.T, name string, s types.ServiceConfig) {
+	t.Helper()
+	if s.Deploy == nil || s.Deploy.Resources.Limits == nil || s.Deploy.Resources.Limits.MemoryBytes == 0 {
+		t.Errorf("%s: no memory limit (deploy.resources.limits.memory)", name)
+		return
+	}
+	limit := int64(s.Deploy.Resources.Limits.MemoryBytes)
+	v := s.Environment["GOMEMLIMIT"]
+	m := regexp.MustCompile(`^(\d+)(B|KiB|MiB|GiB)$`).FindStringSubmatch(deref(v))
+	if m == nil {
+		t.Errorf("%s: GOMEMLIMIT %q: want e.g. 400MiB, below the limit of %d bytes", name, deref(v), limit)
+		return
+	}
+	n, _ := strconv.ParseInt(m[1], 10, 64)
+	n <<= map[string]int{"B": 0, "KiB": 10, "MiB": 20, "GiB": 30}[m[2]]
+	if n >= limit*9/10 {
+		t.Errorf("%s: GOMEMLIMIT %s is not below 90%% of the memory limit (%d bytes): leave room for what Go does not count", name, *v, limit)
+	}
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }
