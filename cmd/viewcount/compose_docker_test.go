@@ -82,7 +82,8 @@ func TestDockerfile(t *testing.T) {
 	ignored := dockerignore(t)
 	var stages []string
 	binaries := map[string]bool{} // COPY destinations of the last stage
-	var user, listen string
+	var user string
+	env := map[string]string{} // of the last stage
 	var health []string
 	var exposed []string
 	for _, in := range ins {
@@ -90,6 +91,7 @@ func TestDockerfile(t *testing.T) {
 		switch in.cmd {
 		case "FROM":
 			binaries = map[string]bool{}
+			env = map[string]string{}
 			user = ""
 			if len(f) == 3 && strings.EqualFold(f[1], "AS") {
 				stages = append(stages, f[2])
@@ -130,9 +132,8 @@ func TestDockerfile(t *testing.T) {
 			user = f[0]
 		case "ENV":
 			for _, kv := range f {
-				if v, ok := strings.CutPrefix(kv, "VIEWCOUNT_LISTEN="); ok {
-					listen = v
-				}
+				k, v, _ := strings.Cut(kv, "=")
+				env[k] = v
 			}
 		case "EXPOSE":
 			exposed = f
@@ -157,6 +158,16 @@ func TestDockerfile(t *testing.T) {
 	if len(health) != 2 || health[0] != entry || health[1] != "health" {
 		t.Errorf("HEALTHCHECK CMD %v: want [%s health]", health, entry)
 	}
+	read := map[string]bool{}
+	for _, m := range envInUsage.FindAllStringSubmatch(subcommand(t, "serve"), -1) {
+		read[m[1]] = true
+	}
+	for k := range env {
+		if !read[k] && !runtimeEnv[k] {
+			t.Errorf("ENV %s: no flag of the binary reads it", k)
+		}
+	}
+	listen := env["VIEWCOUNT_LISTEN"]
 	subcommand(t, "health")
 	u, err := readyURL(listen)
 	if err != nil {
