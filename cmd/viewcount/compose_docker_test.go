@@ -162,9 +162,17 @@ func TestDockerfile(t *testing.T) {
 	for _, m := range envInUsage.FindAllStringSubmatch(subcommand(t, "serve"), -1) {
 		read[m[1]] = true
 	}
-	for k := range env {
+	for k, v := range env {
 		if !read[k] && !runtimeEnv[k] {
 			t.Errorf("ENV %s: no flag of the binary reads it", k)
+		}
+		// A path the image gives a flag is one the last stage copies in.
+		copied := false
+		for dst := range binaries {
+			copied = copied || v == dst || strings.HasPrefix(v, strings.TrimSuffix(dst, "/")+"/")
+		}
+		if strings.HasPrefix(v, "/") && !copied {
+			t.Errorf("ENV %s=%s: the last stage copies nothing there", k, v)
 		}
 	}
 	listen := env["VIEWCOUNT_LISTEN"]
