@@ -35,6 +35,7 @@ usage:
   viewcount repair    progress|stream|rollups [flags]   see README, Recovery
   viewcount ua-eval   [--data DIR]   user-agent rules' recall and false positives on public data sets
   viewcount version
+  viewcount health    [URL]     exit 0 when URL (default: /readyz on VIEWCOUNT_LISTEN) answers 200; the image's health check
 
 Run 'viewcount serve -h' for the flags; each has an environment variable.
 `
@@ -86,6 +87,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runRepair(rest, stdout, stderr)
 	case "ua-eval":
 		return runUAEval(rest, stdout, stderr)
+	case "health":
+		return runHealth(rest, stdout)
 	case "version":
 		fmt.Fprintln(stdout, "viewcount", version)
 		return nil
