@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"time"
 
@@ -45,10 +44,7 @@ func (s *Server) addCorrection(c *gin.Context) {
 		return
 	}
 	var req CorrectionRequest
-	dec := json.NewDecoder(http.MaxBytesReader(c.Writer, c.Request.Body, 1<<16))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		s.fail(c, errBadRequest(`body: want {"site", "kind", "value", "from", "to" (RFC 3339), "who", "why"}: `+err.Error()))
+	if !s.decodeAdminBody(c, &req, `{"site", "kind", "value", "from", "to" (RFC 3339), "who", "why"}`) {
 		return
 	}
 	if len(req.Who) > 500 || len(req.Why) > 2000 {

@@ -42,10 +42,7 @@ func (s *Server) revalidate(c *gin.Context) {
 		return
 	}
 	var req RevalidateRequest
-	dec := json.NewDecoder(http.MaxBytesReader(c.Writer, c.Request.Body, 1<<16))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		s.fail(c, errBadRequest("body: want {\"site\", \"from\", \"to\" (RFC 3339), \"dry_run\", \"who\"}: "+err.Error()))
+	if !s.decodeAdminBody(c, &req, `{"site", "from", "to" (RFC 3339), "dry_run", "who"}`) {
 		return
 	}
 	if len(req.Who) > 500 {
@@ -55,6 +52,18 @@ func (s *Server) revalidate(c *gin.Context) {
 	s.streamRun(c, func(line func(any)) (any, error) {
 		return s.cfg.Revalidator.Revalidate(c.Request.Context(), req, func(p string) { line(gin.H{"progress": p}) })
 	})
+}
+
+// decodeAdminBody reads an admin request's JSON body (at most 64 KiB, no
+// unknown fields) into v, or answers 400 naming the shape wanted.
+func (s *Server) decodeAdminBody(c *gin.Context, v any, want string) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(c.Writer, c.Request.Body, 1<<16))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		s.fail(c, errBadRequest("body: want "+want+": "+err.Error()))
+		return false
+	}
+	return true
 }
 
 // streamRun answers with run's JSON lines (progress, then {"result": …} or

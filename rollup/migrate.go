@@ -37,15 +37,25 @@ func Migrate(ctx context.Context, s Execer, logger *slog.Logger) error {
 	if err := s.Exec(ctx, sql.Query(sql.MigrationsInit), nil); err != nil {
 		return fmt.Errorf("migrate: create schema_migrations: %w", err)
 	}
-	res, err := s.Query(ctx, sql.Query(sql.MigrationsApplied), nil)
+	return apply(ctx, s, migrations, migrationLog{"migrate", "schema_migrations", sql.MigrationsApplied, sql.MigrationsRecord}, logger)
+}
+
+// migrationLog is where a runner records what it applied: its name in
+// errors, its table, and the queries reading and writing it.
+type migrationLog struct{ what, table, applied, record string }
+
+// apply runs, in version order, every migration the log does not record,
+// recording each after its statements.
+func apply(ctx context.Context, s Execer, migrations []sql.Migration, l migrationLog, logger *slog.Logger) error {
+	res, err := s.Query(ctx, sql.Query(l.applied), nil)
 	if err != nil {
-		return fmt.Errorf("migrate: read schema_migrations: %w", err)
+		return fmt.Errorf("%s: read %s: %w", l.what, l.table, err)
 	}
 	applied := make(map[int]bool, len(res.Rows))
 	for _, row := range res.Rows {
 		v, err := strconv.Atoi(row[0])
 		if err != nil {
-			return fmt.Errorf("migrate: schema_migrations holds version %q: %w", row[0], err)
+			return fmt.Errorf("%s: %s holds version %q: %w", l.what, l.table, row[0], err)
 		}
 		applied[v] = true
 	}
@@ -55,14 +65,14 @@ func Migrate(ctx context.Context, s Execer, logger *slog.Logger) error {
 		}
 		for i, st := range m.Statements {
 			if err := s.Exec(ctx, st, nil); err != nil {
-				return fmt.Errorf("migrate: %03d_%s statement %d: %w", m.Version, m.Name, i+1, err)
+				return fmt.Errorf("%s: %03d_%s statement %d: %w", l.what, m.Version, m.Name, i+1, err)
 			}
 		}
 		params := store.Params{"version": strconv.Itoa(m.Version), "name": m.Name}
-		if err := s.Exec(ctx, sql.Query(sql.MigrationsRecord), params); err != nil {
-			return fmt.Errorf("migrate: record %03d_%s: %w", m.Version, m.Name, err)
+		if err := s.Exec(ctx, sql.Query(l.record), params); err != nil {
+			return fmt.Errorf("%s: record %03d_%s: %w", l.what, m.Version, m.Name, err)
 		}
-		logger.Info("migration applied", "version", m.Version, "name", m.Name, "statements", len(m.Statements))
+		logger.Info("migration applied", "log", l.table, "version", m.Version, "name", m.Name, "statements", len(m.Statements))
 	}
 	return nil
 }

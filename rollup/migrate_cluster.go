@@ -54,34 +54,7 @@ func MigrateCluster(ctx context.Context, s Execer, cluster string, logger *slog.
 	if err := execOnCluster(ctx, s, sql.ClusterMigrationsInit, cluster, nil); err != nil {
 		return fmt.Errorf("migrate cluster: create cluster_migrations: %w", err)
 	}
-	res, err := s.Query(ctx, sql.Query(sql.ClusterMigrationsApplied), nil)
-	if err != nil {
-		return fmt.Errorf("migrate cluster: read cluster_migrations: %w", err)
-	}
-	applied := make(map[int]bool, len(res.Rows))
-	for _, row := range res.Rows {
-		v, err := strconv.Atoi(row[0])
-		if err != nil {
-			return fmt.Errorf("migrate cluster: cluster_migrations holds version %q: %w", row[0], err)
-		}
-		applied[v] = true
-	}
-	for _, m := range migrations {
-		if applied[m.Version] {
-			continue
-		}
-		for i, st := range m.Statements {
-			if err := s.Exec(ctx, st, nil); err != nil {
-				return fmt.Errorf("migrate cluster: %03d_%s statement %d: %w", m.Version, m.Name, i+1, err)
-			}
-		}
-		params := store.Params{"version": strconv.Itoa(m.Version), "name": m.Name}
-		if err := s.Exec(ctx, sql.Query(sql.ClusterMigrationsRecord), params); err != nil {
-			return fmt.Errorf("migrate cluster: record %03d_%s: %w", m.Version, m.Name, err)
-		}
-		logger.Info("cluster migration applied", "version", m.Version, "name", m.Name, "statements", len(m.Statements))
-	}
-	return nil
+	return apply(ctx, s, migrations, migrationLog{"migrate cluster", "cluster_migrations", sql.ClusterMigrationsApplied, sql.ClusterMigrationsRecord}, logger)
 }
 
 // checkCluster fails with ErrClusterSetup unless the server lists the

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -102,13 +101,9 @@ func runRevalidate(args []string, stdout, stderr io.Writer) error {
 // {"progress"} goes to progress, and the {"result"} is returned; an
 // {"error"} or an answer ending before the result is an error.
 func (a adminClient) stream(what, method, path string, body []byte, progress io.Writer) (json.RawMessage, error) {
-	req, err := http.NewRequest(method, a.base+path, bytes.NewReader(body))
+	req, err := a.request(what, method, path, body)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	req.Header.Set("Authorization", "Bearer "+a.token)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		return nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -91,9 +91,8 @@ type adminClient struct {
 	base, token string
 }
 
-// do sends the request and returns the answer's body if its status is
-// want; any other status is an error quoting the server's answer.
-func (a adminClient) do(what, method, path string, body []byte, want int) ([]byte, error) {
+// request is an admin API request with the token and, with a body, its type.
+func (a adminClient) request(what, method, path string, body []byte) (*http.Request, error) {
 	req, err := http.NewRequest(method, a.base+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
@@ -101,6 +100,16 @@ func (a adminClient) do(what, method, path string, body []byte, want int) ([]byt
 	req.Header.Set("Authorization", "Bearer "+a.token)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	return req, nil
+}
+
+// do sends the request and returns the answer's body if its status is
+// want; any other status is an error quoting the server's answer.
+func (a adminClient) do(what, method, path string, body []byte, want int) ([]byte, error) {
+	req, err := a.request(what, method, path, body)
+	if err != nil {
+		return nil, err
 	}
 	// Deleting a large site's data waits for the store's mutations.
 	resp, err := (&http.Client{Timeout: 10 * time.Minute}).Do(req)
