@@ -281,8 +281,8 @@ func (h *Handler) timezone(ctx context.Context) string {
 }
 
 // summary is X-ClickHouse-Summary with ClickHouse's keys, numbers as
-// strings as ClickHouse sends them. The store reports no read counts, so
-// those are 0; writes are always 0 here.
+// strings as ClickHouse sends them: the rows and bytes the engine read
+// (chDB's counters), the result's; writes are always 0 here.
 func summary(st store.QueryStats, resultBytes, resultRows int) string {
 	b, _ := json.Marshal(map[string]string{
 		"read_rows":          strconv.FormatUint(st.RowsRead, 10),

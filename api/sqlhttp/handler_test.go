@@ -138,6 +138,12 @@ func TestQueries(t *testing.T) {
 	if err := json.Unmarshal([]byte(a.header.Get("X-ClickHouse-Summary")), &sum); err != nil || sum["result_rows"] != "1" || sum["written_rows"] != "0" || sum["read_rows"] == "" || sum["elapsed_ns"] == "" {
 		t.Errorf("summary: %v %v", sum, err)
 	}
+	// The engine's own read counts: numbers(1000) reads 1000 rows of 8 bytes.
+	a = do(t, mustReq(t, http.MethodPost, f.url+"/?user=x&password="+f.token, "SELECT sum(number) FROM numbers(1000)"))
+	sum = nil
+	if err := json.Unmarshal([]byte(a.header.Get("X-ClickHouse-Summary")), &sum); err != nil || sum["read_rows"] != "1000" || sum["read_bytes"] != "8000" {
+		t.Errorf("read counts: %v %v", sum, err)
+	}
 
 	// JSON with the admin token as ?password=.
 	a = do(t, mustReq(t, http.MethodPost, f.url+"/?user=x&password="+admin, "SELECT 1 AS one FORMAT JSON"))

@@ -158,7 +158,7 @@ func (s *chdbStore) closeConns() {
 }
 
 // run executes one statement on c, which the caller holds.
-func (s *chdbStore) run(c *chdbConn, query, format string, params Params) ([]byte, uint64, error) {
+func (s *chdbStore) run(c *chdbConn, query, format string, params Params) ([]byte, resultStats, error) {
 	q := []byte(query)
 	f := []byte(format)
 	qp, ql := cBytes(q)

@@ -33,6 +33,10 @@ type chdbLib struct {
 	resultLength      func(res unsafe.Pointer) uintptr
 	resultError       func(res unsafe.Pointer) string
 	resultRowsWritten func(res unsafe.Pointer) uint64
+	// chdb_result_storage_rows_read and _bytes_read: what the query read
+	// from its tables (chdb_result_rows_read counts the result's rows).
+	resultRowsRead  func(res unsafe.Pointer) uint64
+	resultBytesRead func(res unsafe.Pointer) uint64
 	destroyResult     func(res unsafe.Pointer)
 	streamInsertN     func(conn unsafe.Pointer, q unsafe.Pointer, qlen uintptr, f unsafe.Pointer, flen uintptr) unsafe.Pointer
 	streamInsertError func(stream unsafe.Pointer) string
@@ -125,6 +129,8 @@ func bindChDB(h uintptr, path string) (l *chdbLib, err error) {
 		{&l.resultLength, "chdb_result_length"},
 		{&l.resultError, "chdb_result_error"},
 		{&l.resultRowsWritten, "chdb_result_rows_written"},
+		{&l.resultRowsRead, "chdb_result_storage_rows_read"},
+		{&l.resultBytesRead, "chdb_result_storage_bytes_read"},
 		{&l.destroyResult, "chdb_destroy_query_result"},
 		{&l.streamInsertN, "chdb_stream_insert_n"},
 		{&l.streamInsertError, "chdb_stream_insert_error"},
@@ -193,15 +199,18 @@ func (a *cArgs) buffers(ss []string) (ptrs, lens unsafe.Pointer) {
 
 func (a *cArgs) unpin() { a.pinner.Unpin() }
 
+// resultStats is what the engine counted for one statement.
+type resultStats struct{ rowsWritten, rowsRead, bytesRead uint64 }
+
 // cResult copies what a chdb_result holds and destroys it. A NULL result or
 // an error message becomes an error.
-func (l *chdbLib) cResult(res unsafe.Pointer) (out []byte, rowsWritten uint64, err error) {
+func (l *chdbLib) cResult(res unsafe.Pointer) (out []byte, st resultStats, err error) {
 	if res == nil {
-		return nil, 0, errors.New("chdb returned no result")
+		return nil, st, errors.New("chdb returned no result")
 	}
 	defer l.destroyResult(res)
 	if msg := l.resultError(res); msg != "" {
-		return nil, 0, errors.New(trimEngineError(msg))
+		return nil, st, errors.New(trimEngineError(msg))
 	}
 	if n := l.resultLength(res); n > 0 {
 		if buf := l.resultBuffer(res); buf != nil {
@@ -209,5 +218,5 @@ func (l *chdbLib) cResult(res unsafe.Pointer) (out []byte, rowsWritten uint64, e
 			copy(out, unsafe.Slice((*byte)(buf), n))
 		}
 	}
-	return out, l.resultRowsWritten(res), nil
+	return out, resultStats{l.resultRowsWritten(res), l.resultRowsRead(res), l.resultBytesRead(res)}, nil
 }

@@ -119,8 +119,8 @@ func (r *ReadOnly) Query(ctx context.Context, query, format string, params Param
 	if err := r.checkTables(c, query, params); err != nil {
 		return nil, QueryStats{Elapsed: time.Since(start)}, err
 	}
-	out, _, err := r.s.run(c, query, format, params)
-	st := QueryStats{Elapsed: time.Since(start)}
+	out, rs, err := r.s.run(c, query, format, params)
+	st := QueryStats{Elapsed: time.Since(start), RowsRead: rs.rowsRead, BytesRead: rs.bytesRead}
 	if err != nil {
 		return nil, st, err
 	}
