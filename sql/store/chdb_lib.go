@@ -35,8 +35,8 @@ type chdbLib struct {
 	resultRowsWritten func(res unsafe.Pointer) uint64
 	// chdb_result_storage_rows_read and _bytes_read: what the query read
 	// from its tables (chdb_result_rows_read counts the result's rows).
-	resultRowsRead  func(res unsafe.Pointer) uint64
-	resultBytesRead func(res unsafe.Pointer) uint64
+	resultRowsRead    func(res unsafe.Pointer) uint64
+	resultBytesRead   func(res unsafe.Pointer) uint64
 	destroyResult     func(res unsafe.Pointer)
 	streamInsertN     func(conn unsafe.Pointer, q unsafe.Pointer, qlen uintptr, f unsafe.Pointer, flen uintptr) unsafe.Pointer
 	streamInsertError func(stream unsafe.Pointer) string
