@@ -277,13 +277,15 @@ func judgeAll(r *Rules, evs []viewcount.Event) []viewcount.Reason {
 
 func TestDeterministic(t *testing.T) {
 	evs := stream(20000, 72*time.Hour, 2000, 1)
-	r := newTestRules(t, Config{})
+	// An operator's correction: one page of one site, for a day.
+	cfg := Config{Corrections: []Correction{{ID: "c1", Site: "example.com", Kind: KindPath, Value: "/p/7", From: t0.Add(24 * time.Hour), To: t0.Add(48 * time.Hour)}}}
+	r := newTestRules(t, cfg)
 	first := judgeAll(r, evs)
 	r.Reset()
 	if again := judgeAll(r, evs); !slices.Equal(first, again) {
 		t.Fatal("verdicts differ after Reset")
 	}
-	if fresh := judgeAll(newTestRules(t, Config{}), evs); !slices.Equal(first, fresh) {
+	if fresh := judgeAll(newTestRules(t, cfg), evs); !slices.Equal(first, fresh) {
 		t.Fatal("verdicts differ in a new Rules")
 	}
 	counts := map[viewcount.Reason]int{}
