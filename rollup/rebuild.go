@@ -22,10 +22,13 @@ import (
 // NAME_partitions lists them, NAME_swap takes {partition}, NAME_drop
 // removes the staging table. A new rollup is one more entry here and its
 // files.
-func Rollups() []string { return []string{"page_rollup", DimRollupTable, PageViewsTable} }
+func Rollups() []string { return []string{PageRollupTable, DimRollupTable, PageViewsTable} }
 
 // DimRollupTable holds the creator dashboard's breakdowns (migration 008).
 const DimRollupTable = "dim_rollup"
+
+// PageRollupTable holds the public counts (migration 004).
+const PageRollupTable = "page_rollup"
 
 // partitioned reports whether table's swap goes a partition at a time.
 func partitioned(table string) bool { return table == PageViewsTable }
@@ -64,7 +67,19 @@ func cutoffParam(t time.Time) string { return t.UTC().Format(time.DateTime) }
 type RebuildOptions struct {
 	Now      time.Time                                        // for the cutoff; zero = time.Now()
 	Progress func(table string, done, total int, rows uint64) // after each month; nil = none
+	// Scope, when set, rebuilds only one site's rows of whole UTC days: a
+	// revalidation's range. Everything else is copied as it is.
+	Scope *Scope
 }
+
+// Scope is one site's days [From, To) (UTC midnights).
+type Scope struct {
+	Site     string
+	From, To time.Time
+}
+
+// farFuture ends an unscoped rebuild's range.
+var farFuture = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // Rebuild recounts every rollup from views_raw and swaps the result in,
 // one rollup at a time, then drops that rollup's damaged detached parts
@@ -95,9 +110,20 @@ func Rebuild(ctx context.Context, q Execer, opts RebuildOptions, logger *slog.Lo
 	if err != nil {
 		return fmt.Errorf("rebuild: %w", err)
 	}
-	months, err := q.Query(ctx, sql.Query(sql.RawMonths), nil)
+	res, err := q.Query(ctx, sql.Query(sql.RawMonths), nil)
 	if err != nil {
 		return fmt.Errorf("rebuild: list views_raw months: %w", err)
+	}
+	// The range recounted from views_raw: from the cutoff on, or the scope.
+	site, from, to := "", cutoff, farFuture
+	if sc := opts.Scope; sc != nil {
+		site, from, to = sc.Site, later(sc.From, cutoff), sc.To
+	}
+	var months [][]string
+	for _, m := range res.Rows {
+		if n, _ := strconv.Atoi(m[0]); n >= yyyymm(from) && n <= yyyymm(to.Add(-time.Second)) {
+			months = append(months, m)
+		}
 	}
 	broken, err := BrokenParts(ctx, q)
 	if err != nil {
@@ -105,22 +131,32 @@ func Rebuild(ctx context.Context, q Execer, opts RebuildOptions, logger *slog.Lo
 	}
 	for _, table := range Rollups() {
 		start := time.Now()
-		p := store.Params{"cutoff": cutoffParam(cutoff)}
+		p := store.Params{"cutoff": cutoffParam(from), "to": cutoffParam(to), "site": site, "fed": fedMap(fed)}
 		if err := execScript(ctx, q, table+"_prepare", p); err != nil {
 			return err
 		}
-		for i, m := range months.Rows {
+		for i, m := range months {
 			rows, _ := strconv.ParseUint(m[1], 10, 64) // only for progress
-			p := store.Params{"cutoff": cutoffParam(cutoff), "month": m[0], "fed": fedMap(fed)}
+			p["month"] = m[0]
 			if err := execScript(ctx, q, table+"_fill", p); err != nil {
 				return fmt.Errorf("%w (month %s)", err, m[0])
 			}
 			if opts.Progress != nil {
-				opts.Progress(table, i+1, len(months.Rows), rows)
+				opts.Progress(table, i+1, len(months), rows)
 			}
 		}
-		if err := swap(ctx, q, table); err != nil {
+		if table == PageRollupTable {
+			if err := execScript(ctx, q, "page_rollup_totals", store.Params{"site": site}); err != nil {
+				return err
+			}
+		}
+		if err := swap(ctx, q, table, opts.Scope != nil, from, to); err != nil {
 			return err
+		}
+		if opts.Scope != nil {
+			logger.Info("rollup rebuilt for a site's range", "table", table, "site", site, "from", from, "to", to,
+				"took", time.Since(start).Round(time.Millisecond))
+			continue // damaged parts are a whole rebuild's business
 		}
 		dropped := 0
 		for _, b := range broken {
@@ -132,14 +168,16 @@ func Rebuild(ctx context.Context, q Execer, opts RebuildOptions, logger *slog.Lo
 			}
 			dropped++
 		}
-		logger.Info("rollup rebuilt from views_raw", "table", table, "months", len(months.Rows),
+		logger.Info("rollup rebuilt from views_raw", "table", table, "months", len(months),
 			"cutoff", cutoff.Format(time.DateOnly), "damaged_parts_dropped", dropped, "took", time.Since(start).Round(time.Millisecond))
 	}
 	return nil
 }
 
-// swap replaces table's rows with the staging table's and drops it.
-func swap(ctx context.Context, q Execer, table string) error {
+// swap replaces table's rows with the staging table's and drops it. A
+// table partitioned by month is swapped a month at a time: every month,
+// or with scoped only the months of [from, to), which alone were staged.
+func swap(ctx context.Context, q Execer, table string, scoped bool, from, to time.Time) error {
 	if !partitioned(table) {
 		return execScript(ctx, q, table+"_swap", nil)
 	}
@@ -148,11 +186,24 @@ func swap(ctx context.Context, q Execer, table string) error {
 		return fmt.Errorf("rebuild: list %s partitions: %w", table, err)
 	}
 	for _, p := range parts.Rows {
+		if n, _ := strconv.Atoi(p[0]); scoped && (n < yyyymm(from) || n > yyyymm(to.Add(-time.Second))) {
+			continue
+		}
 		if err := execScript(ctx, q, table+"_swap", store.Params{"partition": p[0]}); err != nil {
 			return fmt.Errorf("%w (partition %s)", err, p[0])
 		}
 	}
 	return execScript(ctx, q, table+"_drop", nil)
+}
+
+// yyyymm is t's month as the tables' partitions name it.
+func yyyymm(t time.Time) int { t = t.UTC(); return t.Year()*100 + int(t.Month()) }
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // DropDetached deletes a detached part's files.

@@ -139,8 +139,9 @@ var ErrBadRange = errors.New("revalidate")
 // Run revalidates req's range, calling progress with a line at each step.
 // A dry run only judges and reports. Otherwise Run holds every partition
 // (validators stop cleanly and wait; ingest goes on), rewrites the changed
-// verdicts in views_raw a month at a time and rebuilds the rollups aside,
-// swapping each in whole, then gives the partitions back. Every step can
+// verdicts in views_raw a month at a time and rebuilds the rollups' rows
+// of the site's days in the range aside, swapping each rollup in whole (a
+// month at a time for page_views), then gives the partitions back. Every step can
 // be cut and the whole run repeated: the judging depends only on the
 // events, a rewritten month gets the same verdicts again, and the rebuild
 // starts over from views_raw.
@@ -233,8 +234,13 @@ func (r *Revalidator) Run(ctx context.Context, req RevalidateRequest, progress f
 	if err := r.record(work, id, "verdicts", req, res); err != nil {
 		return res, err
 	}
-	err = rollup.Rebuild(work, r.Store, rollup.RebuildOptions{Now: r.Now(), Progress: func(table string, done, total int, rows uint64) {
-		progress(fmt.Sprintf("rebuilding %s: month %d/%d", table, done, total))
+	// The rollups' rows of the site's days the range touches are recounted
+	// aside and swapped in; nothing else changed.
+	day := func(t time.Time) time.Time { return t.UTC().Truncate(24 * time.Hour) }
+	scope := &rollup.Scope{Site: req.Site, From: day(req.From), To: day(req.To.Add(-time.Millisecond)).Add(24 * time.Hour)}
+	err = rollup.Rebuild(work, r.Store, rollup.RebuildOptions{Now: r.Now(), Scope: scope, Progress: func(table string, done, total int, rows uint64) {
+		progress(fmt.Sprintf("rebuilding %s for %s %s – %s: month %d/%d", table, req.Site,
+			scope.From.Format(time.DateOnly), scope.To.Format(time.DateOnly), done, total))
 	}}, r.Logger)
 	if err != nil {
 		return res, fmt.Errorf("revalidate: %w", err)
@@ -242,7 +248,7 @@ func (r *Revalidator) Run(ctx context.Context, req RevalidateRequest, progress f
 	if err := r.record(work, id, "done", req, res); err != nil {
 		return res, err
 	}
-	progress(fmt.Sprintf("done: %d of %d verdicts changed; rollups rebuilt", res.Changed, res.Judged))
+	progress(fmt.Sprintf("done: %d of %d verdicts changed; rollups rebuilt for the range", res.Changed, res.Judged))
 	return res, nil
 }
 

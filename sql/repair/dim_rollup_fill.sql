@@ -30,6 +30,7 @@ FROM
     FROM views_raw
     WHERE toYYYYMM(time) = {month:UInt32} AND time >= {cutoff:DateTime('UTC')}
       AND batch <= {fed:Map(UInt16, UInt64)}[partition]
+      AND ({site:String} = '' OR site = {site:String}) AND time < {to:DateTime('UTC')}
     GROUP BY GROUPING SETS ((site, m, verdict, ref_source, ref_host, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen),
                             (site, m, verdict, p))
 )

@@ -8,7 +8,8 @@
 -- full. The rows before it (minute, hour and day rows alike: every bucket
 -- lies inside one UTC day) can only come from dim_rollup itself and are
 -- kept as they are. dim_rollup has no all-time rows, so nothing else has
--- to be merged across the cutoff.
+-- to be merged across the cutoff. With {site} (not '') only that site's
+-- rows in [{cutoff}, {to}) are recounted (a revalidation).
 DROP TABLE IF EXISTS dim_rollup_rebuild SYNC;
 
 -- AS dim_rollup copies the engine, sorting key and settings (the small
@@ -22,4 +23,4 @@ INSERT INTO dim_rollup_rebuild
 SETTINGS insert_deduplicate = 0
 SELECT grain, site, dim, page, value, bucket, views, uniques
 FROM dim_rollup
-WHERE bucket < {cutoff:DateTime('UTC')};
+WHERE NOT (({site:String} = '' OR site = {site:String}) AND bucket >= {cutoff:DateTime('UTC')} AND bucket < {to:DateTime('UTC')});

@@ -6,10 +6,14 @@
 -- {cutoff:DateTime} is the first day whose events views_raw still holds in
 -- full (the raw retention's TTL removes older rows). What lies before it
 -- can only come from page_rollup itself: its minute, hour and day rows are
--- kept as they are, and its all-time rows become the merge of those old
--- days plus the recount of views_raw from the cutoff on. Merging
--- uniqCombined64 states is a union of the same visitor hashes, so the
--- all-time uniques come out as if counted in one go.
+-- kept as they are; all-time rows are merged from the day rows once the
+-- fill is done (page_rollup_totals). Merging uniqCombined64 states is a
+-- union of the same visitor hashes, so the all-time uniques come out as if
+-- counted in one go.
+--
+-- With {site} (not '') only that site's rows in [{cutoff}, {to}) are
+-- recounted (a revalidation): everything else is kept, the other sites'
+-- all-time rows included.
 DROP TABLE IF EXISTS page_rollup_rebuild SYNC;
 
 CREATE TABLE page_rollup_rebuild AS page_rollup;
@@ -20,11 +24,6 @@ INSERT INTO page_rollup_rebuild
 SETTINGS insert_deduplicate = 0
 SELECT grain, site, page, bucket, views, uniques
 FROM page_rollup
-WHERE grain != 'total' AND bucket < {cutoff:DateTime('UTC')};
-
-INSERT INTO page_rollup_rebuild
-SETTINGS insert_deduplicate = 0
-SELECT 'total', site, page, toDateTime(0, 'UTC'), sum(views), uniqCombined64MergeState(uniques)
-FROM page_rollup
-WHERE grain = 'day' AND bucket < {cutoff:DateTime('UTC')}
-GROUP BY site, page;
+WHERE if(grain = 'total',
+    {site:String} != '' AND site != {site:String},
+    NOT (({site:String} = '' OR site = {site:String}) AND bucket >= {cutoff:DateTime('UTC')} AND bucket < {to:DateTime('UTC')}));

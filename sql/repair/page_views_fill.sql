@@ -12,3 +12,4 @@ SELECT site, page, toDateTime(time, 'UTC') AS time, visitor,
 FROM views_raw
 WHERE verdict = 'valid' AND toYYYYMM(time) = {month:UInt32} AND time >= {cutoff:DateTime('UTC')}
   AND batch <= {fed:Map(UInt16, UInt64)}[partition]
+  AND ({site:String} = '' OR site = {site:String}) AND time < {to:DateTime('UTC')}

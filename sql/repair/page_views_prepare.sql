@@ -21,4 +21,6 @@ INSERT INTO page_views_rebuild
 SETTINGS insert_deduplicate = 0
 SELECT site, page, time, visitor, ref_source, ref_host, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen
 FROM page_views
-WHERE time < {cutoff:DateTime('UTC')};
+WHERE NOT (({site:String} = '' OR site = {site:String}) AND time >= {cutoff:DateTime('UTC')} AND time < {to:DateTime('UTC')})
+  -- a revalidation swaps only the months its range touches
+  AND ({site:String} = '' OR toYYYYMM(time) BETWEEN toYYYYMM({cutoff:DateTime('UTC')}) AND toYYYYMM({to:DateTime('UTC')} - 1));
