@@ -1,0 +1,373 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/ingest/stream/streamtest"
+	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/store"
+	"github.com/viewcount/viewcount/sql/store/storetest"
+)
+
+var (
+	//go:embed testdata/cluster_raw.sql
+	clusterRawSQL string
+	//go:embed testdata/cluster_valid_ids.sql
+	clusterValidIDsSQL string
+)
+
+// clusterRoles starts role processes against one NATS cluster and one
+// store. chDB runs one engine per OS process, so the roles run as separate
+// Mains in the test's process: each with its own NATS connection, data dir
+// (and lock), metrics and HTTP listener, and its own connections to the
+// shared engine, as separate processes would have to a ClickHouse server.
+type clusterRoles struct {
+	t  *testing.T
+	cl *streamtest.Cluster
+	db string
+}
+
+func (h *clusterRoles) start(name, data string, roles Roles, tweak func(*Config)) *Main {
+	h.t.Helper()
+	cfg := Config{
+		Listen: "127.0.0.1:0", Data: data, StoreDir: storetest.Dir(), Database: h.db,
+		NATSURL: h.cl.URL(), NATSReplicas: 3, Partitions: 4,
+		PublicLag: time.Second, AdminToken: adminToken, Retention: 72 * time.Hour, DuplicateWindow: 30 * time.Minute,
+		TrustedProxies: []string{"127.0.0.1/32"}, ASNDB: "off", CountryDB: "off",
+		// Settling would hold some views for two minutes; the windows
+		// need not be the production size for a few thousand visitors.
+		SettleWindow: -time.Second, WindowKeys: 1 << 16, FlushEvery: 500 * time.Millisecond, FeedEvery: time.Second,
+	}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	logger := slog.New(slog.NewTextHandler(testWriter{h.t}, &slog.HandlerOptions{Level: slog.LevelWarn})).With("role", name)
+	m := NewMain(cfg, roles, logger, io.Discard, time.Now)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := m.Run(ctx); err != nil {
+		m.Close()
+		h.t.Fatalf("start %s: %v", name, err)
+	}
+	h.t.Cleanup(m.Close)
+	h.t.Logf("%s started on node %s", name, m.stream.NC.ConnectedServerName())
+	return m
+}
+
+// kill stops m as kill -9 stops a process: its NATS connection and its
+// store connections go first, so nothing it holds is flushed, recorded or
+// released (its partition leases run out by their TTL). Close then only
+// stops its goroutines, whose every write fails.
+func (m *Main) kill() {
+	m.stream.NC.Close()
+	if m.store != nil {
+		_ = m.store.Close()
+	}
+	m.Close()
+}
+
+// TestNATSClusterKills is issue 12's cluster test: a 3-node NATS cluster
+// (the stream and every bucket with 3 replicas), 2 ingest, 2 validate and
+// an api process. Load goes through both ingest processes; mid-run one
+// validator and the NATS node the first ingest process uses are killed,
+// then both come back. Every acknowledged hit must be counted exactly
+// once: through the api, in views_raw, and by `viewcount check`.
+func TestNATSClusterKills(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 3-node NATS cluster under load, with kills")
+	}
+	began := time.Now()
+	storetest.Open(t)
+	cl := streamtest.StartCluster(t, 3)
+	t.Logf("cluster ready in %s", time.Since(began).Round(time.Millisecond))
+	h := &clusterRoles{t: t, cl: cl, db: newDB()}
+	const site = "cluster.example.com"
+
+	api := h.start("api", t.TempDir(), Roles{API: true}, nil)
+	apic := newClient(t, api)
+	apic.addSite(site)
+	owner := leaseOwners(t, cl.URL())
+	v1Dir := t.TempDir()
+	ownFirst := func(c *Config) { c.OwnPartitions = []int{0, 1} }
+	v1 := h.start("validate-1", v1Dir, Roles{Validate: true}, ownFirst)
+	eventually(t, 30*time.Second, func() string {
+		if owner(0) == "" || owner(1) == "" {
+			return "validate-1 holds no lease on partitions 0-1"
+		}
+		return ""
+	})
+	v1Owner := owner(0)
+	// validate-2 may validate every partition: it takes 2-3 and waits
+	// for 0-1, which validate-1 holds.
+	v2 := h.start("validate-2", t.TempDir(), Roles{Validate: true}, nil)
+	eventually(t, 30*time.Second, func() string {
+		if o := owner(2); o == "" || o == v1Owner || owner(3) != o {
+			return "validate-2 holds no lease on partitions 2-3"
+		}
+		return ""
+	})
+	ingest := []*Main{h.start("ingest-1", t.TempDir(), Roles{Ingest: true}, nil), h.start("ingest-2", t.TempDir(), Roles{Ingest: true}, nil)}
+	victim, why := pickVictim(t, cl, v2, ingest[0])
+	t.Logf("node to kill: n%d, %s", victim, why)
+
+	const hits, pages = 3600, 25
+	load := startClusterLoad(site, []string{"http://" + ingest[0].Addr(), "http://" + ingest[1].Addr()}, hits, pages, 8, 150, 90*time.Second)
+	loadBegan := time.Now()
+	eventually(t, 30*time.Second, func() string {
+		if n := load.ackedN.Load(); n < hits/8 {
+			return strconv.FormatInt(n, 10) + " hits acknowledged"
+		}
+		return ""
+	})
+	killedAt := time.Now()
+	v1.kill()
+	cl.Stop(victim)
+	t.Logf("killed validate-1 and node n%d %s into the load, %d hits acknowledged", victim, killedAt.Sub(loadBegan).Round(time.Millisecond), load.ackedN.Load())
+	time.Sleep(3 * time.Second)
+	cl.Restart(victim)
+	t.Logf("node n%d back and current %s after the kill", victim, time.Since(killedAt).Round(time.Millisecond))
+	// Nobody released validate-1's leases: they expire by their TTL and
+	// validate-2, waiting for them, takes partitions 0-1 over.
+	eventually(t, 40*time.Second, func() string {
+		for p := range 2 {
+			if o := owner(p); o == "" || o == v1Owner {
+				return "partition " + strconv.Itoa(p) + " not taken over"
+			}
+		}
+		return ""
+	})
+	t.Logf("validate-2 took partitions 0-1 over %s after the kill", time.Since(killedAt).Round(time.Millisecond))
+	// Restarted, validate-1 waits for 0-1 as validate-2 did.
+	h.start("validate-1", v1Dir, Roles{Validate: true}, ownFirst)
+	load.wait()
+	t.Logf("load: %d hits in %s, %d requests; not acknowledged: %v, transport errors: %v; slowest acknowledgement %s",
+		hits, time.Since(loadBegan).Round(time.Millisecond), load.attempts.Load(), load.codes, load.errs, load.slowest.Round(time.Millisecond))
+	if len(load.gaveUp) > 0 {
+		t.Fatalf("%d hits never acknowledged, e.g. %s", len(load.gaveUp), load.gaveUp[0])
+	}
+	if n := ingest[0].stream.NC.Stats().Reconnects; n == 0 {
+		t.Errorf("ingest-1 never reconnected, though its node n%d was stopped", victim)
+	}
+
+	// Every acknowledged hit counted once, through the api.
+	want := uint64(len(load.acked))
+	eventually(t, 60*time.Second, func() string {
+		got := siteViews(t, apic, site)
+		if got.Views > want {
+			t.Fatalf("site count %d, more than the %d hits acknowledged", got.Views, want)
+		}
+		if got.Views != want {
+			return "site count " + strconv.FormatUint(got.Views, 10) + ", want " + strconv.FormatUint(want, 10) + ", views_raw by verdict " + fmt.Sprint(reasons(t, api, site))
+		}
+		return ""
+	})
+	t.Logf("counted %s after the kill", time.Since(killedAt).Round(time.Millisecond))
+	eventually(t, 10*time.Second, func() string { return pageCountsDiffer(t, apic, site, pages, load.perPage) })
+
+	checkRaw(t, api.store, site, load.acked)
+	checkStreamReplicas(t, cl.URL())
+
+	// What an operator runs after an incident, with every role stopped.
+	for _, m := range append(ingest, v2, api) {
+		m.Close()
+	}
+	var out, errOut bytes.Buffer
+	if err := runCheck([]string{"--nats-url", cl.URL(), "--data", t.TempDir(), "--store-dir", storetest.Dir(), "--database", h.db}, &out, &errOut); err != nil {
+		t.Fatalf("viewcount check: %v\n%s%s", err, out.String(), errOut.String())
+	}
+	t.Logf("viewcount check: %s", strings.TrimSpace(out.String()))
+	checkStreamReplicas(t, cl.URL()) // check, run without --nats-replicas, kept them
+	t.Logf("wall time %s", time.Since(began).Round(time.Millisecond))
+}
+
+// pickVictim chooses the NATS node to kill. The hardest case for a
+// validator is a node that holds the consumer of one of its partitions
+// (an ordered consumer is one copy, on one node) while its own connection
+// is to another node: nothing tells the validator but the consumer's
+// heartbeats stopping. Failing that, the node ingest-1 publishes through.
+func pickVictim(t *testing.T, cl *streamtest.Cluster, v, in *Main) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := v.stream.JS.Stream(ctx, viewcount.StreamName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := v.stream.NC.ConnectedServerName()
+	mine := map[string]bool{}
+	for _, p := range []int{2, 3} {
+		mine[viewcount.Subject(p)] = true
+	}
+	l := s.ListConsumers(ctx)
+	for info := range l.Info() {
+		if info.Cluster == nil || info.Cluster.Leader == own || len(info.Config.FilterSubjects) != 1 || !mine[info.Config.FilterSubjects[0]] {
+			continue
+		}
+		return cl.Node(info.Cluster.Leader), "holding the consumer of " + info.Config.FilterSubjects[0] + " of validate-2, which is connected to " + own
+	}
+	if err := l.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return cl.Node(in.stream.NC.ConnectedServerName()), "the node of ingest-1 (validate-2's consumers are on its own node " + own + ")"
+}
+
+// leaseOwners returns a reader of partition leases' owners ("" when free)
+// through a client of its own.
+func leaseOwners(t *testing.T, url string) func(p int) string {
+	t.Helper()
+	nc, err := nats.Connect(url, nats.MaxReconnects(-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var leases jetstream.KeyValue
+	return func(p int) string {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if leases == nil {
+			if leases, err = js.KeyValue(ctx, viewcount.BucketLeases); err != nil {
+				leases = nil
+				return ""
+			}
+		}
+		e, err := leases.Get(ctx, "p"+strconv.Itoa(p))
+		if err != nil {
+			return ""
+		}
+		return string(e.Value())
+	}
+}
+
+// siteViews reads the api's public count of the whole site.
+func siteViews(t *testing.T, c *client, site string) countBody {
+	t.Helper()
+	req, _ := http.NewRequest("GET", c.base+"/v1/sites/"+site+"/count", nil)
+	code, body := c.do(req)
+	var out countBody
+	if err := json.Unmarshal(body, &out); code != http.StatusOK || err != nil {
+		t.Fatalf("site count: %d %s", code, body)
+	}
+	return out
+}
+
+// pageCountsDiffer compares the api's public counts of every page with
+// the hits acknowledged for it; "" when all are equal.
+func pageCountsDiffer(t *testing.T, c *client, site string, pages int, want map[string]int) string {
+	t.Helper()
+	q := url.Values{}
+	for i := range pages {
+		q.Add("page", "/p/"+strconv.Itoa(i))
+	}
+	req, _ := http.NewRequest("GET", c.base+"/v1/sites/"+site+"/counts?"+q.Encode(), nil)
+	code, body := c.do(req)
+	if code != http.StatusOK {
+		return "counts: " + strconv.Itoa(code) + " " + string(body)
+	}
+	var out struct {
+		Counts []struct {
+			Page  string `json:"page"`
+			Views int    `json:"views"`
+		} `json:"counts"`
+	}
+	if err := json.Unmarshal(body, &out); err != nil {
+		t.Fatalf("counts %s: %v", body, err)
+	}
+	var diff []string
+	for _, pc := range out.Counts {
+		if pc.Views != want[pc.Page] {
+			diff = append(diff, pc.Page+": "+strconv.Itoa(pc.Views)+", want "+strconv.Itoa(want[pc.Page]))
+		}
+	}
+	return strings.Join(diff, "; ")
+}
+
+// checkRaw checks views_raw: no stream event stored twice, one valid row
+// for each acknowledged id and none for another, and nothing rejected but
+// retries of hits already stored (duplicate_id).
+func checkRaw(t *testing.T, st store.Store, site string, acked map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	res, err := st.Query(ctx, clusterRawSQL, store.Params{"site": site})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Rows[0]
+	if r[0] != r[1] {
+		t.Errorf("views_raw: %s rows for %s stream events: some inserted twice", r[0], r[1])
+	}
+	n := strconv.Itoa(len(acked))
+	if r[2] != n || r[3] != n {
+		t.Errorf("views_raw: %s valid rows of %s event ids, want %s of %s", r[2], r[3], n, n)
+	}
+	res, err = st.Query(ctx, clusterValidIDsSQL, store.Params{"site": site})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.Rows {
+		if _, ok := acked[r[0]]; !ok {
+			t.Errorf("valid event id %s was never acknowledged", r[0])
+		}
+	}
+	res, err = st.Query(ctx, vcsql.Query("reasons"), store.Params{"site": site})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.Rows {
+		if r[0] != string(viewcount.Valid) && r[0] != string(viewcount.DuplicateID) {
+			t.Errorf("%s events judged %s", r[1], r[0])
+		}
+	}
+	t.Logf("views_raw: %s rows, by verdict %v", r[0], res.Rows)
+}
+
+// checkStreamReplicas checks that VIEWS keeps 3 replicas, all current.
+func checkStreamReplicas(t *testing.T, url string) {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, func() string {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		s, err := js.Stream(ctx, viewcount.StreamName)
+		if err != nil {
+			return err.Error()
+		}
+		info := s.CachedInfo()
+		if info.Config.Replicas != 3 || info.Cluster == nil || len(info.Cluster.Replicas) != 2 {
+			return "stream replicas " + strconv.Itoa(info.Config.Replicas)
+		}
+		for _, r := range info.Cluster.Replicas {
+			if !r.Current || r.Offline {
+				return "replica " + r.Name + " not current"
+			}
+		}
+		return ""
+	})
+}
