@@ -123,8 +123,8 @@ func TestNATSClusterKills(t *testing.T) {
 		return ""
 	})
 	ingest := []*Main{h.start("ingest-1", t.TempDir(), Roles{Ingest: true}, nil), h.start("ingest-2", t.TempDir(), Roles{Ingest: true}, nil)}
-	victim, why := pickVictim(t, cl, v2, ingest[0])
-	t.Logf("node to kill: n%d, %s", victim, why)
+	victim, why := pickVictim(t, cl, v2, ingest)
+	t.Logf("node to kill: n%d: %s", victim, why)
 
 	const hits, pages = 3600, 25
 	load := startClusterLoad(site, []string{"http://" + ingest[0].Addr(), "http://" + ingest[1].Addr()}, hits, pages, 8, 150, 90*time.Second)
@@ -135,10 +135,18 @@ func TestNATSClusterKills(t *testing.T) {
 		}
 		return ""
 	})
-	killedAt := time.Now()
+	var severed []string // roles whose connection the node's death cuts
+	roles := map[string]*Main{"api": api, "validate-2": v2, "ingest-1": ingest[0], "ingest-2": ingest[1]}
+	for name, m := range roles {
+		if cl.Node(m.stream.NC.ConnectedServerName()) == victim {
+			severed = append(severed, name)
+		}
+	}
+	killedAt, ackedBefore := time.Now(), load.ackedN.Load()
 	v1.kill()
 	cl.Stop(victim)
-	t.Logf("killed validate-1 and node n%d %s into the load, %d hits acknowledged", victim, killedAt.Sub(loadBegan).Round(time.Millisecond), load.ackedN.Load())
+	t.Logf("killed validate-1 and node n%d %s into the load (cutting the connections of %v), %d hits acknowledged",
+		victim, killedAt.Sub(loadBegan).Round(time.Millisecond), severed, ackedBefore)
 	time.Sleep(3 * time.Second)
 	cl.Restart(victim)
 	t.Logf("node n%d back and current %s after the kill", victim, time.Since(killedAt).Round(time.Millisecond))
@@ -161,8 +169,10 @@ func TestNATSClusterKills(t *testing.T) {
 	if len(load.gaveUp) > 0 {
 		t.Fatalf("%d hits never acknowledged, e.g. %s", len(load.gaveUp), load.gaveUp[0])
 	}
-	if n := ingest[0].stream.NC.Stats().Reconnects; n == 0 {
-		t.Errorf("ingest-1 never reconnected, though its node n%d was stopped", victim)
+	for _, name := range severed {
+		if roles[name].stream.NC.Stats().Reconnects == 0 {
+			t.Errorf("%s never reconnected, though its node n%d was stopped", name, victim)
+		}
 	}
 
 	// Every acknowledged hit counted once, through the api.
@@ -200,8 +210,9 @@ func TestNATSClusterKills(t *testing.T) {
 // validator is a node that holds the consumer of one of its partitions
 // (an ordered consumer is one copy, on one node) while its own connection
 // is to another node: nothing tells the validator but the consumer's
-// heartbeats stopping. Failing that, the node ingest-1 publishes through.
-func pickVictim(t *testing.T, cl *streamtest.Cluster, v, in *Main) (int, string) {
+// heartbeats stopping. Of such nodes it prefers one an ingest process
+// publishes through; with none, it takes ingest-1's node.
+func pickVictim(t *testing.T, cl *streamtest.Cluster, v *Main, ingest []*Main) (int, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -210,21 +221,33 @@ func pickVictim(t *testing.T, cl *streamtest.Cluster, v, in *Main) (int, string)
 		t.Fatal(err)
 	}
 	own := v.stream.NC.ConnectedServerName()
-	mine := map[string]bool{}
-	for _, p := range []int{2, 3} {
-		mine[viewcount.Subject(p)] = true
+	publishers := map[string]bool{}
+	for _, m := range ingest {
+		publishers[m.stream.NC.ConnectedServerName()] = true
 	}
+	victim, why := "", ""
 	l := s.ListConsumers(ctx)
 	for info := range l.Info() {
-		if info.Cluster == nil || info.Cluster.Leader == own || len(info.Config.FilterSubjects) != 1 || !mine[info.Config.FilterSubjects[0]] {
+		// One filter subject is sent as FilterSubject.
+		subject := info.Config.FilterSubject
+		if info.Cluster == nil || info.Cluster.Leader == own || (subject != viewcount.Subject(2) && subject != viewcount.Subject(3)) {
 			continue
 		}
-		return cl.Node(info.Cluster.Leader), "holding the consumer of " + info.Config.FilterSubjects[0] + " of validate-2, which is connected to " + own
+		if victim == "" || publishers[info.Cluster.Leader] && !publishers[victim] {
+			victim = info.Cluster.Leader
+			why = "it holds the consumer of " + subject + " of validate-2, which is connected to " + own
+			if publishers[victim] {
+				why += ", and an ingest process publishes through it"
+			}
+		}
 	}
 	if err := l.Err(); err != nil {
 		t.Fatal(err)
 	}
-	return cl.Node(in.stream.NC.ConnectedServerName()), "the node of ingest-1 (validate-2's consumers are on its own node " + own + ")"
+	if victim == "" {
+		return cl.Node(ingest[0].stream.NC.ConnectedServerName()), "ingest-1's node (validate-2's consumers are on its own node " + own + ")"
+	}
+	return cl.Node(victim), why
 }
 
 // leaseOwners returns a reader of partition leases' owners ("" when free)
