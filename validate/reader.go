@@ -2,14 +2,15 @@ package validate
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
 
 // reader calls a partition's message iterator on a goroutine of its own,
-// each Next without a deadline, and hands the result over when the
-// partition loop asks.
+// each Next without a deadline, reading a little ahead of the partition
+// loop.
 //
 // The loop itself waits at most FlushEvery for a message, to flush and
 // tick while the partition is quiet. Calling the iterator's Next with such
@@ -23,10 +24,9 @@ import (
 // blocks lets the iterator see the heartbeats stop and recreate the
 // consumer where the partition left off.
 type reader struct {
-	it      jetstream.MessagesContext
-	want    chan struct{} // asks the goroutine for the next message
-	got     chan read     // its answer; one at most
-	pending bool          // asked and not yet answered
+	it   jetstream.MessagesContext
+	out  chan read     // what the goroutine read, in order
+	done chan struct{} // closed by stop
 }
 
 type read struct {
@@ -34,30 +34,42 @@ type read struct {
 	err error
 }
 
+// readAhead is how many messages the goroutine may have read that the
+// partition loop has not taken: enough that the loop rarely waits for a
+// hand-over, few beside the iterator's own buffer (FetchBatch).
+const readAhead = 32
+
 func newReader(it jetstream.MessagesContext) *reader {
-	r := &reader{it: it, want: make(chan struct{}), got: make(chan read, 1)}
+	r := &reader{it: it, out: make(chan read, readAhead), done: make(chan struct{})}
 	go func() {
-		for range r.want {
+		for {
 			msg, err := it.Next()
-			r.got <- read{msg, err}
+			select {
+			case r.out <- read{msg, err}:
+			case <-r.done:
+				return
+			}
+			if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+				return // every later Next says the same
+			}
 		}
 	}()
 	return r
 }
 
-// next returns the next message, or context.DeadlineExceeded when none
-// came within wait (the request stays open for the next call), or ctx's
-// error. Only the partition's goroutine calls it.
+// next returns the next message (or the iterator's error), or
+// context.DeadlineExceeded when none came within wait, or ctx's error.
+// Only the partition's goroutine calls it.
 func (r *reader) next(ctx context.Context, wait time.Duration) (jetstream.Msg, error) {
-	if !r.pending {
-		r.want <- struct{}{}
-		r.pending = true
+	select {
+	case res := <-r.out: // no timer for a message already waiting
+		return res.msg, res.err
+	default:
 	}
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
-	case res := <-r.got:
-		r.pending = false
+	case res := <-r.out:
 		return res.msg, res.err
 	case <-t.C:
 		return nil, context.DeadlineExceeded
@@ -67,10 +79,10 @@ func (r *reader) next(ctx context.Context, wait time.Duration) (jetstream.Msg, e
 }
 
 // stop ends the iterator, which ends a Next in progress, and the
-// goroutine with it. A message it read and nobody took is dropped: an
-// ordered consumer acknowledges nothing, and the next incarnation of the
-// partition reads from its recorded progress.
+// goroutine with it. Messages read and not taken are dropped: an ordered
+// consumer acknowledges nothing, and the partition's next incarnation
+// reads from its recorded progress.
 func (r *reader) stop() {
 	r.it.Stop()
-	close(r.want)
+	close(r.done)
 }
