@@ -28,9 +28,11 @@ var clusterBrowsers = []struct {
 }
 
 // clusterLoad sends hits number 0..n-1 at a steady rate, alternately to
-// each ingest process, pixel and beacon in turn. Hit i is its own visitor
-// (20 to a /24, so no rate or rotation rule applies) viewing page
-// /p/<i mod pages> under event id k<i>. A hit is retried with the same id
+// each ingest process, pixel and beacon in turn. Hits 2j and 2j+1 are
+// visitor j's (20 visitors to a /24, so no rate or rotation rule
+// applies), one through each ingest process, so both must derive the
+// same visitor id (the day's salt is shared through the stream). Hit i
+// views page /p/<i mod pages> under event id k<i>. A hit is retried with the same id
 // until it is acknowledged (200/202): an answer lost or refused while a
 // node is down may still have stored it, and the validators then reject
 // the retry as duplicate_id, so every id counts once.
@@ -87,7 +89,8 @@ func startClusterLoad(site string, bases []string, n, pages, workers int, rate f
 func (l *clusterLoad) wait() { l.wg.Wait() }
 
 func (l *clusterLoad) request(i int) *http.Request {
-	b := clusterBrowsers[i%len(clusterBrowsers)]
+	j := i / 2 // the visitor
+	b := clusterBrowsers[j%len(clusterBrowsers)]
 	id, page := "k"+strconv.Itoa(i), "/p/"+strconv.Itoa(i%l.pages)
 	base := l.bases[i%len(l.bases)]
 	var req *http.Request
@@ -100,8 +103,8 @@ func (l *clusterLoad) request(i int) *http.Request {
 		req, _ = http.NewRequest("POST", base+"/v1/events", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "text/plain;charset=UTF-8")
 	}
-	nw := i / 20
-	req.Header.Set("X-Forwarded-For", fmt.Sprintf("10.%d.%d.%d", 100+nw/256, nw%256, i%20+1))
+	nw := j / 20
+	req.Header.Set("X-Forwarded-For", fmt.Sprintf("10.%d.%d.%d", 100+nw/256, nw%256, j%20+1))
 	req.Header.Set("User-Agent", b.ua)
 	loadgen.SetBrowserHeaders(req.Header, b.ua, req.Method == http.MethodPost)
 	return req
