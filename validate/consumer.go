@@ -252,7 +252,8 @@ func (v *Validator) validate(ctx context.Context, p int, pp *partProgress) error
 	if err != nil {
 		return fmt.Errorf("validate: partition %d: consumer: %w", p, err)
 	}
-	defer it.Stop()
+	rd := newReader(it) // see reader for why Next runs on its own goroutine
+	defer rd.stop()
 	// The final flush outlives ctx so verdicts already judged are inserted on
 	// a clean shutdown rather than redone on the next start; never after the
 	// lease is lost, when the partition may already be someone else's.
@@ -276,9 +277,7 @@ func (v *Validator) validate(ctx context.Context, p int, pp *partProgress) error
 	defer func() { pl.progressed(time.Now()) }()
 	for ctx.Err() == nil {
 		pl.report()
-		nctx, cancel := context.WithTimeout(ctx, v.opts.FlushEvery)
-		msg, err := it.Next(jetstream.NextContext(nctx))
-		cancel()
+		msg, err := rd.next(ctx, v.opts.FlushEvery)
 		switch {
 		case err == nil:
 			if err := pl.message(ctx, msg); err != nil {

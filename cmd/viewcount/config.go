@@ -169,7 +169,7 @@ func parseConfig(name string, args []string) (Config, error) {
 	e.dur(&c.SQLMaxExecutionTime, "sql-max-execution-time", "VIEWCOUNT_SQL_MAX_EXECUTION_TIME", store.DefaultMaxExecutionTime, "longest an analyst query runs (max_execution_time, whole seconds)")
 	e.int(&c.SQLMaxResultRows, "sql-max-result-rows", "VIEWCOUNT_SQL_MAX_RESULT_ROWS", store.DefaultMaxResultRows, "most rows an analyst query returns (max_result_rows); more is an error")
 	e.int(&c.SQLMaxMemoryMB, "sql-max-memory-mb", "VIEWCOUNT_SQL_MAX_MEMORY_MB", store.DefaultMaxMemoryUsage>>20, "MiB one analyst query may use (max_memory_usage)")
-	e.int(&c.NATSReplicas, "nats-replicas", "VIEWCOUNT_NATS_REPLICAS", 1, "servers of the NATS cluster that keep each copy of the stream and buckets (3 survives losing one); applied when they are created or updated")
+	e.int(&c.NATSReplicas, "nats-replicas", "VIEWCOUNT_NATS_REPLICAS", 0, "servers of the NATS cluster that keep each copy of the stream and buckets (3 survives losing one); applied when they are created or updated (0 = the existing stream's, 1 for a new one)")
 	e.str(&c.Cluster, "cluster", "VIEWCOUNT_CLUSTER", "", "ClickHouse cluster (a remote_servers name) to keep the schema on: Replicated tables per shard under Distributed ones (sql/cluster); needs CLICKHOUSE_DSN; empty = one server")
 	if e.err != nil {
 		return c, e.err

@@ -45,8 +45,11 @@ type Config struct {
 	// ProbeEvery is how often the supervisor writes a probe; default 2s.
 	ProbeEvery time.Duration
 	// Replicas is how many servers of a NATS cluster keep each copy of the
-	// stream and the buckets (JetStream's R); 0 = 1. Three survive the loss
-	// of one server without losing an acknowledged event.
+	// stream and the buckets (JetStream's R). Three survive the loss of one
+	// server without losing an acknowledged event. 0 keeps what the
+	// existing stream has (1 for a new one): JetStream applies a changed
+	// count on update, so a role or a `viewcount check` started without
+	// the setting must not scale a replicated deployment down to one copy.
 	Replicas int
 }
 
@@ -89,10 +92,7 @@ func (c *Config) defaults() error {
 		return fmt.Errorf("stream: partitions %d out of range 1-1024", c.Partitions)
 	}
 	if c.Replicas < 0 || c.Replicas > 5 {
-		return fmt.Errorf("stream: replicas %d out of range 1-5 (JetStream's limit)", c.Replicas)
-	}
-	if c.Replicas == 0 {
-		c.Replicas = 1
+		return fmt.Errorf("stream: replicas %d out of range 1-5 (JetStream's limit; 0 keeps the stream's)", c.Replicas)
 	}
 	if c.URL == "" && c.Replicas > 1 {
 		return fmt.Errorf("stream: replicas %d needs a NATS cluster (NATS_URL); the embedded server is one node", c.Replicas)
@@ -169,6 +169,9 @@ func (c *Conn) clientOptions() []nats.Option {
 
 func (c *Conn) ensure(ctx context.Context, cfg Config) error {
 	if s, err := c.JS.Stream(ctx, viewcount.StreamName); err == nil {
+		if cfg.Replicas == 0 {
+			cfg.Replicas = s.CachedInfo().Config.Replicas
+		}
 		got := s.CachedInfo().Config.Metadata[metaPartitions]
 		switch n, perr := strconv.Atoi(got); {
 		case got == "":
@@ -191,6 +194,7 @@ func (c *Conn) ensure(ctx context.Context, cfg Config) error {
 		}
 	}
 	c.Partitions = cfg.Partitions
+	cfg.Replicas = max(cfg.Replicas, 1)
 	want := strconv.Itoa(cfg.Partitions)
 	_, err := c.JS.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name:        viewcount.StreamName,

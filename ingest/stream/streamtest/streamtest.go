@@ -1,5 +1,7 @@
-// Package streamtest starts a real embedded NATS server with JetStream for
-// tests: storage in t.TempDir(), torn down by t.Cleanup. Never a fake broker.
+// Package streamtest starts real NATS servers with JetStream for tests: an
+// embedded one, a standalone one reached over TCP, or a cluster of several
+// (StartCluster); storage in t.TempDir(), torn down by t.Cleanup. Never a
+// fake broker.
 package streamtest
 
 import (
