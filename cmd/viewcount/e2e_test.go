@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net/http"
@@ -147,6 +148,10 @@ func TestEndToEnd(t *testing.T) {
 		}
 		return ""
 	})
+	// It ends with a reconcile: every rollup equals its recount from views_raw.
+	if rep, err := reconcile(context.Background(), m.store, time.Unix(0, 0), time.Now().Add(time.Hour), time.Now()); err != nil || !rep.ok() {
+		t.Errorf("reconcile: %v %+v", err, rep)
+	}
 }
 
 // TestRestartKeepsCounts stops the whole process mid-stream and starts it

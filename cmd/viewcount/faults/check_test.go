@@ -168,5 +168,26 @@ func operatorCheck(ctx context.Context, c *child) ([]string, error) {
 	if rep.OK != (err == nil) {
 		return nil, fmt.Errorf("viewcount check: ok=%v but exit %v", rep.OK, err)
 	}
+	// And `viewcount reconcile`, which every crash test ends with: no
+	// rollup may drift from views_raw.
+	cmd = exec.CommandContext(ctx, c.bin, "reconcile", "--json", "--data", c.data)
+	cmd.Env = os.Environ()
+	stderr.Reset()
+	cmd.Stderr = &stderr
+	out, err = cmd.Output()
+	var drift struct {
+		Differing map[string]int64 `json:"differing"`
+	}
+	if jerr := json.Unmarshal(out, &drift); jerr != nil {
+		return nil, fmt.Errorf("viewcount reconcile: %v (%v): %s%s", err, jerr, out, stderr.Bytes())
+	}
+	for table, n := range drift.Differing {
+		if n > 0 {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("reconcile: %s drifts in %d rows", table, n))
+		}
+	}
+	if (len(rep.Problems) == 0) != (err == nil) && rep.OK {
+		return nil, fmt.Errorf("viewcount reconcile: no drift reported but exit %v", err)
+	}
 	return rep.Problems, nil
 }
