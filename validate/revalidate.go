@@ -263,7 +263,10 @@ func (r *Revalidator) check(ctx context.Context, req *RevalidateRequest, res *Re
 	case !req.From.Before(req.To):
 		return fmt.Errorf("%w: from %s is not before to %s", ErrBadRange, req.From.Format(time.RFC3339), req.To.Format(time.RFC3339))
 	}
-	req.From, req.To = req.From.UTC(), req.To.UTC()
+	// Events are timed to the millisecond (views_raw's DateTime64(3)): a
+	// finer bound would judge an event of its first millisecond in one
+	// place and leave it out in another.
+	req.From, req.To = req.From.UTC().Truncate(time.Millisecond), req.To.UTC().Truncate(time.Millisecond)
 	cutoff, err := rollup.Cutoff(ctx, r.Store, r.Now())
 	if err != nil {
 		return fmt.Errorf("revalidate: %w", err)
