@@ -229,6 +229,19 @@ faults: chdb
 soak: chdb
 	$(FAULTS_ENV) VIEWCOUNT_FAULTS=soak $(GO) test $(GOFLAGS) -tags faults -count=1 -v -timeout 90m ./cmd/viewcount/faults/
 
+# The pixel against bare Gin, alternating a base binary and this tree's:
+# make pixel-rounds BASE=<commit> [ROUNDS=5]. Needs curl.
+ROUNDS ?= 5
+.PHONY: pixel-rounds
+pixel-rounds: chdb
+	@test -n "$(BASE)" || { echo "set BASE=<commit> to compare with"; exit 2; }
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	git worktree add -q "$$tmp/base" $(BASE) && \
+	(cd "$$tmp/base" && $(GO) build -o "$$tmp/vc-base" ./cmd/viewcount) && \
+	git worktree remove --force "$$tmp/base" && \
+	$(GO) build -o "$$tmp/vc-now" ./cmd/viewcount && \
+	bash cmd/viewcount/loadgen/pixel-rounds.sh $(ROUNDS) "$$tmp/vc-base" "$$tmp/vc-now"
+
 # The stats API on a generated 10M-event history (issue 10): p50/p99 of
 # every stats call over 30 days. The history is generated once (a few
 # minutes) and kept under $(CACHE_DIR)/stats-bench, keyed by the
