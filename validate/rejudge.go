@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/viewcount/viewcount"
@@ -153,12 +152,22 @@ func (r *Revalidator) streamHolds(ctx context.Context, start time.Time) (bool, e
 }
 
 // readStream feeds take partition p's messages from start until take says
-// it is done or none is left. start is a stream time: the stream's
+// it is done or the partition's last message (when the read began) is read. start is a stream time: the stream's
 // timestamps are receive times, as the events' are, to within the publish.
 func (r *Revalidator) readStream(ctx context.Context, p int, start time.Time, take func(uint64, []viewcount.Event, int64, bool) bool) error {
 	s, err := r.JS.Stream(ctx, viewcount.StreamName)
 	if err != nil {
 		return fmt.Errorf("validate: revalidate partition %d: %w", p, err)
+	}
+	// Read up to the partition's last message as it is now: a read that
+	// stalls before it is an error (a consumer lost with its node), never
+	// taken for the end.
+	last, err := s.GetLastMsgForSubject(ctx, viewcount.Subject(p))
+	switch {
+	case errors.Is(err, jetstream.ErrMsgNotFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("validate: revalidate partition %d: last message: %w", p, err)
 	}
 	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{viewcount.Subject(p)},
 		DeliverPolicy: jetstream.DeliverByStartTimePolicy, OptStartTime: &start})
@@ -172,16 +181,16 @@ func (r *Revalidator) readStream(ctx context.Context, p int, start time.Time, ta
 	defer it.Stop()
 	var evs []viewcount.Event
 	for {
-		nctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		// Longer than the ordered consumer's missed-heartbeat check, so a
+		// consumer lost with its node is recreated within one wait.
+		nctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		msg, err := it.Next(jetstream.NextContext(nctx))
 		cancel()
 		switch {
 		case ctx.Err() != nil:
 			return ctx.Err()
-		case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout):
-			return nil // nothing after the last message
 		case err != nil:
-			return fmt.Errorf("validate: revalidate partition %d: next: %w", p, err)
+			return fmt.Errorf("validate: revalidate partition %d: read before seq %d: %w", p, last.Sequence, err)
 		}
 		md, err := msg.Metadata()
 		if err != nil {
@@ -195,7 +204,7 @@ func (r *Revalidator) readStream(ctx context.Context, p int, start time.Time, ta
 		} else {
 			done = take(md.Sequence.Stream, evs, 0, false)
 		}
-		if done || md.NumPending == 0 {
+		if done || md.Sequence.Stream >= last.Sequence {
 			return nil
 		}
 	}
