@@ -102,3 +102,15 @@ func ActiveCorrections(ctx context.Context, q RawStore) ([]Correction, error) {
 	}
 	return out, nil
 }
+
+// WithCorrections is cfg with the corrections in force now, and that rule
+// set: what a validator's partition and a
+// revalidation judge with.
+func WithCorrections(ctx context.Context, q RawStore, cfg Config) (Config, RuleSet, error) {
+	cs, err := ActiveCorrections(ctx, q)
+	if err != nil {
+		return cfg, RuleSet{}, err
+	}
+	cfg.Corrections = cs
+	return cfg, cfg.RuleSet(), nil
+}

@@ -66,13 +66,11 @@ func (pc PendingCounter) Count(ctx context.Context) (map[rollup.PendingKey]uint6
 
 // backlog counts partition p's events after stream sequence after.
 func (pc PendingCounter) backlog(ctx context.Context, s jetstream.Stream, p int, after uint64, out map[rollup.PendingKey]uint64) error {
-	last, err := s.GetLastMsgForSubject(ctx, viewcount.Subject(p))
+	last, err := lastSeq(ctx, s, p)
 	switch {
-	case errors.Is(err, jetstream.ErrMsgNotFound):
-		return nil
 	case err != nil:
-		return fmt.Errorf("validate: pending: partition %d: %w", p, err)
-	case last.Sequence <= after:
+		return fmt.Errorf("validate: pending: %w", err)
+	case last <= after:
 		return nil
 	}
 	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{viewcount.Subject(p)},
@@ -80,7 +78,7 @@ func (pc PendingCounter) backlog(ctx context.Context, s jetstream.Stream, p int,
 	if err != nil {
 		return fmt.Errorf("validate: pending: partition %d: %w", p, err)
 	}
-	batch, err := cons.Fetch(min(int(last.Sequence-after), pendingMaxMessages), jetstream.FetchMaxWait(2*time.Second))
+	batch, err := cons.Fetch(min(int(last-after), pendingMaxMessages), jetstream.FetchMaxWait(2*time.Second))
 	if err != nil {
 		return fmt.Errorf("validate: pending: partition %d: %w", p, err)
 	}
@@ -101,4 +99,17 @@ func (pc PendingCounter) backlog(ctx context.Context, s jetstream.Stream, p int,
 		return fmt.Errorf("validate: pending: partition %d: %w", p, err)
 	}
 	return nil
+}
+
+// lastSeq is the stream sequence of partition p's last message, 0 when it
+// has none.
+func lastSeq(ctx context.Context, s jetstream.Stream, p int) (uint64, error) {
+	m, err := s.GetLastMsgForSubject(ctx, viewcount.Subject(p))
+	switch {
+	case errors.Is(err, jetstream.ErrMsgNotFound):
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("partition %d: last message: %w", p, err)
+	}
+	return m.Sequence, nil
 }

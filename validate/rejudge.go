@@ -162,12 +162,12 @@ func (r *Revalidator) readStream(ctx context.Context, p int, start time.Time, ta
 	// Read up to the partition's last message as it is now: a read that
 	// stalls before it is an error (a consumer lost with its node), never
 	// taken for the end.
-	last, err := s.GetLastMsgForSubject(ctx, viewcount.Subject(p))
+	last, err := lastSeq(ctx, s, p)
 	switch {
-	case errors.Is(err, jetstream.ErrMsgNotFound):
-		return nil
 	case err != nil:
-		return fmt.Errorf("validate: revalidate partition %d: last message: %w", p, err)
+		return fmt.Errorf("validate: revalidate: %w", err)
+	case last == 0:
+		return nil
 	}
 	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{viewcount.Subject(p)},
 		DeliverPolicy: jetstream.DeliverByStartTimePolicy, OptStartTime: &start})
@@ -190,7 +190,7 @@ func (r *Revalidator) readStream(ctx context.Context, p int, start time.Time, ta
 		case ctx.Err() != nil:
 			return ctx.Err()
 		case err != nil:
-			return fmt.Errorf("validate: revalidate partition %d: read before seq %d: %w", p, last.Sequence, err)
+			return fmt.Errorf("validate: revalidate partition %d: read before seq %d: %w", p, last, err)
 		}
 		md, err := msg.Metadata()
 		if err != nil {
@@ -204,7 +204,7 @@ func (r *Revalidator) readStream(ctx context.Context, p int, start time.Time, ta
 		} else {
 			done = take(md.Sequence.Stream, evs, 0, false)
 		}
-		if done || md.Sequence.Stream >= last.Sequence {
+		if done || md.Sequence.Stream >= last {
 			return nil
 		}
 	}

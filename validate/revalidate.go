@@ -94,13 +94,11 @@ type ruleVersion struct {
 
 // current is the configuration with the corrections in force now.
 func (r *Revalidator) current(ctx context.Context) (ruleVersion, error) {
-	cfg := r.cfg
-	cs, err := ActiveCorrections(ctx, r.Store)
+	cfg, rs, err := WithCorrections(ctx, r.Store, r.cfg)
 	if err != nil {
 		return ruleVersion{}, fmt.Errorf("revalidate: %w", err)
 	}
-	cfg.Corrections = cs
-	return ruleVersion{cfg: cfg, version: cfg.RuleSet().Version}, nil
+	return ruleVersion{cfg: cfg, version: rs.Version}, nil
 }
 
 // NewRevalidator returns a revalidator judging with cfg, the validators'
@@ -313,7 +311,9 @@ func (r *Revalidator) rewrite(ctx context.Context, changed []changedVerdict, ver
 	for i, m := range months.Rows {
 		// Every month is copied only if it holds a change: the range's
 		// months, plus a held view's stored in the next one.
-		if !r.holdsChange(ctx, m[0]) {
+		if has, err := r.holdsChange(ctx, m[0]); err != nil {
+			return err
+		} else if !has {
 			continue
 		}
 		if err := r.script(ctx, "revalidate_month", store.Params{"partition": m[0]}); err != nil {
@@ -326,9 +326,12 @@ func (r *Revalidator) rewrite(ctx context.Context, changed []changedVerdict, ver
 
 // holdsChange reports whether views_raw's month (partition id) has a row
 // whose verdict changes.
-func (r *Revalidator) holdsChange(ctx context.Context, month string) bool {
+func (r *Revalidator) holdsChange(ctx context.Context, month string) (bool, error) {
 	res, err := r.Store.Query(ctx, vcsql.Query(vcsql.RevalidateMonthChanges), store.Params{"partition": month})
-	return err != nil || len(res.Rows) == 0 || res.Rows[0][0] != "0"
+	if err != nil {
+		return false, fmt.Errorf("revalidate: changes in month %s: %w", month, err)
+	}
+	return len(res.Rows) > 0 && res.Rows[0][0] != "0", nil
 }
 
 func (r *Revalidator) script(ctx context.Context, name string, p store.Params) error {

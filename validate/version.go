@@ -155,12 +155,10 @@ func (v *Validator) currentRules(ctx context.Context) (Config, string, error) {
 	if v.opts.Raw == nil {
 		return cfg, v.rules.Version, nil
 	}
-	cs, err := ActiveCorrections(ctx, v.opts.Raw)
+	cfg, rs, err := WithCorrections(ctx, v.opts.Raw, cfg)
 	if err != nil {
 		return cfg, "", err
 	}
-	cfg.Corrections = cs
-	rs := cfg.RuleSet()
 	if rs.Version != v.rules.Version {
 		if kv, err := v.js.KeyValue(ctx, viewcount.BucketRules); err == nil {
 			if err := RegisterRuleSet(ctx, kv, rs, v.opts.Now()); err != nil {
