@@ -19,13 +19,16 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount/ingest/stream"
+	"github.com/viewcount/viewcount/sql/analyst"
 	"github.com/viewcount/viewcount/sql/store"
 )
 
-// Querier runs one read-only query and returns its output in format.
+// Querier runs one cleared query and returns its output in format; Policy
+// says what analyst.Check lets through to it.
 type Querier interface {
-	Query(ctx context.Context, query, format string, params store.Params) ([]byte, store.QueryStats, error)
+	Query(ctx context.Context, q analyst.Query, format string, params store.Params) ([]byte, store.QueryStats, error)
 	Database() string
+	Policy() analyst.Policy
 }
 
 // Tokens checks an analyst token (stream.Tokens).
@@ -41,24 +44,26 @@ type Handler struct {
 	q          Querier
 	tokens     Tokens
 	adminToken string
-	wait       time.Duration // longest wait for the read-only connection
+	wait       time.Duration // the longest a request may take
 	logger     *slog.Logger
 
 	tzOnce sync.Once
 	tz     string
 }
 
-// New returns the handler. wait bounds how long a request waits for the
-// store's one read-only connection before it gets
-// TOO_MANY_SIMULTANEOUS_QUERIES (503); 0 means 30 s.
-func New(q Querier, tokens Tokens, adminToken string, wait time.Duration, logger *slog.Logger) *Handler {
-	if wait <= 0 {
-		wait = 30 * time.Second
+// New returns the handler. limit bounds a whole request (the wait for the
+// store's one read-only connection, which ends in
+// TOO_MANY_SIMULTANEOUS_QUERIES (503), the checks and the query); 0 means
+// 30 s. The store's own limit, and a lower max_execution_time the request
+// asks for, bound it further.
+func New(q Querier, tokens Tokens, adminToken string, limit time.Duration, logger *slog.Logger) *Handler {
+	if limit <= 0 {
+		limit = 30 * time.Second
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Handler{q: q, tokens: tokens, adminToken: adminToken, wait: wait, logger: logger.With("component", "sqlhttp")}
+	return &Handler{q: q, tokens: tokens, adminToken: adminToken, wait: limit, logger: logger.With("component", "sqlhttp")}
 }
 
 // ServeHTTP answers /ping and queries on /; other paths are 404 as in
@@ -105,13 +110,31 @@ func (h *Handler) query(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, queryID, ex)
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), h.wait)
+	// The time limit bounds the whole request: the wait for the
+	// connection, the checks and the query. A client may ask for less.
+	limit := h.wait
+	policy := h.q.Policy()
+	if l := policy.Limits.MaxExecutionTime; l > 0 && l < limit {
+		limit = l
+	}
+	if d := askedExecutionTime(r); d > 0 && d < limit {
+		limit = d
+	}
+	q, err := analyst.Check(req.query, policy)
+	if err != nil {
+		h.fail(w, r, queryID, engineException(err.Error()))
+		return
+	}
+	if q.MaxExecutionTime > 0 && q.MaxExecutionTime < limit {
+		limit = q.MaxExecutionTime
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), limit)
 	defer cancel()
 	if ex, ok := h.checkSettings(ctx, r); !ok {
 		h.fail(w, r, queryID, ex)
 		return
 	}
-	out, st, err := h.q.Query(ctx, req.query, req.format, req.params)
+	out, st, err := h.q.Query(ctx, q, req.format, req.params)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil {
 			h.fail(w, r, queryID, newException(codeTooMany, "TOO_MANY_SIMULTANEOUS_QUERIES", "the analyst connection stayed busy; try again"))
@@ -123,7 +146,10 @@ func (h *Handler) query(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, queryID, engineException(err.Error()))
 		return
 	}
-	format := outputFormat(req.query, req.format)
+	format := req.format
+	if q.Format != "" {
+		format = q.Format
+	}
 	if rev, _ := strconv.Atoi(r.URL.Query().Get("client_protocol_version")); rev > 0 && format == "Native" {
 		if out, err = reviseNative(out, rev); err != nil {
 			h.fail(w, r, queryID, newException(48, "NOT_IMPLEMENTED", "Native output for client_protocol_version: "+err.Error()))
@@ -154,10 +180,11 @@ func (h *Handler) parse(r *http.Request, queryID string) (request, exception, bo
 	u := r.URL.Query()
 	req := request{queryID: queryID, params: store.Params{}, format: "TabSeparated"}
 	if f := u.Get("default_format"); f != "" {
-		if !formatRE.MatchString(f) {
-			return req, newException(73, "UNKNOWN_FORMAT", "default_format: unknown format "+strconv.Quote(f)), false
+		name, ok := analyst.Format(f)
+		if !ok {
+			return req, newException(73, "UNKNOWN_FORMAT", "default_format: format "+strconv.Quote(f)+" is not offered here"), false
 		}
-		req.format = f
+		req.format = name
 	}
 	if db := u.Get("database"); db != "" && db != h.q.Database() {
 		return req, newException(codeAccessDenied, "ACCESS_DENIED", "database: only "+h.q.Database()+" can be read here"), false
@@ -269,7 +296,11 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, queryID string, e
 
 func (h *Handler) timezone(ctx context.Context) string {
 	h.tzOnce.Do(func() {
-		out, _, err := h.q.Query(ctx, "SELECT timezone()", "TabSeparated", nil)
+		q, err := analyst.Check("SELECT timezone()", h.q.Policy())
+		if err != nil {
+			return
+		}
+		out, _, err := h.q.Query(ctx, q, "TabSeparated", nil)
 		if err == nil {
 			h.tz = strings.TrimSpace(string(out))
 		}
@@ -297,19 +328,16 @@ func summary(st store.QueryStats, resultBytes, resultRows int) string {
 	return string(b)
 }
 
-var (
-	formatRE      = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*$`)
-	formatClause  = regexp.MustCompile(`(?is)\bFORMAT\s+([A-Za-z][A-Za-z0-9]*)\s*;?\s*$`)
-	jsonRowsField = regexp.MustCompile(`\n\t"rows": (\d+),`)
-)
+var jsonRowsField = regexp.MustCompile(`\n\t"rows": (\d+),`)
 
-// outputFormat is the format of the answer: a trailing FORMAT clause wins
-// over def, as in ClickHouse. It only labels the answer; the engine decides.
-func outputFormat(query, def string) string {
-	if m := formatClause.FindStringSubmatch(query); m != nil {
-		return m[1]
+// askedExecutionTime is the max_execution_time a request's URL asks for
+// (clickhouse-go sends its read timeout), or 0.
+func askedExecutionTime(r *http.Request) time.Duration {
+	v, err := strconv.ParseFloat(r.URL.Query().Get("max_execution_time"), 64)
+	if err != nil || v <= 0 || v > 1e6 {
+		return 0
 	}
-	return def
+	return time.Duration(v * float64(time.Second))
 }
 
 // resultRows counts the answer's rows where the format makes that cheap.

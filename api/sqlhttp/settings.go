@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/viewcount/viewcount/sql/analyst"
 	"github.com/viewcount/viewcount/sql/store"
 )
 
@@ -59,7 +60,11 @@ func (h *Handler) checkSettings(ctx context.Context, r *http.Request) (exception
 		return exception{}, true
 	}
 	slices.Sort(names)
-	out, _, err := h.q.Query(ctx, settingsQuery, "TabSeparated", store.Params{"names": store.ArrayParam(names)})
+	q, err := analyst.Check(settingsQuery, h.q.Policy())
+	if err != nil {
+		return engineException(err.Error()), false
+	}
+	out, _, err := h.q.Query(ctx, q, "TabSeparated", store.Params{"names": store.ArrayParam(names)})
 	if err != nil {
 		return engineException(err.Error()), false
 	}

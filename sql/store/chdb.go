@@ -141,6 +141,10 @@ func (s *chdbStore) connect() (*chdbConn, error) {
 		// before it is written and deduplicated by other rules, so say no.
 		"--async_insert=0",
 		"--deduplicate_blocks_in_dependent_materialized_views=1",
+		// Server configuration from here on. displayName() names the
+		// service, not the host (clients such as clickhouse-go ask for it).
+		"--",
+		"--display_name=viewcount",
 	}
 	p := s.lib.connect(int32(len(args)), a.cstrings(args))
 	if p == nil || *(*unsafe.Pointer)(p) == nil {

@@ -1,6 +1,10 @@
 package store
 
-import "context"
+import (
+	"context"
+
+	"github.com/viewcount/viewcount/sql/analyst"
+)
 
 // EngineOnly runs query on the read-only connection without the statement
 // and table checks, so tests can show the engine's readonly=1 refuses
@@ -10,4 +14,13 @@ func (r *ReadOnly) EngineOnly(ctx context.Context, query string) error {
 	defer func() { r.conns <- c }()
 	_, _, err := r.s.run(c, query, "TSV", nil)
 	return err
+}
+
+// ExplainAST is the engine's EXPLAIN AST of a cleared query on the
+// read-only connection, for tests that compare it with the checks.
+func (r *ReadOnly) ExplainAST(ctx context.Context, q analyst.Query, params Params) (string, error) {
+	c := <-r.conns
+	defer func() { r.conns <- c }()
+	out, _, err := r.s.run(c, "EXPLAIN AST "+q.Text(), "TabSeparatedRaw", params)
+	return string(out), err
 }

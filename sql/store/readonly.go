@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/viewcount/viewcount/sql/analyst"
 )
 
 // Limits bound what one analyst query may use. The engine enforces them:
@@ -44,11 +44,14 @@ func (l *Limits) defaults() {
 var ErrReadOnlyUnsupported = errors.New("read-only SQL is served for the embedded store only: on a ClickHouse server use its own HTTP port with a read-only user")
 
 // ReadOnly runs analysts' queries on a connection of its own that the
-// engine holds to readonly=1 and to Limits. It must never run a statement
-// of the service's own: that connection cannot write or change settings.
+// engine holds to readonly=1 and to Limits. It runs only statements
+// analyst.Check cleared (the Query type says so), and nothing of the
+// service's own: that connection cannot write or change settings, and its
+// session never changes (Check lets no USE or SET through).
 type ReadOnly struct {
-	s     *chdbStore
-	conns chan *chdbConn
+	s      *chdbStore
+	limits Limits
+	conns  chan *chdbConn
 }
 
 // QueryStats is what the engine reports of a finished query.
@@ -90,7 +93,7 @@ func OpenReadOnly(st Store, limits Limits) (*ReadOnly, error) {
 			return nil, fmt.Errorf("store: read-only connection: %w", err)
 		}
 	}
-	r := &ReadOnly{s: s, conns: make(chan *chdbConn, 1)}
+	r := &ReadOnly{s: s, limits: limits, conns: make(chan *chdbConn, 1)}
 	r.conns <- c
 	return r, nil
 }
@@ -98,13 +101,31 @@ func OpenReadOnly(st Store, limits Limits) (*ReadOnly, error) {
 // Database is the one database analysts read.
 func (r *ReadOnly) Database() string { return r.s.db }
 
-// Query runs query and returns its output in the ClickHouse format named
-// (TabSeparated, JSON, CSV, …; a FORMAT clause in the query wins, as in
-// ClickHouse). Errors carry the engine's message, "Code: N. DB::Exception:
-// …". One query runs at a time; ctx bounds the wait for the connection.
-func (r *ReadOnly) Query(ctx context.Context, query, format string, params Params) ([]byte, QueryStats, error) {
+// Policy is what analysts may read here, for analyst.Check.
+func (r *ReadOnly) Policy() analyst.Policy {
+	return analyst.Policy{Database: r.s.db, Limits: analyst.Limits{
+		MaxExecutionTime: r.limits.MaxExecutionTime, MaxResultRows: r.limits.MaxResultRows, MaxMemoryUsage: r.limits.MaxMemoryUsage,
+	}}
+}
+
+// Query runs a statement analyst.Check cleared and returns its output in
+// the ClickHouse format named (TabSeparated, JSON, CSV, …), or in the
+// statement's own FORMAT. Before it runs, the engine's parser gives its
+// opinion (EXPLAIN AST of the same text, which parses and runs nothing),
+// and the statement runs only if that agrees with the checks. Errors carry
+// the engine's message, "Code: N. DB::Exception: …". One query runs at a
+// time; ctx bounds the wait for the connection.
+func (r *ReadOnly) Query(ctx context.Context, q analyst.Query, format string, params Params) ([]byte, QueryStats, error) {
 	if r.s.closed.Load() {
 		return nil, QueryStats{}, ErrClosed
+	}
+	if q.Format != "" {
+		format = q.Format
+	}
+	if f, ok := analyst.Format(format); ok {
+		format = f
+	} else {
+		return nil, QueryStats{}, &analyst.Error{Code: 73, Name: "UNKNOWN_FORMAT", Msg: "format " + strconv.Quote(format) + " is not offered here"}
 	}
 	var c *chdbConn
 	select {
@@ -116,10 +137,14 @@ func (r *ReadOnly) Query(ctx context.Context, query, format string, params Param
 	}
 	defer func() { r.conns <- c }()
 	start := time.Now()
-	if err := r.checkTables(c, query, params); err != nil {
+	ast, _, err := r.s.run(c, "EXPLAIN AST "+q.Text(), "TabSeparatedRaw", params)
+	if err != nil {
 		return nil, QueryStats{Elapsed: time.Since(start)}, err
 	}
-	out, rs, err := r.s.run(c, query, format, params)
+	if err := q.VerifyEngineAST(string(ast)); err != nil {
+		return nil, QueryStats{Elapsed: time.Since(start)}, err
+	}
+	out, rs, err := r.s.run(c, q.Text(), format, params)
 	st := QueryStats{Elapsed: time.Since(start), RowsRead: rs.rowsRead, BytesRead: rs.bytesRead}
 	if err != nil {
 		return nil, st, err
@@ -134,104 +159,4 @@ func (r *ReadOnly) Close() error {
 	defer engine.mu.Unlock()
 	r.s.lib.closeConn(c.ptr)
 	return nil
-}
-
-// readableDBs are the databases an analyst query may name besides the
-// store's own: the engine's catalogues, which clients read on connect.
-var readableDBs = map[string]bool{"system": true, "information_schema": true, "INFORMATION_SCHEMA": true}
-
-// readableFuncs are the table functions that read no table and no outside
-// source. readonly=1 already refuses file(), url(), remote(), s3() and the
-// like; merge() and a few others it allows could read another database.
-var readableFuncs = map[string]bool{"numbers": true, "numbers_mt": true, "zeros": true, "zeros_mt": true, "generateRandom": true, "values": true, "generate_series": true, "generateSeries": true, "one": true}
-
-// readableStatements are the statement kinds (the root of the engine's
-// EXPLAIN AST) an analyst may run. readonly=1 refuses writes, DDL and
-// settings changes, but lets through statements that act on the shared
-// engine (SYSTEM STOP MERGES, KILL QUERY) or on the session (USE), so only
-// these run at all.
-var readableStatements = map[string]bool{
-	"SelectWithUnionQuery": true, "SelectQuery": true, "SelectIntersectExceptQuery": true,
-	"Explain": true, "ShowTables": true, "ShowColumns": true, "ShowIndexes": true,
-	"DescribeQuery": true, "ExistsTableQuery": true, "ExistsDatabaseQuery": true, "ExistsViewQuery": true,
-	"ExistsDictionaryQuery": true, "ShowCreateTableQuery": true, "ShowCreateViewQuery": true,
-	"ShowCreateDatabaseQuery": true, "ShowCreateDictionaryQuery": true, "ShowSettingQuery": true,
-	"ShowFunctions": true, "ShowEngineQuery": true, "ShowDatabases": true,
-}
-
-// checkTables asks the engine's parser what kind of statement the query is
-// and refuses every kind but readableStatements; then it asks the analyzer
-// which tables the query reads (EXPLAIN QUERY TREE resolves every name,
-// views and subqueries included) and refuses one in another database, with
-// ClickHouse's ACCESS_DENIED. SHOW and DESCRIBE, which the analyzer does
-// not take, can show another database's metadata, never its rows.
-func (r *ReadOnly) checkTables(c *chdbConn, query string, params Params) error {
-	// A FORMAT clause would apply to the EXPLAIN's own output; the checks
-	// read it as TabSeparatedRaw, and refuse whatever they cannot read.
-	q := formatClause.ReplaceAllString(query, "")
-	ast, _, err := r.s.run(c, "EXPLAIN AST "+q, "TabSeparatedRaw", params)
-	if err != nil {
-		return err
-	}
-	first, _, _ := strings.Cut(string(ast), "\n")
-	kind, _, _ := strings.Cut(first, " ")
-	if !readableStatements[kind] {
-		if !kindRE.MatchString(kind) {
-			kind = "this statement"
-		}
-		return refused(164, "READONLY", kind+" cannot run here: only SELECT, SHOW, DESCRIBE, EXISTS and EXPLAIN, with at most a FORMAT clause at the end")
-	}
-	if !strings.HasPrefix(kind, "Select") {
-		return nil
-	}
-	out, _, err := r.s.run(c, "EXPLAIN QUERY TREE "+q, "TabSeparatedRaw", params)
-	if err != nil {
-		return err
-	}
-	if !strings.HasPrefix(string(out), "QUERY id: ") {
-		return refused(164, "READONLY", "the tables this query reads cannot be checked; put FORMAT at the very end")
-	}
-	for line := range strings.SplitSeq(string(out), "\n") {
-		if name, ok := field(line, "table_name: "); ok {
-			db, _, found := strings.Cut(name, ".")
-			if found && db != r.s.db && !readableDBs[db] {
-				return refused(497, "ACCESS_DENIED", "reading database "+db+" is not allowed; only "+r.s.db+", system and information_schema")
-			}
-		}
-		if name, ok := field(line, "table_function_name: "); ok && !readableFuncs[name] {
-			return refused(497, "ACCESS_DENIED", "table function "+name+"() is not allowed")
-		}
-	}
-	return nil
-}
-
-var (
-	// formatClause is a trailing FORMAT clause (and semicolon).
-	formatClause = regexp.MustCompile(`(?is)\bFORMAT\s+[A-Za-z][A-Za-z0-9]*\s*;?\s*$`)
-	kindRE       = regexp.MustCompile(`^[A-Za-z]+$`)
-)
-
-// field is the value after key on an EXPLAIN QUERY TREE line, up to the
-// next comma.
-func field(line, key string) (string, bool) {
-	_, v, ok := strings.Cut(line, key)
-	if !ok {
-		return "", false
-	}
-	v, _, _ = strings.Cut(v, ",")
-	return strings.Trim(strings.TrimSpace(v), "\"`"), true
-}
-
-// refusal is a query the checks refused, worded as the engine words its
-// own errors ("Code: N. DB::Exception: …. (NAME)"), so callers handle both
-// alike.
-type refusal struct {
-	code       int
-	name, text string
-}
-
-func refused(code int, name, text string) error { return refusal{code, name, text} }
-
-func (r refusal) Error() string {
-	return "Code: " + strconv.Itoa(r.code) + ". DB::Exception: analyst: " + r.text + ". (" + r.name + ")"
 }
