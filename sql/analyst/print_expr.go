@@ -207,6 +207,9 @@ func (p *printer) expr(e expr) error {
 		if err := p.expr(x.x); err != nil {
 			return err
 		}
+		if s := p.b.String(); s != "" && s[len(s)-1] >= '0' && s[len(s)-1] <= '9' && !endsInName(s) {
+			p.w(" ") // "0 .a", not the number "0.a"
+		}
 		p.w(".", x.idx)
 	case *parenExpr:
 		p.w("(")
@@ -461,4 +464,14 @@ func listed(m map[string]bool) string {
 	}
 	sort.Strings(names)
 	return strings.Join(names, ", ")
+}
+
+// endsInName reports whether s ends in a bare name (t1), after which a
+// dot is an element access, rather than in a number.
+func endsInName(s string) bool {
+	i := len(s)
+	for i > 0 && isIdentByte(s[i-1]) {
+		i--
+	}
+	return i < len(s) && isWordStart(s[i])
 }

@@ -24,3 +24,12 @@ func (r *ReadOnly) ExplainAST(ctx context.Context, q analyst.Query, params Param
 	out, _, err := r.s.run(c, "EXPLAIN AST "+q.Text(), "TabSeparatedRaw", params)
 	return string(out), err
 }
+
+// SessionState is what a query could leave behind on the read-only
+// connection's session: its database and settings.
+func (r *ReadOnly) SessionState(ctx context.Context) (string, error) {
+	c := <-r.conns
+	defer func() { r.conns <- c }()
+	out, _, err := r.s.run(c, "SELECT currentDatabase(), getSetting('readonly'), getSetting('max_execution_time'), getSetting('max_result_rows'), getSetting('max_memory_usage'), getSetting('max_threads'), getSetting('result_overflow_mode')", "TSV", nil)
+	return string(out), err
+}
