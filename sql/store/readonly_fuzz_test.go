@@ -27,7 +27,7 @@ import (
 type canaryRig struct {
 	r       *store.ReadOnly
 	secret  []byte
-	rel     string // the canary directory under the working directory
+	rel     string   // the canary directory under the working directory
 	dirs    []string // watched: no file in them may appear, change or go
 	before  map[string]string
 	session string
