@@ -59,6 +59,7 @@ type Config struct {
 	// Analysts' read-only SQL listener (ClickHouse's HTTP interface) and
 	// the limits the engine holds each of its queries to.
 	SQLListen           string // "" = off
+	SQLUpstream         string // with CLICKHOUSE_DSN: the server's HTTP URL as the analyst user
 	SQLMaxExecutionTime time.Duration
 	SQLMaxResultRows    int
 	SQLMaxMemoryMB      int
@@ -165,7 +166,8 @@ func parseConfig(name string, args []string) (Config, error) {
 	e.int(&c.StatsCacheMB, "stats-cache-mb", "VIEWCOUNT_STATS_CACHE_MB", 64, "MiB of stats API answers kept: a range that has ended is read once, one still counting at most every 10 s (0 = off)")
 	e.str(&c.ASNDB, "asn-db", "VIEWCOUNT_ASN_DB", "", "directory of the AS-number data (asn-ipv4-num.csv, asn-ipv6.csv); empty = the one `make asn` put in the cache (missing: a warning, no AS numbers), off = no lookup; views from hosting networks (validate/lists/hosting-asns.txt) are datacenter")
 	e.bool(&c.IgnoreHeaders, "ignore-headers", "VIEWCOUNT_IGNORE_HEADERS", "do not reject views whose request lacks the headers the claimed browser sends (header_mismatch), e.g. behind a proxy that strips Accept-Language")
-	e.str(&c.SQLListen, "sql-listen", "VIEWCOUNT_SQL_LISTEN", "", "serve analysts' read-only SQL (ClickHouse's HTTP interface, embedded store) on this address, e.g. 127.0.0.1:8123; empty = off")
+	e.str(&c.SQLListen, "sql-listen", "VIEWCOUNT_SQL_LISTEN", "", "serve analysts' read-only SQL (ClickHouse's HTTP interface; every query checked before the engine sees it) on this address, e.g. 127.0.0.1:8123; empty = off")
+	e.str(&c.SQLUpstream, "sql-upstream", "VIEWCOUNT_SQL_UPSTREAM", "", "with CLICKHOUSE_DSN: the ClickHouse server's HTTP URL as its read-only analyst user, http://analyst:PASSWORD@clickhouse:8123, where --sql-listen runs the queries it cleared (prefer the variable: a flag is readable by every local user)")
 	e.dur(&c.SQLMaxExecutionTime, "sql-max-execution-time", "VIEWCOUNT_SQL_MAX_EXECUTION_TIME", store.DefaultMaxExecutionTime, "longest an analyst query runs (max_execution_time, whole seconds)")
 	e.int(&c.SQLMaxResultRows, "sql-max-result-rows", "VIEWCOUNT_SQL_MAX_RESULT_ROWS", store.DefaultMaxResultRows, "most rows an analyst query returns (max_result_rows); more is an error")
 	e.int(&c.SQLMaxMemoryMB, "sql-max-memory-mb", "VIEWCOUNT_SQL_MAX_MEMORY_MB", store.DefaultMaxMemoryUsage>>20, "MiB one analyst query may use (max_memory_usage)")
@@ -208,6 +210,12 @@ func parseConfig(name string, args []string) (Config, error) {
 	}
 	if c.StatsCacheMB < 0 || c.StatsCacheMB > 1<<20 {
 		return c, fmt.Errorf("--stats-cache-mb %d: want 0 (off) to 1048576", c.StatsCacheMB)
+	}
+	switch {
+	case c.SQLListen != "" && c.ClickHouseDSN != "" && c.SQLUpstream == "":
+		return c, fmt.Errorf("--sql-listen with CLICKHOUSE_DSN needs VIEWCOUNT_SQL_UPSTREAM (--sql-upstream): the ClickHouse server's HTTP URL as its read-only analyst user, e.g. http://analyst:PASSWORD@clickhouse:8123")
+	case c.SQLUpstream != "" && c.ClickHouseDSN == "":
+		return c, fmt.Errorf("--sql-upstream is for CLICKHOUSE_DSN: the embedded store runs analyst queries itself")
 	}
 	if c.SQLMaxExecutionTime < time.Second || c.SQLMaxResultRows < 1 || c.SQLMaxMemoryMB < 1 {
 		return c, fmt.Errorf("--sql-max-execution-time %s, --sql-max-result-rows %d, --sql-max-memory-mb %d: want at least 1s, 1 and 1", c.SQLMaxExecutionTime, c.SQLMaxResultRows, c.SQLMaxMemoryMB)

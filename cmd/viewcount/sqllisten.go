@@ -19,12 +19,21 @@ import (
 )
 
 // sqlListener is the analysts' read-only SQL endpoint (--sql-listen) and
-// what it holds: its own listener, the store's read-only connection.
+// what it holds: its own listener and where cleared queries run (the
+// embedded store's read-only connection, or a ClickHouse server's
+// analyst user).
 type sqlListener struct {
 	srv  *http.Server
 	ln   net.Listener
-	ro   *store.ReadOnly
+	ro   readOnly
 	done chan struct{}
+}
+
+// readOnly runs cleared analyst queries: store.ReadOnly or
+// store.UpstreamReadOnly.
+type readOnly interface {
+	sqlhttp.Querier
+	Close() error
 }
 
 // startSQL registers the analyst-token admin API and, with --sql-listen,
@@ -40,11 +49,17 @@ func (m *Main) startSQL(ctx context.Context, srv *api.Server, engine gin.IRouter
 	if m.cfg.SQLListen == "" {
 		return nil
 	}
-	ro, err := store.OpenReadOnly(m.store, store.Limits{
+	limits := store.Limits{
 		MaxExecutionTime: m.cfg.SQLMaxExecutionTime,
 		MaxResultRows:    uint64(m.cfg.SQLMaxResultRows),
 		MaxMemoryUsage:   uint64(m.cfg.SQLMaxMemoryMB) << 20,
-	})
+	}
+	var ro readOnly
+	if m.cfg.SQLUpstream != "" {
+		ro, err = store.OpenReadOnlyUpstream(m.cfg.SQLUpstream, store.DatabaseName(m.store), limits)
+	} else {
+		ro, err = store.OpenReadOnly(m.store, limits)
+	}
 	if err != nil {
 		return fmt.Errorf("--sql-listen: %w", err)
 	}

@@ -20,6 +20,7 @@ import (
 // clickhouse-go pools connections itself and is safe for concurrent use.
 type chStore struct {
 	conn   driver.Conn
+	db     string
 	logger *slog.Logger
 }
 
@@ -56,7 +57,7 @@ func openClickHouse(ctx context.Context, cfg Config, logger *slog.Logger) (*chSt
 		_ = conn.Close()
 		return nil, fmt.Errorf("store: ping ClickHouse: %w", err)
 	}
-	s := &chStore{conn: conn, logger: logger.With("engine", "clickhouse", "database", cfg.Database)}
+	s := &chStore{conn: conn, db: cfg.Database, logger: logger.With("engine", "clickhouse", "database", cfg.Database)}
 	s.logger.Info("connected to ClickHouse", "addr", opts.Addr)
 	return s, nil
 }
