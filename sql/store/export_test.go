@@ -11,3 +11,36 @@ func (r *ReadOnly) EngineOnly(ctx context.Context, query string) error {
 	_, _, err := r.s.run(c, query, "TSV", nil)
 	return err
 }
+
+// AdminConn is a connection to an embedded store's engine outside every
+// pool, with no limits and no read-only session, for tests that act on the
+// whole engine (KILL QUERY, system.processes). It is not safe for
+// concurrent use.
+type AdminConn struct {
+	s *chdbStore
+	c *chdbConn
+}
+
+// OpenAdminConn opens an AdminConn on st's engine, in st's database. st
+// must be the embedded store; close the AdminConn before st.
+func OpenAdminConn(st Store) (*AdminConn, error) {
+	s := st.(*chdbStore)
+	c, err := s.newConn(s.session())
+	if err != nil {
+		return nil, err
+	}
+	return &AdminConn{s: s, c: c}, nil
+}
+
+// Run runs one statement and returns its output in format.
+func (a *AdminConn) Run(query, format string) (string, error) {
+	out, _, err := a.s.run(a.c, query, format, nil)
+	return string(out), err
+}
+
+// Close closes the connection.
+func (a *AdminConn) Close() {
+	engine.mu.Lock()
+	defer engine.mu.Unlock()
+	a.s.closeConn(a.c)
+}

@@ -70,25 +70,21 @@ func OpenReadOnly(st Store, limits Limits) (*ReadOnly, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
-	c, err := s.connect()
-	if err != nil {
-		return nil, fmt.Errorf("store: read-only connection: %w", err)
-	}
 	// Session settings persist on a chDB connection. readonly=1 comes last:
 	// from then on the session cannot change any setting, neither with SET
-	// nor with a query's SETTINGS clause.
-	for _, q := range []string{
+	// nor with a query's SETTINGS clause. A replacement of the connection
+	// (after a failed statement, see chdbStore.run) runs the same setup, and
+	// is not used unless all of it succeeds.
+	c, err := s.newConn([]string{
 		"USE `" + s.db + "`",
 		"SET max_execution_time = " + strconv.FormatInt(int64((limits.MaxExecutionTime+time.Second-1)/time.Second), 10),
 		"SET max_result_rows = " + strconv.FormatUint(limits.MaxResultRows, 10),
 		"SET result_overflow_mode = 'throw'",
 		"SET max_memory_usage = " + strconv.FormatUint(limits.MaxMemoryUsage, 10),
 		"SET readonly = 1",
-	} {
-		if _, _, err := s.run(c, q, "TSV", nil); err != nil {
-			s.lib.closeConn(c.ptr)
-			return nil, fmt.Errorf("store: read-only connection: %w", err)
-		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: read-only connection: %w", err)
 	}
 	r := &ReadOnly{s: s, conns: make(chan *chdbConn, 1)}
 	r.conns <- c
@@ -132,7 +128,7 @@ func (r *ReadOnly) Close() error {
 	c := <-r.conns
 	engine.mu.Lock()
 	defer engine.mu.Unlock()
-	r.s.lib.closeConn(c.ptr)
+	r.s.closeConn(c)
 	return nil
 }
 
