@@ -144,7 +144,7 @@ func TestKillStormKeepsResultsOwn(t *testing.T) {
 	}
 	t.Cleanup(killer.Close)
 
-	const iters = 40
+	const iters = 30
 	ctx := t.Context()
 	var (
 		mu       sync.Mutex
@@ -218,7 +218,7 @@ func TestKillStormKeepsResultsOwn(t *testing.T) {
 		}
 	})
 	workers.Go(func() {
-		for i := range iters {
+		for i := range iters / 2 {
 			// Two blocks (65409 rows, then the rest), the first written
 			// before the second is read.
 			tok, rows := fmt.Sprintf("storm-ro-%d", i), 70_000+i
