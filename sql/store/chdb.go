@@ -22,8 +22,9 @@ import (
 // the first path. Stores on the same path may use different databases.
 var engine struct {
 	mu   sync.Mutex
-	path string // storage path while refs > 0
-	refs int    // open embedded stores
+	path string        // storage path while refs > 0
+	refs int           // open embedded stores
+	runs atomic.Uint64 // statements runCtx ran, for markers unique in the engine
 }
 
 // queryConns is how many connections a store keeps for Exec, Query and Ping.
@@ -42,6 +43,7 @@ type chdbStore struct {
 
 	queries chan *chdbConn // idle query connections
 	insert  chan *chdbConn // the insert connection, when idle
+	control chan *chdbConn // the connection runCtx sends KILL QUERY on, when idle
 	conns   []*chdbConn    // all of them, for Close
 
 	done      chan struct{} // closed by Close
@@ -80,6 +82,7 @@ func openChDB(ctx context.Context, cfg Config, logger *slog.Logger) (*chdbStore,
 		logger:  logger.With("engine", "chdb", "database", cfg.Database),
 		queries: make(chan *chdbConn, queryConns),
 		insert:  make(chan *chdbConn, 1),
+		control: make(chan *chdbConn, 1),
 		done:    make(chan struct{}),
 	}
 	start := time.Now()
@@ -105,7 +108,8 @@ func openChDB(ctx context.Context, cfg Config, logger *slog.Logger) (*chdbStore,
 		s.closeConns()
 		return nil, fmt.Errorf("store: use database %s: %w", s.db, err)
 	}
-	for range queryConns {
+	// The query connections, then the control one.
+	for range queryConns + 1 {
 		c, err := s.newConn(s.session())
 		if err != nil {
 			s.closeConns()
@@ -114,9 +118,10 @@ func openChDB(ctx context.Context, cfg Config, logger *slog.Logger) (*chdbStore,
 		s.conns = append(s.conns, c)
 	}
 	s.insert <- s.conns[0]
-	for _, c := range s.conns[1:] {
+	for _, c := range s.conns[1 : 1+queryConns] {
 		s.queries <- c
 	}
+	s.control <- s.conns[1+queryConns]
 	engine.refs++
 	engine.path = path
 	return s, nil
@@ -257,6 +262,7 @@ func (s *chdbStore) Close() error {
 			<-s.queries
 		}
 		<-s.insert
+		<-s.control
 		engine.mu.Lock()
 		defer engine.mu.Unlock()
 		s.closeConns()

@@ -44,3 +44,34 @@ func (a *AdminConn) Close() {
 	defer engine.mu.Unlock()
 	a.s.closeConn(a.c)
 }
+
+// HeldConn is one of an embedded store's query connections, taken out of
+// its pool for a test alone until Release.
+type HeldConn struct {
+	s *chdbStore
+	c *chdbConn
+}
+
+// TakeConn takes a query connection of st, an embedded store.
+func TakeConn(st Store) *HeldConn {
+	s := st.(*chdbStore)
+	return &HeldConn{s: s, c: <-s.queries}
+}
+
+// RunCtx runs one statement on the connection with runCtx.
+func (h *HeldConn) RunCtx(ctx context.Context, query, format string, params Params) (string, error) {
+	out, _, err := h.s.runCtx(ctx, h.c, query, format, params)
+	return string(out), err
+}
+
+// Release puts the connection back in its pool.
+func (h *HeldConn) Release() { h.s.queries <- h.c }
+
+// RunCtx runs query with runCtx on the read-only connection, without the
+// statement and table checks.
+func (r *ReadOnly) RunCtx(ctx context.Context, query, format string) (string, error) {
+	c := <-r.conns
+	defer func() { r.conns <- c }()
+	out, _, err := r.s.runCtx(ctx, c, query, format, nil)
+	return string(out), err
+}
