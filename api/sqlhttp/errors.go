@@ -13,6 +13,7 @@ const (
 	codeReadonly     = 164 // READONLY
 	codeTooLarge     = 229 // QUERY_IS_TOO_LARGE
 	codeTooMany      = 202 // TOO_MANY_SIMULTANEOUS_QUERIES
+	codeTimeout      = 159 // TIMEOUT_EXCEEDED
 	codeBadArguments = 36  // BAD_ARGUMENTS
 	codeUnknown      = 1002
 )

@@ -136,8 +136,13 @@ func (h *Handler) query(w http.ResponseWriter, r *http.Request) {
 	}
 	out, st, err := h.q.Query(ctx, q, req.format, req.params)
 	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil {
+		switch {
+		case r.Context().Err() != nil:
+		case errors.Is(err, store.ErrBusy):
 			h.fail(w, r, queryID, newException(codeTooMany, "TOO_MANY_SIMULTANEOUS_QUERIES", "the analyst connection stayed busy; try again"))
+			return
+		case errors.Is(err, context.DeadlineExceeded):
+			h.fail(w, r, queryID, newException(codeTimeout, "TIMEOUT_EXCEEDED", fmt.Sprintf("the request ran past its time limit (%s)", limit)))
 			return
 		}
 		if errors.Is(err, store.ErrClosed) || r.Context().Err() != nil {

@@ -38,7 +38,11 @@ type fixture struct {
 
 func setup(t *testing.T) fixture { return setupB(t) }
 
-func setupB(t testing.TB) fixture {
+func setupB(t testing.TB) fixture { return setupLimit(t, 0) }
+
+// setupLimit is the fixture with the listener's time limit set (0: the
+// default).
+func setupLimit(t testing.TB, limit time.Duration) fixture {
 	t.Helper()
 	st := storetest.Open(t)
 	if err := rollup.Migrate(t.Context(), st, nil); err != nil {
@@ -73,7 +77,7 @@ func setupB(t testing.TB) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(sqlhttp.New(ro, tokens, admin, 0, nil))
+	srv := httptest.NewServer(sqlhttp.New(ro, tokens, admin, limit, nil))
 	t.Cleanup(srv.Close)
 	return fixture{url: srv.URL, token: secret, tokens: tokens, id: tok.ID, other: otherDB.Rows[0][0], db: ro.Database()}
 }
@@ -215,5 +219,31 @@ func TestRefused(t *testing.T) {
 	}
 	if a := f.post(t, "SELECT 1", nil); a.status != 401 {
 		t.Errorf("revoked token: %d %q", a.status, a.body)
+	}
+}
+
+// The time limit bounds a whole request, whatever it asks: a query still
+// running when the limit (the listener's, or a lower one the request asks
+// for) is reached is stopped and answered TIMEOUT_EXCEEDED, and the
+// connection serves the next one. numbers(1e11) runs for minutes, so the
+// outcome never depends on the machine's speed.
+func TestRequestTimeLimit(t *testing.T) {
+	f := setupLimit(t, 2*time.Second)
+	long := "SELECT count() FROM numbers(100000000000)"
+	for _, c := range []struct {
+		query  string
+		params url.Values
+	}{
+		{long, nil},
+		{long + " SETTINGS max_execution_time = 1", nil},
+		{long, url.Values{"max_execution_time": {"1"}}},
+	} {
+		a := f.post(t, c.query, c.params)
+		if a.status != 408 || a.header.Get("X-ClickHouse-Exception-Code") != "159" || !strings.Contains(a.body, "time limit") {
+			t.Errorf("%s %v: %d %q, want 408 TIMEOUT_EXCEEDED", c.query, c.params, a.status, a.body)
+		}
+		if a := f.post(t, "SELECT 1", nil); a.status != 200 || a.body != "1\n" {
+			t.Errorf("after the stopped query: %d %q", a.status, a.body)
+		}
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/viewcount/viewcount"
 )
@@ -23,8 +22,9 @@ import (
 // the first path. Stores on the same path may use different databases.
 var engine struct {
 	mu   sync.Mutex
-	path string // storage path while refs > 0
-	refs int    // open embedded stores
+	path string        // storage path while refs > 0
+	refs int           // open embedded stores
+	runs atomic.Uint64 // statements runCtx ran, for markers unique in the engine
 }
 
 // queryConns is how many connections a store keeps for Exec, Query and Ping.
@@ -35,16 +35,6 @@ const queryConns = 2
 // ErrClosed is returned (wrapped) by calls on a closed store.
 var ErrClosed = errors.New("store closed")
 
-// chdbConn is one chDB connection. A connection runs one statement at a
-// time: whoever holds it (taken from a pool channel) has it alone.
-type chdbConn struct {
-	ptr unsafe.Pointer // chdb_connection*, as chdb_connect returned it
-	buf []byte         // insert encoding buffer, reused
-}
-
-// handle is the chdb_connection the query functions take.
-func (c *chdbConn) handle() unsafe.Pointer { return *(*unsafe.Pointer)(c.ptr) }
-
 type chdbStore struct {
 	lib    *chdbLib
 	path   string
@@ -53,6 +43,7 @@ type chdbStore struct {
 
 	queries chan *chdbConn // idle query connections
 	insert  chan *chdbConn // the insert connection, when idle
+	control chan *chdbConn // the connection runCtx sends KILL QUERY on, when idle
 	conns   []*chdbConn    // all of them, for Close
 
 	done      chan struct{} // closed by Close
@@ -91,99 +82,49 @@ func openChDB(ctx context.Context, cfg Config, logger *slog.Logger) (*chdbStore,
 		logger:  logger.With("engine", "chdb", "database", cfg.Database),
 		queries: make(chan *chdbConn, queryConns),
 		insert:  make(chan *chdbConn, 1),
+		control: make(chan *chdbConn, 1),
 		done:    make(chan struct{}),
 	}
 	start := time.Now()
 	boot := engine.refs == 0
-	for range queryConns + 1 {
-		c, err := s.connect()
-		if err != nil {
-			s.closeConns()
-			return nil, err
-		}
-		s.conns = append(s.conns, c)
+	// The first connection creates the database every connection's session
+	// then uses.
+	first, err := s.newConn(nil)
+	if err != nil {
+		return nil, err
 	}
+	s.conns = append(s.conns, first)
 	if boot {
 		s.logger.Info("chdb engine started", "path", path, "lib", l.path, "version", l.version(), "took", time.Since(start).Round(time.Millisecond))
 	}
 	// The database name is checked against identRE by Open; identifiers
 	// cannot be bound as parameters here.
-	if _, _, err := s.run(s.conns[0], "CREATE DATABASE IF NOT EXISTS `"+s.db+"`", "TSV", nil); err != nil {
+	if _, _, err := s.run(first, "CREATE DATABASE IF NOT EXISTS `"+s.db+"`", "TSV", nil); err != nil {
 		s.closeConns()
 		return nil, fmt.Errorf("store: create database %s: %w", s.db, err)
 	}
-	for _, c := range s.conns {
-		if _, _, err := s.run(c, "USE `"+s.db+"`", "TSV", nil); err != nil {
+	first.setup = s.session()
+	if err := s.setUp(first); err != nil {
+		s.closeConns()
+		return nil, fmt.Errorf("store: use database %s: %w", s.db, err)
+	}
+	// The query connections, then the control one.
+	for range queryConns + 1 {
+		c, err := s.newConn(s.session())
+		if err != nil {
 			s.closeConns()
 			return nil, fmt.Errorf("store: use database %s: %w", s.db, err)
 		}
+		s.conns = append(s.conns, c)
 	}
 	s.insert <- s.conns[0]
-	for _, c := range s.conns[1:] {
+	for _, c := range s.conns[1 : 1+queryConns] {
 		s.queries <- c
 	}
+	s.control <- s.conns[1+queryConns]
 	engine.refs++
 	engine.path = path
 	return s, nil
-}
-
-// connect opens one connection to the engine at s.path, booting it if this
-// is the process's first. Settings given here apply to this connection only.
-func (s *chdbStore) connect() (*chdbConn, error) {
-	var a cArgs
-	defer a.unpin()
-	args := []string{
-		"viewcount",
-		"--path=" + s.path,
-		// Retried batches are dropped in views_raw and in the views' targets.
-		"--insert_deduplicate=1",
-		// chDB defaults async_insert to 1; an async insert is acknowledged
-		// before it is written and deduplicated by other rules, so say no.
-		"--async_insert=0",
-		"--deduplicate_blocks_in_dependent_materialized_views=1",
-		// Server configuration from here on. displayName() names the
-		// service, not the host (clients such as clickhouse-go ask for it).
-		"--",
-		"--display_name=viewcount",
-	}
-	p := s.lib.connect(int32(len(args)), a.cstrings(args))
-	if p == nil || *(*unsafe.Pointer)(p) == nil {
-		return nil, fmt.Errorf("store: chdb_connect --path=%s failed (another process using the directory? see chDB's stderr)", s.path)
-	}
-	return &chdbConn{ptr: p}, nil
-}
-
-// closeConns closes every connection; the caller holds engine.mu.
-func (s *chdbStore) closeConns() {
-	for _, c := range s.conns {
-		s.lib.closeConn(c.ptr)
-	}
-	s.conns = nil
-}
-
-// run executes one statement on c, which the caller holds.
-func (s *chdbStore) run(c *chdbConn, query, format string, params Params) ([]byte, resultStats, error) {
-	q := []byte(query)
-	f := []byte(format)
-	qp, ql := cBytes(q)
-	fp, fl := cBytes(f)
-	var res unsafe.Pointer
-	if len(params) == 0 {
-		res = s.lib.queryN(c.handle(), qp, ql, fp, fl)
-	} else {
-		names := make([]string, 0, len(params))
-		values := make([]string, 0, len(params))
-		for k, v := range params {
-			names = append(names, k)
-			values = append(values, paramEscaper.Replace(v))
-		}
-		var a cArgs
-		np, nl := a.buffers(names)
-		vp, vl := a.buffers(values)
-		res = s.lib.queryWithParamsN(c.handle(), qp, ql, fp, fl, np, nl, vp, vl, uintptr(len(params)))
-		a.unpin()
-	}
-	return s.lib.cResult(res)
 }
 
 // take waits for a connection from pool.
@@ -259,7 +200,11 @@ func (s *chdbStore) InsertViews(ctx context.Context, token string, rows []viewco
 	if cap(c.buf) > 64<<20 {
 		defer func() { c.buf = nil }() // do not pin a huge buffer forever
 	}
+	if err := s.ready(c); err != nil {
+		return fmt.Errorf("store: insert views: %w", err)
+	}
 	if err := s.streamInsert(c, insertQuery(token), "Native", c.buf); err != nil {
+		s.discard(c) // as run does
 		return fmt.Errorf("store: insert %d views: %w", len(rows), err)
 	}
 	return nil
@@ -317,6 +262,7 @@ func (s *chdbStore) Close() error {
 			<-s.queries
 		}
 		<-s.insert
+		<-s.control
 		engine.mu.Lock()
 		defer engine.mu.Unlock()
 		s.closeConns()

@@ -38,6 +38,10 @@ func (l *Limits) defaults() {
 	}
 }
 
+// ErrBusy is returned (wrapped, with the context's error) when a request
+// waited for the read-only connection until its context ended.
+var ErrBusy = errors.New("store: the analyst connection stayed busy")
+
 // ErrReadOnlyUnsupported is returned (wrapped) by OpenReadOnly for a store
 // that cannot run analyst queries itself: the ClickHouse server store, whose
 // own HTTP port and a read-only user serve analysts better.
@@ -73,25 +77,21 @@ func OpenReadOnly(st Store, limits Limits) (*ReadOnly, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
-	c, err := s.connect()
-	if err != nil {
-		return nil, fmt.Errorf("store: read-only connection: %w", err)
-	}
 	// Session settings persist on a chDB connection. readonly=1 comes last:
 	// from then on the session cannot change any setting, neither with SET
-	// nor with a query's SETTINGS clause.
-	for _, q := range []string{
+	// nor with a query's SETTINGS clause. A replacement of the connection
+	// (after a failed statement, see chdbStore.run) runs the same setup, and
+	// is not used unless all of it succeeds.
+	c, err := s.newConn([]string{
 		"USE `" + s.db + "`",
 		"SET max_execution_time = " + strconv.FormatInt(int64((limits.MaxExecutionTime+time.Second-1)/time.Second), 10),
 		"SET max_result_rows = " + strconv.FormatUint(limits.MaxResultRows, 10),
 		"SET result_overflow_mode = 'throw'",
 		"SET max_memory_usage = " + strconv.FormatUint(limits.MaxMemoryUsage, 10),
 		"SET readonly = 1",
-	} {
-		if _, _, err := s.run(c, q, "TSV", nil); err != nil {
-			s.lib.closeConn(c.ptr)
-			return nil, fmt.Errorf("store: read-only connection: %w", err)
-		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: read-only connection: %w", err)
 	}
 	r := &ReadOnly{s: s, limits: limits, conns: make(chan *chdbConn, 1)}
 	r.conns <- c
@@ -114,7 +114,8 @@ func (r *ReadOnly) Policy() analyst.Policy {
 // opinion (EXPLAIN AST of the same text, which parses and runs nothing),
 // and the statement runs only if that agrees with the checks. Errors carry
 // the engine's message, "Code: N. DB::Exception: …". One query runs at a
-// time; ctx bounds the wait for the connection.
+// time. ctx bounds the whole call: the wait for the connection (ErrBusy),
+// then the statements, stopped when it ends (its error, wrapped).
 func (r *ReadOnly) Query(ctx context.Context, q analyst.Query, format string, params Params) ([]byte, QueryStats, error) {
 	if r.s.closed.Load() {
 		return nil, QueryStats{}, ErrClosed
@@ -131,20 +132,22 @@ func (r *ReadOnly) Query(ctx context.Context, q analyst.Query, format string, pa
 	select {
 	case c = <-r.conns:
 	case <-ctx.Done():
-		return nil, QueryStats{}, ctx.Err()
+		return nil, QueryStats{}, fmt.Errorf("%w: %w", ErrBusy, ctx.Err())
 	case <-r.s.done:
 		return nil, QueryStats{}, ErrClosed
 	}
 	defer func() { r.conns <- c }()
 	start := time.Now()
-	ast, _, err := r.s.run(c, "EXPLAIN AST "+q.Text(), "TabSeparatedRaw", params)
+	// ctx bounds the statements too: runCtx stops one still running when
+	// it ends.
+	ast, _, err := r.s.runCtx(ctx, c, "EXPLAIN AST "+q.Text(), "TabSeparatedRaw", params)
 	if err != nil {
 		return nil, QueryStats{Elapsed: time.Since(start)}, err
 	}
 	if err := q.VerifyEngineAST(string(ast)); err != nil {
 		return nil, QueryStats{Elapsed: time.Since(start)}, err
 	}
-	out, rs, err := r.s.run(c, q.Text(), format, params)
+	out, rs, err := r.s.runCtx(ctx, c, q.Text(), format, params)
 	st := QueryStats{Elapsed: time.Since(start), RowsRead: rs.rowsRead, BytesRead: rs.bytesRead}
 	if err != nil {
 		return nil, st, err
@@ -157,6 +160,6 @@ func (r *ReadOnly) Close() error {
 	c := <-r.conns
 	engine.mu.Lock()
 	defer engine.mu.Unlock()
-	r.s.lib.closeConn(c.ptr)
+	r.s.closeConn(c)
 	return nil
 }
