@@ -1,6 +1,7 @@
 package analyst
 
 import (
+	"strconv"
 	"strings"
 )
 
@@ -17,9 +18,10 @@ var inFunctions = map[string]bool{
 // and the name after it (a function's, a table's), without alias and
 // child count.
 type astNode struct {
-	depth int
-	typ   string
-	name  string
+	depth    int
+	typ      string
+	name     string
+	children int // as the line declares it, "(children N)"; 0 without
 }
 
 // VerifyEngineAST is the engine's second opinion on q: explain is the
@@ -43,7 +45,7 @@ func (q Query) VerifyEngineAST(explain string) error {
 			return disagree("more than one statement")
 		}
 		typ, rest, _ := strings.Cut(trimmed, " ")
-		nodes = append(nodes, astNode{depth: depth, typ: typ, name: nodeArg(rest)})
+		nodes = append(nodes, astNode{depth: depth, typ: typ, name: nodeArg(rest), children: childCount(rest)})
 	}
 	if len(nodes) == 0 {
 		return disagree("no statement")
@@ -67,6 +69,19 @@ func (q Query) VerifyEngineAST(explain string) error {
 			}
 		} else if len(ids) > 2 {
 			return disagree("a table name of more than two parts")
+		}
+	}
+	// Every node has the children it declares: a tree cut short (a
+	// statement the engine stopped mid-answer) is no opinion.
+	for i, n := range nodes {
+		got := 0
+		for j := i + 1; j < len(nodes) && nodes[j].depth > n.depth; j++ {
+			if nodes[j].depth == n.depth+1 {
+				got++
+			}
+		}
+		if got != n.children {
+			return disagree("an incomplete tree")
 		}
 	}
 	// parents[d] is the node at depth d on the path to the current one.
@@ -115,6 +130,19 @@ func nodeArg(rest string) string {
 		rest = ""
 	}
 	return rest
+}
+
+// childCount is N of a line's " (children N)", or 0.
+func childCount(rest string) int {
+	i := strings.LastIndex(rest, "(children ")
+	if i < 0 || !strings.HasSuffix(rest, ")") {
+		return 0
+	}
+	n, err := strconv.Atoi(rest[i+len("(children ") : len(rest)-1])
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 // checkInRight checks the right side of the IN-function at nodes[i]: an

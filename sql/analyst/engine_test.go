@@ -45,9 +45,11 @@ func TestVerifyEngineAST(t *testing.T) {
 	f(strings.Replace(good, "TableIdentifier viewcount.views_raw", "TableIdentifier other.views_raw", 1), `database "other"`)
 	f(strings.Replace(good, "TableIdentifier viewcount.views_raw", "TableIdentifier system.users", 1), "system")
 	f(strings.Replace(good, "TableIdentifier viewcount.views_raw", "TableIdentifier viewcount.a.b", 1), "table name")
-	f(strings.Replace(good, "     TableExpression (children 1)\n      TableIdentifier viewcount.views_raw", "     TableExpression (children 1)\n      Function merge (children 1)", 1), `table function "merge"`)
+	f(strings.Replace(good, "     TableExpression (children 1)\n      TableIdentifier viewcount.views_raw", "     TableExpression (children 1)\n      Function merge", 1), `table function "merge"`)
 	f(strings.Replace(good, "     Identifier t\n", "     Identifier system.users\n", 1), "system")
+	f(good[:strings.Index(good, "   TablesInSelectQuery")], "incomplete")
+	f(strings.Replace(good, "SelectQuery (children 3)", "SelectQuery (children 4)", 1), "incomplete")
 	f("", "empty line")
 	f("  SelectWithUnionQuery\n", "more than one statement")
-	f("SelectWithUnionQuery\n   ExpressionList\n", "malformed")
+	f("SelectWithUnionQuery (children 1)\n   ExpressionList\n", "")
 }
