@@ -186,6 +186,10 @@ func TestComposeClickHouse(t *testing.T) {
 		"max_result_rows":      strconv.Itoa(store.DefaultMaxResultRows),
 		"max_memory_usage":     strconv.Itoa(store.DefaultMaxMemoryUsage),
 		"result_overflow_mode": "throw",
+		// The engine's own second line behind the listener's checks.
+		"allow_ddl":                                    "0",
+		"allow_introspection_functions":                "0",
+		"cancel_http_readonly_queries_on_client_close": "1",
 	}
 	for k, v := range want {
 		if got := profile.text(k); got != v {
@@ -212,6 +216,22 @@ func TestComposeClickHouse(t *testing.T) {
 	pw := user.child("password")
 	if env := pw.attr("from_env"); env == "" || ch.Environment[env] == nil || *ch.Environment[env] == "" {
 		t.Errorf("user analyst: password from_env %q: not set in the clickhouse service's environment", env)
+	}
+	// Analysts reach the server only through the api services' listener,
+	// which runs what it cleared as this user; the server publishes no port.
+	for _, name := range []string{"api-1", "api-2"} {
+		_, cfg := roleConfig(t, name, p.Services[name])
+		up, err := url.Parse(cfg.SQLUpstream)
+		if err != nil || cfg.SQLListen == "" || up.User.Username() != "analyst" || up.Hostname() != "clickhouse" || up.Port() != "8123" {
+			t.Errorf("%s: --sql-listen %q, --sql-upstream %q: want the listener on, running queries as analyst on clickhouse:8123", name, cfg.SQLListen, up.Redacted())
+			continue
+		}
+		if pass, _ := up.User.Password(); pass != *ch.Environment[pw.attr("from_env")] {
+			t.Errorf("%s: --sql-upstream's password is not the analyst user's", name)
+		}
+	}
+	if len(ch.Ports) > 0 {
+		t.Errorf("clickhouse publishes %v: analysts go through the listener's checks, the operator through docker compose exec", ch.Ports)
 	}
 
 	// Every system log named is either removed or bounded by a TTL.
