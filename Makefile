@@ -211,6 +211,16 @@ ua-eval: uadata build
 clean:
 	rm -rf bin
 
+# The analyst checks' property tests, fuzzed for a bounded time (CI runs
+# it): any text through the checks (FuzzCheck), and every accepted query
+# run on the real engine with canary files present (FuzzAnalystCanaries:
+# no canary read, no file written, no session changed).
+FUZZTIME ?= 45s
+.PHONY: fuzz
+fuzz: chdb
+	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZTIME) ./sql/analyst/
+	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzAnalystCanaries$$' -fuzztime $(FUZZTIME) ./sql/store/
+
 # The fault-injection suite (issue 9): `viewcount serve` as a child process
 # under pixel and beacon load, faults injected on a seeded schedule
 # (FAULTS_SEED=N repeats a run, FAULTS_ONLY=a,b picks scenarios), and after
