@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 )
 
-// MaxQueryBytes bounds the text Check parses, and MaxDepth how deeply its
-// expressions and subqueries nest: the parser and the printer recurse, so
-// both keep their stacks (and a hostile query's cost) small.
+// MaxQueryBytes bounds the text Check parses, and MaxDepth how deeply the
+// parser may recurse (about three levels a parenthesis): the parser and
+// the printer recurse, so both keep their stacks, and a hostile query's
+// cost, small.
 const (
 	MaxQueryBytes = 256 << 10
 	MaxDepth      = 200
@@ -115,9 +115,6 @@ func Check(text string, p Policy) (Query, error) {
 	if len(text) > MaxQueryBytes {
 		return Query{}, refuse(codeTooLarge, "QUERY_IS_TOO_LARGE", "query: at most %d bytes", MaxQueryBytes)
 	}
-	if d := nesting(text); d > MaxDepth {
-		return Query{}, refuse(codeTooDeep, "TOO_DEEP_AST", "query nests %d levels deep; at most %d", d, MaxDepth)
-	}
 	st, err := parseStatement(text)
 	if err != nil {
 		return Query{}, err
@@ -128,35 +125,6 @@ func Check(text string, p Policy) (Query, error) {
 	}
 	pr.q.text = pr.b.String()
 	return pr.q, nil
-}
-
-// nesting is the deepest nesting of brackets in text, counted on the raw
-// bytes (inside strings too, which only errs towards refusing), and of
-// runs of prefix operators, which the parser also recurses on.
-func nesting(text string) int {
-	depth, deepest, run := 0, 0, 0
-	for i := 0; i < len(text); i++ {
-		switch c := text[i]; c {
-		case '(', '[', '{':
-			depth++
-			deepest = max(deepest, depth+run)
-		case ')', ']', '}':
-			depth = max(depth-1, 0)
-		case '-', '+', '!', '~':
-			run++
-			deepest = max(deepest, depth+run)
-		case ' ', '\t', '\n', '\r':
-		default:
-			if isIdentByte(c) && i+3 < len(text) && strings.EqualFold(text[i:i+3], "NOT") && (i+3 == len(text) || !isIdentByte(text[i+3])) && (i == 0 || !isIdentByte(text[i-1])) {
-				run++
-				deepest = max(deepest, depth+run)
-				i += 2
-				continue
-			}
-			run = 0
-		}
-	}
-	return deepest
 }
 
 func isIdentByte(c byte) bool {

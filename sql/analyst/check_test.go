@@ -40,6 +40,7 @@ func TestCheckAccepts(t *testing.T) {
 	// Strings: one quoting, escapes kept as the bytes they mean.
 	f(`SELECT 'it''s', 'it\'s', 'a\\b', 'tab\there', $$raw'\$$, $x$dollar$x$`, `SELECT 'it\'s', 'it\'s', 'a\\b', 'tab\x09here', 'raw\'\\', 'dollar'`, "")
 	f("SELECT 'snow ☃'", "SELECT 'snow ☃'", "")
+	f("SELECT '"+strings.Repeat("(", 1000)+"'", "SELECT '"+strings.Repeat("(", 1000)+"'", "") // brackets in a string nest nothing
 	// Tables of the store are written qualified; WITH tables are not.
 	f("WITH a AS (SELECT 1 AS x) SELECT x FROM a", "WITH a AS (SELECT 1 AS x) SELECT x FROM a", "")
 	f("WITH a AS (SELECT 1 AS x) SELECT * FROM a, views_raw", "WITH a AS (SELECT 1 AS x) SELECT * FROM a, viewcount.views_raw", "")
@@ -194,8 +195,9 @@ func TestCheckRefuses(t *testing.T) {
 	f("", 211, "Empty")
 	f("  -- only a comment\n", 211, "Empty")
 	f(strings.Repeat("(", 300)+"1"+strings.Repeat(")", 300), 167, "nests")
-	f("SELECT "+strings.Repeat("-", 300)+"1", 167, "")
-	f("SELECT "+strings.Repeat("NOT ", 300)+"1", 167, "")
+	f("SELECT "+strings.Repeat("- ", 300)+"1", 167, "nests")
+	f("SELECT "+strings.Repeat("-", 300)+"1", 62, "") // a comment to the end
+	f("SELECT "+strings.Repeat("NOT ", 300)+"1", 167, "nests")
 	f(strings.Repeat("x", MaxQueryBytes+1), 229, "at most")
 }
 
