@@ -207,10 +207,9 @@ func (p *printer) expr(e expr) error {
 		if err := p.expr(x.x); err != nil {
 			return err
 		}
-		if s := p.b.String(); s != "" && s[len(s)-1] >= '0' && s[len(s)-1] <= '9' && !endsInName(s) {
-			p.w(" ") // "0 .a", not the number "0.a"
-		}
-		p.w(".", x.idx)
+		// A space before the dot: after a number ("0 .1", "x.1 .2") it
+		// would otherwise join the number.
+		p.w(" .", x.idx)
 	case *parenExpr:
 		p.w("(")
 		if err := p.list(x.items); err != nil {
@@ -464,14 +463,4 @@ func listed(m map[string]bool) string {
 	}
 	sort.Strings(names)
 	return strings.Join(names, ", ")
-}
-
-// endsInName reports whether s ends in a bare name (t1), after which a
-// dot is an element access, rather than in a number.
-func endsInName(s string) bool {
-	i := len(s)
-	for i > 0 && isIdentByte(s[i-1]) {
-		i--
-	}
-	return i < len(s) && isWordStart(s[i])
 }
