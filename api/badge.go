@@ -30,7 +30,6 @@ var badgeTmpl = template.Must(template.New("badge").Funcs(template.FuncMap{"xml"
 
 var (
 	svgType   = []string{"image/svg+xml"}
-	noSniff   = []string{"nosniff"}
 	svgPolicy = []string{"default-src 'none'"} // opened on its own, the badge runs nothing
 )
 
@@ -87,7 +86,6 @@ func (s *Server) badge(c *gin.Context) {
 	h := c.Writer.Header()
 	h["Cache-Control"] = s.cacheControl
 	h["Content-Type"] = svgType
-	h["X-Content-Type-Options"] = noSniff
 	h["Content-Security-Policy"] = svgPolicy
 	c.Status(http.StatusOK)
 	_, _ = c.Writer.Write(svg)
