@@ -22,17 +22,17 @@ const siteUsage = `usage:
   viewcount site rotate DOMAIN           a new site token; the old one stops working at once
   viewcount site delete DOMAIN --confirm DOMAIN
                                          remove the site and all its data (without --confirm: say what would go)
-common flags: [--server URL] [--admin-token T] [--data DIR]`
+common flags: [--server URL] [--admin-token-file FILE] [--data DIR]; the admin token: VIEWCOUNT_ADMIN_TOKEN, the file, else DIR/admin_token`
 
 // runSite implements `viewcount site add|list|rotate|delete` against a
 // running server's admin API.
-func runSite(args []string, stdout io.Writer) error {
+func runSite(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return errors.New(siteUsage)
 	}
 	cmd := args[0]
 	fs := flag.NewFlagSet("viewcount site "+cmd, flag.ContinueOnError)
-	server, token, data := adminFlags(fs)
+	af := adminFlags(fs)
 	var jsonOut *bool
 	var confirm *string
 	wantDomain := true
@@ -62,7 +62,7 @@ func runSite(args []string, stdout io.Writer) error {
 	case fs.NArg() > 0 || wantDomain && domain == "":
 		return errors.New(siteUsage)
 	}
-	admin, err := newAdminClient(*server, "/v1/admin/sites", *token, *data)
+	admin, err := af.client("/v1/admin/sites", stderr)
 	if err != nil {
 		return err
 	}

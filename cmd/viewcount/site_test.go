@@ -22,10 +22,11 @@ func TestSiteCommands(t *testing.T) {
 	at := time.Date(2026, 11, 30, 10, 0, 30, 0, time.UTC)
 	m := startMainWith(t, t.TempDir(), newDB(), nil, func() time.Time { return at })
 	c := newClient(t, m)
+	t.Setenv("VIEWCOUNT_ADMIN_TOKEN", adminToken) // what README recommends over --admin-token
 	site := func(args ...string) (string, error) {
 		t.Helper()
 		var out bytes.Buffer
-		err := run(append(append([]string{"site"}, args...), "--server", c.base, "--admin-token", adminToken), &out, &out)
+		err := run(append(append([]string{"site"}, args...), "--server", c.base), &out, &out)
 		return out.String(), err
 	}
 	must := func(args ...string) string {
