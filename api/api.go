@@ -26,7 +26,7 @@ type Registry interface {
 	Get(ctx context.Context, domain string) (stream.Site, error)
 	// Managing sites (api/sites.go); errors as stream.Sites documents.
 	List(ctx context.Context) ([]stream.Site, error)
-	RotateToken(ctx context.Context, domain string) (string, error)
+	RotateToken(ctx context.Context, domain string, keepShare bool) (token string, shared bool, err error)
 	SetTimezone(ctx context.Context, domain, zone string) (stream.Site, error)
 	CreateShare(ctx context.Context, domain string) (string, error)
 	RevokeShare(ctx context.Context, domain string) error

@@ -94,21 +94,39 @@ func (s *Server) lastViews(ctx context.Context) (map[string]string, error) {
 	return last, nil
 }
 
-// rotateToken answers POST /v1/admin/sites/{site}/token with a new site
-// token; the old one is refused from the next request on.
+// rotateToken answers POST /v1/admin/sites/{site}/token[?keep_share=true]
+// with a new site token; the old one is refused from the next request on,
+// and so is the site's share link unless keep_share: whoever held the old
+// token could have made it. share_link says what became of the link:
+// "revoked", "kept" or "none".
 func (s *Server) rotateToken(c *gin.Context) {
 	site, ok := s.adminSite(c)
 	if !ok {
 		return
 	}
-	token, err := s.sites.RotateToken(c.Request.Context(), site)
+	keep := false
+	if v, ok := c.GetQuery("keep_share"); ok {
+		var err error
+		if keep, err = strconv.ParseBool(v); err != nil {
+			s.fail(c, errBadRequest("keep_share: want true or false"))
+			return
+		}
+	}
+	token, shared, err := s.sites.RotateToken(c.Request.Context(), site, keep)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	s.logger.Info("site token rotated", "site", site)
+	link := "none"
+	switch {
+	case shared && keep:
+		link = "kept"
+	case shared:
+		link = "revoked"
+	}
+	s.logger.Info("site token rotated", "site", site, "share_link", link)
 	c.Header("Cache-Control", "no-store")
-	c.JSON(http.StatusOK, gin.H{"site": site, "token": token})
+	c.JSON(http.StatusOK, gin.H{"site": site, "token": token, "share_link": link})
 }
 
 // patchSite answers PATCH /v1/admin/sites/{site} {"timezone":"Europe/Berlin"}.

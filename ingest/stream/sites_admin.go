@@ -70,20 +70,28 @@ func (s *Sites) List(ctx context.Context) ([]Site, error) {
 
 // RotateToken gives the site a new token and returns it; the old one stops
 // working at once, since every token check reads the bucket (Get), never a
-// cache. ErrSiteUnknown if the site is not registered.
-func (s *Sites) RotateToken(ctx context.Context, domain string) (string, error) {
-	token, err := newToken(siteTokenPrefix)
+// cache. The site's share link is revoked in the same update unless
+// keepShare: a link made by whoever held the old token must not outlive
+// it (a rotation is how a leaked token is locked out). shared says whether
+// the site had a link (revoked, or kept). ErrSiteUnknown if the site is not
+// registered.
+func (s *Sites) RotateToken(ctx context.Context, domain string, keepShare bool) (token string, shared bool, err error) {
+	token, err = newToken(siteTokenPrefix)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	_, err = s.modify(ctx, domain, func(site *Site) error {
 		site.TokenHash = hashToken(token)
+		shared = site.ShareHash != ""
+		if !keepShare {
+			site.ShareHash = ""
+		}
 		return nil
 	})
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
-	return token, nil
+	return token, shared, nil
 }
 
 // SetTimezone sets the IANA zone the site's day buckets follow ("UTC" is
