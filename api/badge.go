@@ -69,15 +69,13 @@ func (s *Server) badge(c *gin.Context) {
 		}
 		label = q[1]
 	}
-	var views uint64
-	if s.sites.Known(site) {
-		r, err := s.snap.get(c.Request.Context(), site, page)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		views = r.Views
+	// Registered or not, the same path (see existence).
+	r, err := s.snap.get(c.Request.Context(), site, page)
+	if err != nil {
+		s.fail(c, err)
+		return
 	}
+	views := r.Views
 	svg, err := renderBadge(label, shortCount(views))
 	if err != nil {
 		s.fail(c, err)
