@@ -178,7 +178,7 @@ const (
 	BotUA       Reason = "bot_ua"       // user agent of a known crawler, tool or headless browser
 	EmptyUA     Reason = "empty_ua"     // no user agent at all
 	Headless    Reason = "headless"     // the page reported navigator.webdriver
-	UnknownSite Reason = "unknown_site" // the site is not registered
+	UnknownSite Reason = "unknown_site" // the site is not registered, or was not when the view came (InRegistration)
 	DuplicateID Reason = "duplicate_id" // the same event id seen within 24 h (a client retry)
 	Duplicate   Reason = "duplicate"    // the same visitor viewed the same page within the window
 

@@ -58,7 +58,7 @@ func newFixture(t testing.TB, checks map[string]Checker) *fixture {
 		t.Fatal(err)
 	}
 	var err error
-	if f.sites, err = stream.OpenSites(ctx, streamtest.Open(t, 1)); err != nil {
+	if f.sites, err = stream.OpenSites(ctx, streamtest.Open(t, 1), nil); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(f.sites.Close)

@@ -345,7 +345,10 @@ func NewRules(cfg Config, sites SiteLookup) (*Rules, error) {
 //     headerMismatch; off with IgnoreHeaders).
 //  6. Datacenter: ingest found the client address in a datacenter range,
 //     or its AS number is a hosting or cloud network's (hostingASNs).
-//  7. UnknownSite: the site is not registered.
+//  7. UnknownSite: the site is not registered, or was not when the view
+//     came: a view received before its site's current registration
+//     (viewcount.InRegistration), in flight while the site was deleted
+//     and added again, counts for neither.
 //  8. BadReferrer: the referrer's host, or a parent domain of it, is on the
 //     spam list.
 //  9. Excluded: an operator's correction (Corrections) excludes the view's
@@ -420,7 +423,7 @@ func (r *Rules) judgeUA(e *viewcount.Event, ua uaInfo, t int64) viewcount.Reason
 	if e.Datacenter || r.hosting.has(e.ASN) {
 		return viewcount.Datacenter
 	}
-	if !r.sites.Known(e.Site) {
+	if !viewcount.InRegistration(r.sites, e.Site, e.Time) {
 		return viewcount.UnknownSite
 	}
 	if r.spam.match(e.Referrer) {

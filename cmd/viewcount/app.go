@@ -108,7 +108,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.roles.Validate || m.roles.API {
 		// Only they read the registry; ingest publishes every hit and
 		// leaves unknown sites to the validators.
-		if m.sites, err = stream.OpenSites(ctx, m.stream); err != nil {
+		if m.sites, err = stream.OpenSites(ctx, m.stream, m.now); err != nil {
 			return err
 		}
 	}
@@ -292,7 +292,7 @@ func (m *Main) startValidate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sink := rollup.NewSink(rollup.Config{Feed: rollup.FeedConfig{Every: m.cfg.FeedEvery}}, m.store, intents, m.Metrics, m.logger, m.now)
+	sink := rollup.NewSink(rollup.Config{Feed: rollup.FeedConfig{Every: m.cfg.FeedEvery}, Sites: m.sites}, m.store, intents, m.Metrics, m.logger, m.now)
 	v, err := validate.New(cfg, validate.Options{Partitions: m.cfg.OwnPartitions, FlushEvery: m.cfg.FlushEvery,
 		MaxLag: m.cfg.ReadyMaxLag, Raw: m.store}, m.stream.JS, m.stream.Partitions, m.sites, sink, m.Metrics, m.logger)
 	if err != nil {

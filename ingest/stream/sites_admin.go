@@ -153,9 +153,14 @@ func (s *Sites) RevokeShare(ctx context.Context, domain string) error {
 }
 
 // Delete removes the site from the registry (its data in the store is the
-// caller's to delete). The entry is purged, not just marked deleted, so no
-// token hash stays in the bucket's history. ErrSiteUnknown if the site is
-// not registered.
+// caller's to delete, after Delete returns). The entry is purged, not just
+// marked deleted, so no token hash stays in the bucket's history. A view
+// in flight (in the stream, held for settling, in a batch not yet stored)
+// counts for no registration after this: it is judged or re-checked
+// unknown_site, and a later Add starts a new registration that views
+// received before it never count for (viewcount.InRegistration). Delete
+// first waits for this process's batches being stored (Hold).
+// ErrSiteUnknown if the site is not registered.
 func (s *Sites) Delete(ctx context.Context, domain string) error {
 	e, err := s.kv.Get(ctx, domain)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
@@ -164,6 +169,10 @@ func (s *Sites) Delete(ctx context.Context, domain string) error {
 	if err != nil {
 		return fmt.Errorf("sites: get %s: %w", domain, err)
 	}
+	// Batches this process's writers checked against the registry while
+	// the site was here are stored before it goes (see Sites.fence).
+	s.fence.Lock()
+	defer s.fence.Unlock()
 	// Purge whatever revision is current: a change that raced in just
 	// before would be deleted with the site anyway.
 	if err := s.kv.Purge(ctx, domain); err != nil {

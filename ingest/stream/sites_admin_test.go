@@ -14,12 +14,12 @@ import (
 func TestSitesManage(t *testing.T) {
 	ctx := context.Background()
 	c := streamtest.Open(t, 1)
-	a, err := stream.OpenSites(ctx, c)
+	a, err := stream.OpenSites(ctx, c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	b, err := stream.OpenSites(ctx, c) // another process's registry
+	b, err := stream.OpenSites(ctx, c, nil) // another process's registry
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestSitesConcurrentChanges(t *testing.T) {
 	regs := make([]*stream.Sites, 2)
 	for i := range regs {
 		var err error
-		if regs[i], err = stream.OpenSites(ctx, c); err != nil {
+		if regs[i], err = stream.OpenSites(ctx, c, nil); err != nil {
 			t.Fatal(err)
 		}
 		defer regs[i].Close()
@@ -197,7 +197,7 @@ func TestSitesChangesPersist(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	c := streamtest.OpenDir(t, dir, 1)
-	s, err := stream.OpenSites(ctx, c)
+	s, err := stream.OpenSites(ctx, c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestSitesChangesPersist(t *testing.T) {
 	c.Close()
 
 	c = streamtest.OpenDir(t, dir, 1)
-	s, err = stream.OpenSites(ctx, c)
+	s, err = stream.OpenSites(ctx, c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
