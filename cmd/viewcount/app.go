@@ -312,7 +312,7 @@ func (m *Main) startValidate(ctx context.Context) error {
 func (m *Main) ruleConfig() (validate.Config, error) {
 	var cfg validate.Config
 	cfg.DuplicateWindow = m.cfg.DuplicateWindow
-	cfg.VisitorRateLimit, cfg.NetworkRateLimit = m.cfg.VisitorRate, m.cfg.NetworkRate
+	cfg.VisitorRateLimit, cfg.NetworkRateLimit, cfg.BlockRateLimit = m.cfg.VisitorRate, m.cfg.NetworkRate, m.cfg.BlockRate
 	cfg.RotationMaxUAs, cfg.RotationWindow = m.cfg.RotationUAs, m.cfg.RotationWindow
 	cfg.ReplaceBotList, cfg.ReplaceSpamReferrers = m.cfg.BotListReplace, m.cfg.SpamReplace
 	cfg.AllowMissingHints = m.cfg.AllowNoHints

@@ -40,6 +40,7 @@ type Config struct {
 	SettleWindow    time.Duration
 	VisitorRate     int
 	NetworkRate     int
+	BlockRate       int // views of one page a minute from one IPv6 /32
 	RotationUAs     int
 	RotationWindow  time.Duration
 	DatacenterLists []string
@@ -150,6 +151,7 @@ func parseConfig(name string, args []string) (Config, error) {
 	e.dur(&c.SettleWindow, "settle-window", "VIEWCOUNT_SETTLE_WINDOW", 0, "how long views of watched visitors/networks are held before counting (0 = default 2m, negative = off)")
 	e.int(&c.VisitorRate, "visitor-rate", "VIEWCOUNT_VISITOR_RATE", 0, "views per minute beyond which a visitor's views are rate (0 = default 30)")
 	e.int(&c.NetworkRate, "network-rate", "VIEWCOUNT_NETWORK_RATE", 0, "views per minute beyond which a /24 or /48's views are rate (0 = default 600)")
+	e.int(&c.BlockRate, "block-rate", "VIEWCOUNT_BLOCK_RATE", 0, "views of one page per minute beyond which an IPv6 /32's views of it are rate, whichever of its /48s they come from (0 = default 1200)")
 	e.int(&c.RotationUAs, "rotation-uas", "VIEWCOUNT_ROTATION_UAS", 0, "distinct user agents per network within --rotation-window beyond which its views are network_rotation (0 = default 50)")
 	e.dur(&c.RotationWindow, "rotation-window", "VIEWCOUNT_ROTATION_WINDOW", 0, "window of the rotation rule (0 = default 10m)")
 	e.str(&dcLists, "datacenter-ranges", "VIEWCOUNT_DATACENTER_RANGES", "", "comma-separated files of datacenter CIDRs (ingest marks hits from them)")
