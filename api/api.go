@@ -31,6 +31,9 @@ type Registry interface {
 	CreateShare(ctx context.Context, domain string) (string, error)
 	RevokeShare(ctx context.Context, domain string) error
 	Delete(ctx context.Context, domain string) error
+	// Quiesce waits for this process's inserts and feeds in flight (see
+	// deleteSiteData).
+	Quiesce()
 }
 
 // Store is the store as the api uses it: reads, and the statements that

@@ -38,7 +38,8 @@ type Intents interface {
 // deletion was stored after the deletion had removed the site's rows, and
 // counted for whoever registered the domain next. Hold keeps Delete off
 // from the check until the rows are in (see Sites.Hold), so the deletion
-// of the site's rows that follows a Delete finds them.
+// of the site's rows that follows a Delete finds them; feeds run under it
+// too (runFeedHeld).
 type Registry interface {
 	viewcount.Registrations
 	Hold() (release func())

@@ -65,6 +65,8 @@ func TestRegistrations(t *testing.T) {
 // batch against it until the batch is stored (Sites.Hold); Delete waits
 // for it, so the deletion of the site's rows that follows Delete finds
 // the batch in the store, and a batch checked later sees the site gone.
+// Feeds hold it too, and the deletion quiesces it between views_raw and
+// the rollups.
 func TestDeleteWaitsForHolds(t *testing.T) {
 	ctx := context.Background()
 	c := streamtest.Open(t, 1)
@@ -103,4 +105,22 @@ func TestDeleteWaitsForHolds(t *testing.T) {
 		t.Fatal("deleted site still known")
 	}
 	s.Hold()() // nothing left to wait for
+
+	// Quiesce waits for the holds taken before it (a feed in flight), and
+	// returns at once when there are none.
+	s.Quiesce()
+	release = s.Hold()
+	quiet := make(chan struct{})
+	go func() { s.Quiesce(); close(quiet) }()
+	select {
+	case <-quiet:
+		t.Fatal("Quiesce returned while a feed was held")
+	case <-time.After(200 * time.Millisecond):
+	}
+	release()
+	select {
+	case <-quiet:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Quiesce still waiting after the hold was released")
+	}
 }

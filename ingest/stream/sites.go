@@ -144,6 +144,16 @@ func (s *Sites) Registered(domain string) (since time.Time, ok bool) {
 	return since, ok
 }
 
+// Quiesce waits until every Hold taken before it is released: for a
+// site's deletion, between deleting its views_raw rows and its rollup
+// rows, so a feed in flight that read the former has put them into the
+// rollups by then, where the deletion finds them.
+func (s *Sites) Quiesce() {
+	s.fence.Lock()
+	//lint:ignore SA2001 an empty critical section: waiting for the holds is the point
+	s.fence.Unlock()
+}
+
 // Hold keeps this process's Delete from removing any site until release
 // is called (see Sites.fence): for a Writer, from checking a batch's
 // verdicts against the registry until the batch is stored. Holds are
