@@ -15,7 +15,7 @@ type Event struct {
 	Referrer  string    // scheme://host/path of the referring page, no query
 	UA        string    // user agent, length-capped
 	ID        string    // event id: the client's, or one ingest generated
-	Visitor   uint64    // hash(daily salt, site, IP, UA)
+	Visitor   uint64    // hash(daily salt, site, IPv4 address or IPv6 /64, UA); its low 32 bits are its partition key (NetworkKey)
 	Network   uint64    // hash(daily salt, IPv4 /24 or IPv6 /48)
 	Webdriver bool      // the beacon reported navigator.webdriver
 	Source    Source    // which endpoint received it
@@ -178,7 +178,7 @@ const (
 	BotUA       Reason = "bot_ua"       // user agent of a known crawler, tool or headless browser
 	EmptyUA     Reason = "empty_ua"     // no user agent at all
 	Headless    Reason = "headless"     // the page reported navigator.webdriver
-	UnknownSite Reason = "unknown_site" // the site is not registered
+	UnknownSite Reason = "unknown_site" // the site is not registered, or was not when the view came (InRegistration)
 	DuplicateID Reason = "duplicate_id" // the same event id seen within 24 h (a client retry)
 	Duplicate   Reason = "duplicate"    // the same visitor viewed the same page within the window
 
@@ -246,17 +246,38 @@ const (
 // on the same validator, so duplicate and velocity state stays local.
 //
 // Only the low 32 bits count, and ingest fills those with the low 32 bits of
-// the visitor's network id (NetworkKey): so every visitor of one network
-// lands on the same validator too, and per-network rates and rotation are
-// judged on all of the network's traffic, not a 1/N sample of it.
+// the keyed hash of the visitor's widest network (NetworkKey): the network
+// id itself for IPv4 (the /24), the /32's block id for IPv6 (Block). So
+// every visitor of one network, and every /48 of one IPv6 /32, lands on the
+// same validator too, and per-network rates and rotation are judged on all
+// of the network's traffic, not a 1/N sample of it.
 func Partition(visitor uint64, partitions int) int {
 	return int(uint32(visitor) % uint32(partitions))
 }
 
 // NetworkKey gives a visitor id its network's partition key: the high 32
-// bits stay the visitor's own hash, the low 32 come from the network id.
-func NetworkKey(visitor, network uint64) uint64 {
-	return visitor&^0xffffffff | network&0xffffffff
+// bits stay the visitor's own hash, the low 32 come from key, the network
+// id for IPv4 and the /32's block id for IPv6 (see Partition).
+func NetworkKey(visitor, key uint64) uint64 {
+	return visitor&^0xffffffff | key&0xffffffff
+}
+
+// Block returns the key of the IPv6 /32 the view came from, the partition
+// key ingest put in the visitor id's low 32 bits (NetworkKey); ok is false
+// for IPv4, where that key is the network id's own low 32 bits, for an
+// unknown address (Network 0), and for IPv6 views published before the
+// /32 was keyed (their key was the /48's too). A /32 is what one provider
+// holds, typically handing each home or phone a /48 to /64 of it; its
+// views are judged together, at a higher limit than a /48's (validate's
+// rate rule), since one /48 per view would otherwise escape every network
+// limit. Carried in the visitor id rather than a field of its own, so the
+// stream format and views_raw did not change: a revalidation reading
+// views_raw sees it too. Two /32s share a key with a chance of 2^-32.
+func (e *Event) Block() (key uint64, ok bool) {
+	if e.Network == 0 || uint32(e.Visitor) == uint32(e.Network) {
+		return 0, false
+	}
+	return uint64(uint32(e.Visitor)), true
 }
 
 // Subject is the stream subject of a partition.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"time"
 )
 
 // ErrBadSite is returned (wrapped) by NormaliseSite.
@@ -81,4 +82,29 @@ func CheckRegistrable(s string) (string, error) {
 		return "", fmt.Errorf("%w: localhost is not a public host name", ErrBadSite)
 	}
 	return site, nil
+}
+
+// Registrations says which sites are registered, and since when. A site's
+// registration is one span of it in the registry, from its Add to its
+// Delete: a site deleted and added again is a new registration, whose
+// owner may be someone else, and none of the views of the one before may
+// count for it. Implementations are in-memory (ingest/stream.Sites), cheap
+// and safe for concurrent use: validators consult them for every event.
+type Registrations interface {
+	// Registered returns when the site's current registration was made
+	// (the registry's clock, millisecond precision); ok is false when the
+	// site is not registered.
+	Registered(site string) (since time.Time, ok bool)
+}
+
+// InRegistration reports whether a view of site received at t belongs to
+// the site's current registration: the site is registered, and was when
+// the view came. A view received before the registration began (in flight
+// while the site was deleted and added again, or sent before the site was
+// first added) belongs to none, and is judged UnknownSite whenever it is
+// judged: this is what lets a re-added site start empty whatever was still
+// in the stream, held for settling or waiting for its insert.
+func InRegistration(r Registrations, site string, t time.Time) bool {
+	since, ok := r.Registered(site)
+	return ok && !t.Before(since)
 }

@@ -26,11 +26,14 @@ type Registry interface {
 	Get(ctx context.Context, domain string) (stream.Site, error)
 	// Managing sites (api/sites.go); errors as stream.Sites documents.
 	List(ctx context.Context) ([]stream.Site, error)
-	RotateToken(ctx context.Context, domain string) (string, error)
+	RotateToken(ctx context.Context, domain string, keepShare bool) (token string, shared bool, err error)
 	SetTimezone(ctx context.Context, domain, zone string) (stream.Site, error)
 	CreateShare(ctx context.Context, domain string) (string, error)
 	RevokeShare(ctx context.Context, domain string) error
 	Delete(ctx context.Context, domain string) error
+	// Quiesce waits for this process's inserts and feeds in flight (see
+	// deleteSiteData).
+	Quiesce()
 }
 
 // Store is the store as the api uses it: reads, and the statements that
@@ -173,10 +176,8 @@ func (s *Server) count(c *gin.Context) {
 			return
 		}
 	}
-	if !s.sites.Known(site) {
-		s.unknownCount(c, site, page)
-		return
-	}
+	// No registry check: an unregistered site is read like a registered
+	// one (see existence).
 	r, err := s.snap.get(c.Request.Context(), site, page)
 	if err != nil {
 		s.fail(c, err)
@@ -200,25 +201,18 @@ func (s *Server) count(c *gin.Context) {
 	_, _ = c.Writer.Write(*body)
 }
 
-// unknownCount answers a count of a site that is not registered as a
-// registered site with no views would be answered: /invalid does not say
-// which sites exist, so /count must not either (issue 9: it answered 404).
-// It costs no store query and takes no room in the snapshot, so reading
-// random site names is free. An unregistered site never has a valid view
-// (validators judge its hits unknown_site), so zeros are its true count;
-// as_of moves in steps of the lag, as a snapshot reading does.
-func (s *Server) unknownCount(c *gin.Context, site, page string) {
-	body, err := countBody(site, page, Count{AsOf: s.now().Truncate(s.cfg.PublicLag)})
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	h := c.Writer.Header()
-	h["Cache-Control"] = s.cacheControl
-	h["Content-Type"] = s.jsonType
-	c.Status(http.StatusOK)
-	_, _ = c.Writer.Write(body)
-}
+// existence: the public reads (/count, /counts, the badge) never consult
+// the registry. An unregistered site has no valid views (its hits are
+// judged unknown_site), so the snapshot reads zeros for it, exactly as for
+// a registered site's page never viewed: the same answer, and the same
+// work behind it (the first read of a key queries the store, later ones
+// are map lookups), so neither the body nor its timing says which sites
+// exist (TestPublicReadsSameWorkForUnknownSites). A shortcut for unknown
+// sites answered them without the store query, 25 times faster than a
+// registered site's first read: a timing oracle. The cost of a random
+// site name is the cost of a random page of a real one, which any client
+// could already ask for: a point query, shared by concurrent readers, and
+// an entry in the bounded snapshot.
 
 // countBody is the JSON answer for cnt of site+page. It goes through the
 // encoder c.JSON uses, so the bytes are those c.JSON wrote before answers

@@ -76,24 +76,20 @@ func (s *Server) counts(c *gin.Context) {
 	for i, p := range pages {
 		resp.Counts[i].Page = p
 	}
-	if !s.sites.Known(site) {
-		// As /count: zeros, no store query, no snapshot entry (see unknownCount).
-		resp.AsOf = s.now().Truncate(s.cfg.PublicLag).UTC().Format(time.RFC3339)
-	} else {
-		rs, err := s.snap.getMany(c.Request.Context(), site, pages)
-		if err != nil {
-			s.fail(c, err)
-			return
-		}
-		oldest := rs[0].AsOf
-		for i, r := range rs {
-			resp.Counts[i].Views, resp.Counts[i].Uniques, resp.Counts[i].Pending = r.Views, r.Uniques, r.Pending
-			if r.AsOf.Before(oldest) {
-				oldest = r.AsOf
-			}
-		}
-		resp.AsOf = oldest.UTC().Format(time.RFC3339)
+	// Registered or not, the same path (see existence).
+	rs, err := s.snap.getMany(c.Request.Context(), site, pages)
+	if err != nil {
+		s.fail(c, err)
+		return
 	}
+	oldest := rs[0].AsOf
+	for i, r := range rs {
+		resp.Counts[i].Views, resp.Counts[i].Uniques, resp.Counts[i].Pending = r.Views, r.Uniques, r.Pending
+		if r.AsOf.Before(oldest) {
+			oldest = r.AsOf
+		}
+	}
+	resp.AsOf = oldest.UTC().Format(time.RFC3339)
 	c.Writer.Header()["Cache-Control"] = s.cacheControl
 	c.JSON(http.StatusOK, resp)
 }

@@ -119,3 +119,74 @@ func decode(t *testing.T, w *httptest.ResponseRecorder, code int, v any) {
 		t.Fatalf("decode %s: %v", w.Body, err)
 	}
 }
+
+// TestRotateRevokesShare: a share link made with a site token kept
+// working after that token was rotated (found by an attacker's probe: who
+// held a leaked site token kept a read-only link after the rotation meant
+// to lock them out). Rotating now revokes the site's share link, and says
+// so; ?keep_share=true keeps it, for a rotation that is routine.
+func TestRotateRevokesShare(t *testing.T) {
+	f := newFixture(t, nil)
+	_, siteToken, err := f.sites.Add(context.Background(), "rot.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const report = "/v1/sites/rot.example/invalid"
+	share := func(token string) string {
+		t.Helper()
+		var out shareResponse
+		decode(t, f.do(t, "POST", "/v1/sites/rot.example/share", token, ""), 201, &out)
+		return out.Token
+	}
+	rotate := func(query string) (token, shareLink string) {
+		t.Helper()
+		var out struct {
+			Site, Token string
+			ShareLink   string `json:"share_link"`
+		}
+		decode(t, f.do(t, "POST", "/v1/admin/sites/rot.example/token"+query, testAdmin, ""), 200, &out)
+		if out.Site != "rot.example" || !strings.HasPrefix(out.Token, "vcs_") {
+			t.Fatalf("rotate answer %+v", out)
+		}
+		return out.Token, out.ShareLink
+	}
+	link := share(siteToken)
+	newToken, said := rotate("")
+	if said != "revoked" {
+		t.Errorf("rotate with a link: share_link %q, want revoked", said)
+	}
+	for token, want := range map[string]int{link: 401, siteToken: 401, newToken: 200} {
+		if c := f.do(t, "GET", report, token, "").Code; c != want {
+			t.Errorf("after the rotation, %.8s…: %d, want %d", token, c, want)
+		}
+	}
+	var info struct {
+		Sites []struct {
+			Site   string
+			Shared bool
+		}
+	}
+	decode(t, f.do(t, "GET", "/v1/admin/sites", testAdmin, ""), 200, &info)
+	if len(info.Sites) != 1 || info.Sites[0].Shared {
+		t.Errorf("site list after the rotation: %+v, want not shared", info.Sites)
+	}
+	if newToken, said = rotate(""); said != "none" {
+		t.Errorf("rotate without a link: share_link %q, want none", said)
+	}
+
+	// Kept on request: the link made with the old token still reads.
+	link = share(newToken)
+	kept, said := rotate("?keep_share=true")
+	if said != "kept" {
+		t.Errorf("rotate ?keep_share=true: share_link %q, want kept", said)
+	}
+	if c := f.do(t, "GET", report, link, "").Code; c != 200 {
+		t.Errorf("kept link after the rotation: %d, want 200", c)
+	}
+	if c := f.do(t, "GET", report, kept, "").Code; c != 200 {
+		t.Errorf("new token: %d, want 200", c)
+	}
+	if c := f.do(t, "POST", "/v1/admin/sites/rot.example/token?keep_share=maybe", testAdmin, "").Code; c != 400 {
+		t.Errorf("keep_share=maybe: %d, want 400", c)
+	}
+}

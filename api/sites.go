@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -94,21 +95,39 @@ func (s *Server) lastViews(ctx context.Context) (map[string]string, error) {
 	return last, nil
 }
 
-// rotateToken answers POST /v1/admin/sites/{site}/token with a new site
-// token; the old one is refused from the next request on.
+// rotateToken answers POST /v1/admin/sites/{site}/token[?keep_share=true]
+// with a new site token; the old one is refused from the next request on,
+// and so is the site's share link unless keep_share: whoever held the old
+// token could have made it. share_link says what became of the link:
+// "revoked", "kept" or "none".
 func (s *Server) rotateToken(c *gin.Context) {
 	site, ok := s.adminSite(c)
 	if !ok {
 		return
 	}
-	token, err := s.sites.RotateToken(c.Request.Context(), site)
+	keep := false
+	if v, ok := c.GetQuery("keep_share"); ok {
+		var err error
+		if keep, err = strconv.ParseBool(v); err != nil {
+			s.fail(c, errBadRequest("keep_share: want true or false"))
+			return
+		}
+	}
+	token, shared, err := s.sites.RotateToken(c.Request.Context(), site, keep)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	s.logger.Info("site token rotated", "site", site)
+	link := "none"
+	switch {
+	case shared && keep:
+		link = "kept"
+	case shared:
+		link = "revoked"
+	}
+	s.logger.Info("site token rotated", "site", site, "share_link", link)
 	c.Header("Cache-Control", "no-store")
-	c.JSON(http.StatusOK, gin.H{"site": site, "token": token})
+	c.JSON(http.StatusOK, gin.H{"site": site, "token": token, "share_link": link})
 }
 
 // patchSite answers PATCH /v1/admin/sites/{site} {"timezone":"Europe/Berlin"}.
@@ -255,38 +274,81 @@ func (s *Server) siteRows(ctx context.Context, site string) (map[string]uint64, 
 	}
 	rows := make(map[string]uint64, len(tables))
 	for _, t := range tables {
-		res, err := s.q.Query(ctx, vcsql.Query(vcsql.SiteRows), store.Params{"table": t, "site": site})
-		if err != nil {
-			return nil, fmt.Errorf("api: count rows of %s in %s: %w", site, t, err)
-		}
-		if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
-			return nil, fmt.Errorf("api: count rows of %s in %s: %d rows", site, t, len(res.Rows))
-		}
-		if rows[t], err = strconv.ParseUint(res.Rows[0][0], 10, 64); err != nil {
-			return nil, fmt.Errorf("api: count rows of %s in %s: %w", site, t, err)
+		if rows[t], err = s.siteRowsIn(ctx, t, site); err != nil {
+			return nil, err
 		}
 	}
 	return rows, nil
 }
 
+// siteRowsIn counts the site's rows in table t.
+func (s *Server) siteRowsIn(ctx context.Context, t, site string) (uint64, error) {
+	res, err := s.q.Query(ctx, vcsql.Query(vcsql.SiteRows), store.Params{"table": t, "site": site})
+	if err != nil {
+		return 0, fmt.Errorf("api: count rows of %s in %s: %w", site, t, err)
+	}
+	if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
+		return 0, fmt.Errorf("api: count rows of %s in %s: %d rows", site, t, len(res.Rows))
+	}
+	n, err := strconv.ParseUint(res.Rows[0][0], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("api: count rows of %s in %s: %w", site, t, err)
+	}
+	return n, nil
+}
+
 // deleteSiteData deletes the site's rows from every table with a site
 // column and returns how many each held. Tables holding none are left
 // alone: a mutation rewrites parts, which costs even when nothing matches.
+//
+// views_raw goes first, then the rollups, and between the two the
+// registry is quiesced: a feed in flight (a validator copying stored rows
+// into the rollups, --feed-every) may have read the site's views_raw rows
+// before they went, and must have written them before the rollups are
+// counted and deleted, or a view stored just before the deletion would be
+// counted again in the rollups for whoever registers the domain next.
+// Feeds that start later find the rows gone. (Quiesce waits for this
+// process's validators; on a cluster, another process's feed can still
+// race the deletion by its own duration.)
 func (s *Server) deleteSiteData(ctx context.Context, site string) (map[string]uint64, error) {
-	rows, err := s.siteRows(ctx, site)
+	tables, err := s.siteTables(ctx)
 	if err != nil {
 		return nil, err
 	}
-	for t, n := range rows {
+	rows := make(map[string]uint64, len(tables))
+	del := func(t string) error {
+		n, err := s.siteRowsIn(ctx, t, site)
+		if err != nil {
+			return err
+		}
+		rows[t] = n
 		if n == 0 {
-			continue
+			return nil
 		}
 		if err := s.q.Exec(ctx, vcsql.Query(vcsql.SiteDelete), store.Params{"table": t, "site": site}); err != nil {
-			return nil, fmt.Errorf("api: delete rows of %s in %s: %w", site, t, err)
+			return fmt.Errorf("api: delete rows of %s in %s: %w", site, t, err)
+		}
+		return nil
+	}
+	if slices.Contains(tables, rawTable) {
+		if err := del(rawTable); err != nil {
+			return nil, err
+		}
+	}
+	s.sites.Quiesce()
+	for _, t := range tables {
+		if t == rawTable {
+			continue
+		}
+		if err := del(t); err != nil {
+			return nil, err
 		}
 	}
 	return rows, nil
 }
+
+// rawTable is where every verdict is stored, and what the feed reads.
+const rawTable = "views_raw"
 
 func total(rows map[string]uint64) uint64 {
 	var n uint64

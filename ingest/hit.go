@@ -80,9 +80,15 @@ func (h *Handler) accept(ctx context.Context, hits []Hit, field func(i int) stri
 		h.metrics.PublishErrors.Add(uint64(len(evs)))
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
-	var network uint64
+	// The visitor id's low 32 bits (its partition) come from the /24 or
+	// the /32 (PartitionKey).
+	var network, key uint64
 	if cl.IP.IsValid() {
 		network = NetworkID(salt, cl.IP)
+		key = network
+		if !cl.IP.Unmap().Is4() {
+			key = BlockID(salt, cl.IP)
+		}
 	}
 	// The datacenter check is the one rule that needs the IP itself, so it
 	// runs here, before the address is dropped.
@@ -98,7 +104,7 @@ func (h *Handler) accept(ctx context.Context, hits []Hit, field func(i int) stri
 				v = visitorHash(salt, evs[i].Site, nil, cl.UA)
 			}
 		}
-		evs[i].Visitor = viewcount.NetworkKey(v, network)
+		evs[i].Visitor = viewcount.NetworkKey(v, key)
 		evs[i].Network = network
 		evs[i].Datacenter = datacenter
 		evs[i].Country = cl.Country

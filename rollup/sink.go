@@ -28,8 +28,28 @@ type Intents interface {
 	Put(ctx context.Context, key string, value []byte) (uint64, error)
 }
 
+// Registry is the site registry as a Writer consults it (ingest/stream's
+// Sites): right before each insert, a valid verdict whose view does not
+// belong to its site's current registration is stored as unknown_site
+// instead (viewcount.InRegistration). A batch waits up to --flush-every
+// for its insert and a held view up to the settle window, so a site can
+// be deleted, or deleted and added again, after its views were judged and
+// before they are stored; without this check a view judged just before a
+// deletion was stored after the deletion had removed the site's rows, and
+// counted for whoever registered the domain next. Hold keeps Delete off
+// from the check until the rows are in (see Sites.Hold), so the deletion
+// of the site's rows that follows a Delete finds them; feeds run under it
+// too (runFeedHeld).
+type Registry interface {
+	viewcount.Registrations
+	Hold() (release func())
+}
+
 // Config tunes batching.
 type Config struct {
+	// Sites, when set, is consulted before each insert (see Registry); nil
+	// stores verdicts as judged (tools and benchmarks writing their own).
+	Sites Registry
 	// MaxRows flushes a batch that reaches this many rows; default 50000.
 	// Bigger inserts are much cheaper per row for the store (every insert
 	// writes new parts that merges rewrite later): embedded, 5k-row batches
@@ -351,7 +371,7 @@ func (w *Writer) flush(ctx context.Context) error {
 func (w *Writer) insert(ctx context.Context, token string, in intent, rows []viewcount.Verdict) error {
 	backoff := w.s.cfg.RetryBackoff
 	for attempt := 1; ; attempt++ {
-		err := w.s.store.InsertViews(ctx, token, rows)
+		err := w.insertChecked(ctx, token, rows)
 		if err == nil {
 			return nil
 		}
@@ -370,4 +390,33 @@ func (w *Writer) insert(ctx context.Context, token string, in intent, rows []vie
 		}
 		backoff *= 2
 	}
+}
+
+// insertChecked is one insert attempt: the verdicts are checked against the
+// registry (Config.Sites) under its hold, and the hold is released once
+// the insert returned. Each attempt checks again: a site may go between
+// attempts. A retry then carries other verdicts under the same token, as a
+// batch rebuilt after a crash may; the store keeps whichever attempt got
+// in first.
+func (w *Writer) insertChecked(ctx context.Context, token string, rows []viewcount.Verdict) error {
+	reg := w.s.cfg.Sites
+	if reg == nil {
+		return w.s.store.InsertViews(ctx, token, rows)
+	}
+	release := reg.Hold()
+	defer release()
+	var moved int
+	var site string
+	for i := range rows {
+		v := &rows[i]
+		if v.Reason == viewcount.Valid && !viewcount.InRegistration(reg, v.Site, v.Time) {
+			v.Reason = viewcount.UnknownSite
+			moved, site = moved+1, v.Site
+		}
+	}
+	if moved > 0 {
+		w.s.logger.Info("valid views of a site deleted since they were judged stored as unknown_site",
+			"partition", w.partition, "batch", token, "views", moved, "site", site)
+	}
+	return w.s.store.InsertViews(ctx, token, rows)
 }

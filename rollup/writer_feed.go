@@ -70,7 +70,7 @@ func (w *Writer) openFeed(ctx context.Context) error {
 		return err
 	}
 	if r, ok := all[w.partition]; ok {
-		if err := runFeed(ctx, w.s.store, r); err != nil {
+		if err := w.runFeedHeld(ctx, r); err != nil {
 			return err
 		}
 		w.feed.fed = r.Last
@@ -88,7 +88,7 @@ func (w *Writer) openFeed(ctx context.Context) error {
 	if err := recordFeed(ctx, w.s.store, r); err != nil {
 		return err
 	}
-	if err := runFeed(ctx, w.s.store, r); err != nil {
+	if err := w.runFeedHeld(ctx, r); err != nil {
 		return err
 	}
 	w.feed.fed, w.feed.opened = r.Last, true
@@ -193,7 +193,7 @@ func (w *Writer) runFeed(ctx context.Context, r feedRange, rows int) error {
 			}
 		}
 		if err == nil {
-			err = runFeed(ctx, w.s.store, r)
+			err = w.runFeedHeld(ctx, r)
 		}
 		if err == nil {
 			break
@@ -215,4 +215,16 @@ func (w *Writer) runFeed(ctx context.Context, r feedRange, rows int) error {
 		w.s.metrics.SetPipelineLag(w.s.now().Sub(r.Since).Milliseconds())
 	}
 	return nil
+}
+
+// runFeedHeld runs one feed under the registry's hold (Config.Sites): a
+// feed copies rows it read from views_raw into the rollups, so a site's
+// deletion, having deleted the site's views_raw rows, waits for the feeds
+// in flight (Sites.Quiesce) before it deletes its rollup rows; a feed that
+// read the site's rows before they went would otherwise put them back.
+func (w *Writer) runFeedHeld(ctx context.Context, r feedRange) error {
+	if reg := w.s.cfg.Sites; reg != nil {
+		defer reg.Hold()()
+	}
+	return runFeed(ctx, w.s.store, r)
 }

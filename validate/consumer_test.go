@@ -26,13 +26,23 @@ func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
 
 const testPartitions = 3
 
+// trafficStart is when testTraffic begins: in the past, so held views are
+// due and ticks release them.
+var trafficStart = time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
+
+// registeredBefore is the registry's clock in tests replaying traffic from
+// the past: the sites were registered an hour before it began, so their
+// views belong to their registration (viewcount.InRegistration).
+func registeredBefore(start time.Time) func() time.Time {
+	return func() time.Time { return start.Add(-time.Hour) }
+}
+
 // testTraffic is a deterministic mix exercising every stateful rule: many
 // visitors with reloads and retries, a flood, bots, an unknown site. Event
 // times span 40 minutes, so windows open and close during the run.
 func testTraffic(n int) []viewcount.Event {
 	rng := rand.New(rand.NewPCG(7, 11))
-	// In the past, so held views are due and ticks release them.
-	t := time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC)
+	t := trafficStart
 	uas := []string{
 		"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36",
 		"Mozilla/5.0 (X11; Linux x86_64; rv:145.0) Gecko/20100101 Firefox/145.0",
@@ -99,7 +109,7 @@ func newPipeline(t *testing.T, evs []viewcount.Event) *pipeline {
 		t.Fatal(err)
 	}
 	var err error
-	if p.sites, err = vcstream.OpenSites(ctx, p.conn); err != nil {
+	if p.sites, err = vcstream.OpenSites(ctx, p.conn, registeredBefore(trafficStart)); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.sites.Close)

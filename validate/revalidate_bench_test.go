@@ -33,7 +33,7 @@ func BenchmarkRevalidate(b *testing.B) {
 		b.Fatal(err)
 	}
 	conn := streamtest.Open(b, 1)
-	sites, err := vcstream.OpenSites(ctx, conn)
+	sites, err := vcstream.OpenSites(ctx, conn, registeredBefore(end.AddDate(0, 0, -cfg.Days)))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -88,6 +88,10 @@ type Config struct {
 	RateWindow       time.Duration
 	VisitorRateLimit int
 	NetworkRateLimit int
+	// BlockRateLimit: an IPv6 /32 (viewcount.Event.Block) with more than
+	// this many views of one page of one site within RateWindow makes Rate
+	// views, whichever of its /48s and /64s they come from.
+	BlockRateLimit int
 
 	// RotationWindow: a network whose views carry more than RotationMaxUAs
 	// distinct user agents within (between half and all of) this window
@@ -158,6 +162,19 @@ func perPartition(budget, n int) int { return max(1, budget/max(1, n)) }
 // Deployments with very large audiences behind mobile carriers should raise
 // it.
 //
+// BlockRateLimit 1200 views of one page per minute (20/s) per IPv6 /32: a
+// /32 is a provider's block, and each /48 of it a new network to the limit
+// above, so a flood sent one /48 (or /64) per view escaped every network
+// limit; this caps what a /32 adds to one page at two /48s' worth. A
+// mobile carrier's /32 holds millions of phones, so the limit is per page,
+// not per /32: a busy site's real audience from one carrier /32 is a share
+// of each page's (a carrier has 10-30% of a country's mobile traffic, and
+// spreads it over several /32s), so a page reaches 1200 a minute from one
+// /32 only at several thousand views a minute in all, a viral page of one
+// of the busiest sites a self-hosted deployment serves (TestIPv6BlockRealAudience:
+// 2,000 a minute from one /32, 800 of them on one page, all counted).
+// Deployments with larger audiences should raise it (--block-rate).
+//
 // RotationMaxUAs 50 distinct user agents per network in 10 minutes: user-agent
 // reduction makes real people of one network share few strings (Chrome
 // reports "Chrome/131.0.0.0" on a handful of frozen platform strings, Safari
@@ -189,6 +206,7 @@ func DefaultConfig() Config {
 		RateWindow:          time.Minute,
 		VisitorRateLimit:    30,
 		NetworkRateLimit:    600,
+		BlockRateLimit:      1200,
 		RotationWindow:      10 * time.Minute,
 		RotationMaxUAs:      50,
 		RotationMinEvents:   10,
@@ -236,6 +254,7 @@ func (c Config) withDefaults() (Config, error) {
 		{"MaxScreenSize", &c.MaxScreenSize, d.MaxScreenSize, math.MaxInt},
 		{"VisitorRateLimit", &c.VisitorRateLimit, d.VisitorRateLimit, maxRateLimit},
 		{"NetworkRateLimit", &c.NetworkRateLimit, d.NetworkRateLimit, maxRateLimit},
+		{"BlockRateLimit", &c.BlockRateLimit, d.BlockRateLimit, maxRateLimit},
 		{"RotationMaxUAs", &c.RotationMaxUAs, d.RotationMaxUAs, math.MaxInt},
 		{"RotationMinEvents", &c.RotationMinEvents, d.RotationMinEvents, maxRateLimit},
 		{"RotationMaxNetworks", &c.RotationMaxNetworks, d.RotationMaxNetworks, math.MaxInt},
@@ -270,11 +289,12 @@ type Rules struct {
 	rate     rateLimiter
 	rotation rotation
 	flags    flags
-	// Views of a visitor or network at these estimates are watched (held
-	// and settled): a sixth of the limits.
-	watchVisitor, watchNetwork uint64
-	now                        int64  // latest event time seen, Unix ms: the rules' only clock
-	buf                        []byte // scratch for building hash keys
+	// Views of a visitor, network or block at these estimates are watched
+	// (held and settled): a sixth of the limits.
+	watchVisitor, watchNetwork, watchBlock uint64
+	now                                    int64  // latest event time seen, Unix ms: the rules' only clock
+	buf                                    []byte // scratch for building hash keys
+	lastBlockKey                           uint64 // the block key of the last view rated (blockKey), for raise
 }
 
 // NewRules returns rules configured by cfg that look sites up in sites. It
@@ -324,6 +344,7 @@ func NewRules(cfg Config, sites SiteLookup) (*Rules, error) {
 		flags:        newFlags(cfg.SettleWindow + cfg.RotationWindow + cfg.RateWindow),
 		watchVisitor: uint64(max(2, cfg.VisitorRateLimit/6)),
 		watchNetwork: uint64(max(2, cfg.NetworkRateLimit/6)),
+		watchBlock:   uint64(max(2, cfg.BlockRateLimit/6)),
 		now:          math.MinInt64,
 	}, nil
 }
@@ -345,7 +366,10 @@ func NewRules(cfg Config, sites SiteLookup) (*Rules, error) {
 //     headerMismatch; off with IgnoreHeaders).
 //  6. Datacenter: ingest found the client address in a datacenter range,
 //     or its AS number is a hosting or cloud network's (hostingASNs).
-//  7. UnknownSite: the site is not registered.
+//  7. UnknownSite: the site is not registered, or was not when the view
+//     came: a view received before its site's current registration
+//     (viewcount.InRegistration), in flight while the site was deleted
+//     and added again, counts for neither.
 //  8. BadReferrer: the referrer's host, or a parent domain of it, is on the
 //     spam list.
 //  9. Excluded: an operator's correction (Corrections) excludes the view's
@@ -353,8 +377,8 @@ func NewRules(cfg Config, sites SiteLookup) (*Rules, error) {
 //  10. DuplicateID: the same (site, event id) was seen less than RetryWindow
 //     ago; only for events with an id.
 //  11. Rate: the visitor made more than VisitorRateLimit views, or its
-//     network more than NetworkRateLimit, within RateWindow (this view
-//     included).
+//     network more than NetworkRateLimit, or its IPv6 /32 more than
+//     BlockRateLimit of this page, within RateWindow (this view included).
 //  12. NetworkRotation: the network's views carry more than RotationMaxUAs
 //     distinct user agents within RotationWindow.
 //  13. Duplicate: the same visitor viewed the same page of the same site less
@@ -420,7 +444,7 @@ func (r *Rules) judgeUA(e *viewcount.Event, ua uaInfo, t int64) viewcount.Reason
 	if e.Datacenter || r.hosting.has(e.ASN) {
 		return viewcount.Datacenter
 	}
-	if !r.sites.Known(e.Site) {
+	if !viewcount.InRegistration(r.sites, e.Site, e.Time) {
 		return viewcount.UnknownSite
 	}
 	if r.spam.match(e.Referrer) {
@@ -432,7 +456,8 @@ func (r *Rules) judgeUA(e *viewcount.Event, ua uaInfo, t int64) viewcount.Reason
 	if e.ID != "" && r.ids.seen(r.idKey(e), t, r.now) {
 		return viewcount.DuplicateID
 	}
-	rate := r.rate.over(e.Visitor, e.Network, r.now)
+	r.lastBlockKey = r.blockKey(e)
+	rate := r.rate.over(e.Visitor, e.Network, r.lastBlockKey, r.now)
 	rotating := r.rotation.rotating(e.Network, ua.hash, r.now)
 	dup := r.views.seen(r.viewKey(e), t, r.now)
 	if rate || rotating {
@@ -458,6 +483,22 @@ func (r *Rules) idKey(e *viewcount.Event) uint64 {
 	b = append(b, e.ID...)
 	r.buf = b
 	return xxhash.Sum64(b)
+}
+
+// blockKey is the key of the view's IPv6 /32 and its page of its site,
+// which BlockRateLimit applies to; 0 when the view has no block (IPv4, an
+// unknown address, a view from before blocks were keyed).
+func (r *Rules) blockKey(e *viewcount.Event) uint64 {
+	block, ok := e.Block()
+	if !ok {
+		return 0
+	}
+	b := binary.LittleEndian.AppendUint64(r.buf[:0], block)
+	b = append(b, e.Site...)
+	b = append(b, 0)
+	b = append(b, e.Page...)
+	r.buf = b
+	return xxhash.Sum64(b) | 1 // never 0, which means none
 }
 
 func (r *Rules) viewKey(e *viewcount.Event) uint64 {

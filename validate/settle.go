@@ -111,6 +111,11 @@ func (r *Rules) raise(e *viewcount.Event, rotating bool) {
 	case r.rate.lastNetwork > r.rate.networkLimit:
 		r.flags.network(e.Network, r.now, viewcount.Rate)
 	}
+	// A /32 flooding a page: its block key shares the network flags (a
+	// 64-bit hash of another input; the two never meet).
+	if r.lastBlockKey != 0 && r.rate.lastBlock > r.rate.blockLimit {
+		r.flags.network(r.lastBlockKey, r.now, viewcount.Rate)
+	}
 }
 
 // Watched reports whether the event Judge just called Valid belongs to a
@@ -121,7 +126,8 @@ func (r *Rules) Watched(e *viewcount.Event) bool {
 		return false
 	}
 	return r.rate.lastVisitor >= r.watchVisitor ||
-		e.Network != 0 && (r.rate.lastNetwork >= r.watchNetwork || r.rotation.lastGate >= r.rotation.minEvents)
+		e.Network != 0 && (r.rate.lastNetwork >= r.watchNetwork || r.rotation.lastGate >= r.rotation.minEvents ||
+			r.rate.lastBlock >= r.watchBlock)
 }
 
 // Settle re-judges a held valid verdict once SettleWindow has passed: if
@@ -138,6 +144,12 @@ func (r *Rules) Settle(v *viewcount.Verdict) {
 	}
 	if nf, ok := r.flags.networks[v.Network]; ok && v.Network != 0 && nf.at >= since {
 		v.Reason = nf.reason
+		return
+	}
+	if bk := r.blockKey(&v.Event); bk != 0 {
+		if nf, ok := r.flags.networks[bk]; ok && nf.at >= since {
+			v.Reason = nf.reason
+		}
 	}
 }
 

@@ -1,10 +1,15 @@
 package validate
 
-// SiteLookup says whether a site is registered. The rules consume it once per
-// event that passes the user-agent checks, from the validator's goroutine, so
-// Known must be cheap (an in-memory set, not a network round trip) and safe
-// to call while the registry is being updated. A site registered later makes
-// its earlier events no less "unknown": verdicts are never revisited.
+import "github.com/viewcount/viewcount"
+
+// SiteLookup says which sites are registered, and since when. The rules
+// consume it once per event that passes the user-agent checks, from the
+// validator's goroutine, so Registered must be cheap (an in-memory map, not
+// a network round trip) and safe to call while the registry is being
+// updated. An event counts only for the registration it was received
+// under (viewcount.InRegistration): one received before its site was
+// registered, or before the site was deleted and added again, is
+// UnknownSite however late it is judged, and verdicts are never revisited.
 type SiteLookup interface {
-	Known(site string) bool
+	viewcount.Registrations
 }

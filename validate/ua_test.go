@@ -36,10 +36,11 @@ var (
 	uaGooglebot      = "Mozilla/5.0 (Linux; Android 6.0.1; Nexus 5X Build/MMB29P) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.6778.69 Mobile Safari/537.36 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
 )
 
-// sitesOf is a SiteLookup over a fixed set.
+// sitesOf is a SiteLookup over a fixed set, registered since before any
+// view.
 type sitesOf map[string]bool
 
-func (s sitesOf) Known(site string) bool { return s[site] }
+func (s sitesOf) Registered(site string) (time.Time, bool) { return time.Time{}, s[site] }
 
 func newTestRules(t testing.TB, cfg Config) *Rules {
 	t.Helper()

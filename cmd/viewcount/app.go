@@ -81,6 +81,9 @@ func (m *Main) Failed() <-chan error { return m.failed }
 
 // Run starts the roles and returns once the process serves; Close stops it.
 func (m *Main) Run(ctx context.Context) error {
+	if m.cfg.AdminTokenFlag {
+		m.logger.Warn(warnTokenFlag)
+	}
 	// The lock comes before anything opens a file in the data dir (see
 	// dirLock); a process on a NATS cluster and a ClickHouse server keeps
 	// only its admin token there and needs none.
@@ -105,7 +108,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.roles.Validate || m.roles.API {
 		// Only they read the registry; ingest publishes every hit and
 		// leaves unknown sites to the validators.
-		if m.sites, err = stream.OpenSites(ctx, m.stream); err != nil {
+		if m.sites, err = stream.OpenSites(ctx, m.stream, m.now); err != nil {
 			return err
 		}
 	}
@@ -289,7 +292,7 @@ func (m *Main) startValidate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sink := rollup.NewSink(rollup.Config{Feed: rollup.FeedConfig{Every: m.cfg.FeedEvery}}, m.store, intents, m.Metrics, m.logger, m.now)
+	sink := rollup.NewSink(rollup.Config{Feed: rollup.FeedConfig{Every: m.cfg.FeedEvery}, Sites: m.sites}, m.store, intents, m.Metrics, m.logger, m.now)
 	v, err := validate.New(cfg, validate.Options{Partitions: m.cfg.OwnPartitions, FlushEvery: m.cfg.FlushEvery,
 		MaxLag: m.cfg.ReadyMaxLag, Raw: m.store}, m.stream.JS, m.stream.Partitions, m.sites, sink, m.Metrics, m.logger)
 	if err != nil {
@@ -309,7 +312,7 @@ func (m *Main) startValidate(ctx context.Context) error {
 func (m *Main) ruleConfig() (validate.Config, error) {
 	var cfg validate.Config
 	cfg.DuplicateWindow = m.cfg.DuplicateWindow
-	cfg.VisitorRateLimit, cfg.NetworkRateLimit = m.cfg.VisitorRate, m.cfg.NetworkRate
+	cfg.VisitorRateLimit, cfg.NetworkRateLimit, cfg.BlockRateLimit = m.cfg.VisitorRate, m.cfg.NetworkRate, m.cfg.BlockRate
 	cfg.RotationMaxUAs, cfg.RotationWindow = m.cfg.RotationUAs, m.cfg.RotationWindow
 	cfg.ReplaceBotList, cfg.ReplaceSpamReferrers = m.cfg.BotListReplace, m.cfg.SpamReplace
 	cfg.AllowMissingHints = m.cfg.AllowNoHints
@@ -414,11 +417,15 @@ func (m *Main) Close() {
 	})
 }
 
-// adminToken returns the configured token, or the one stored in the data
+// adminToken returns the configured token (--admin-token or its variable,
+// else the file --admin-token-file names), or the one stored in the data
 // dir, generating and printing it on first start.
 func (m *Main) adminToken() (string, error) {
 	if m.cfg.AdminToken != "" {
 		return m.cfg.AdminToken, nil
+	}
+	if m.cfg.AdminTokenFile != "" {
+		return readTokenFile(m.cfg.AdminTokenFile)
 	}
 	path := filepath.Join(m.cfg.Data, "admin_token")
 	b, err := os.ReadFile(path)
@@ -440,6 +447,23 @@ func (m *Main) adminToken() (string, error) {
 	fmt.Fprintf(m.out, "\nGenerated admin token (stored in %s; shown once):\n\n  %s\n\n", path, token)
 	return token, nil
 }
+
+// readTokenFile returns the token a file holds (surrounding space
+// trimmed); an empty file is an error, never an empty token.
+func readTokenFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("admin token file: %w", err)
+	}
+	t := strings.TrimSpace(string(b))
+	if t == "" {
+		return "", fmt.Errorf("admin token file %s: empty", path)
+	}
+	return t, nil
+}
+
+// warnTokenFlag is the warning for an admin token given on a command line.
+const warnTokenFlag = "--admin-token on the command line is readable by every local user (ps, /proc/PID/cmdline); use VIEWCOUNT_ADMIN_TOKEN or --admin-token-file"
 
 // migrate brings the store's schema up to date: the migrations on one
 // server or chDB, the cluster schema (sql/cluster) with --cluster.

@@ -14,16 +14,21 @@ import (
 // Config is everything a role process needs, built from flags, then the
 // environment, then defaults (in that order of precedence).
 type Config struct {
-	Listen          string
-	PprofListen     string // /debug/pprof listener; empty = none
-	Data            string
-	StoreDir        string // embedded chDB files go under StoreDir/chdb; default Data
-	Database        string
-	NATSURL         string
-	ClickHouseDSN   string
-	PublicLag       time.Duration
-	TrustedProxies  []string
-	AdminToken      string
+	Listen         string
+	PprofListen    string // /debug/pprof listener; empty = none
+	Data           string
+	StoreDir       string // embedded chDB files go under StoreDir/chdb; default Data
+	Database       string
+	NATSURL        string
+	ClickHouseDSN  string
+	PublicLag      time.Duration
+	TrustedProxies []string
+	AdminToken     string
+	AdminTokenFile string // a file holding the admin token (a Docker or systemd secret)
+	// AdminTokenFlag: the admin token came from --admin-token on the
+	// command line, which every local user can read (/proc/PID/cmdline,
+	// ps); Run warns.
+	AdminTokenFlag  bool
 	Partitions      int
 	Retention       time.Duration
 	DuplicateWindow time.Duration
@@ -35,6 +40,7 @@ type Config struct {
 	SettleWindow    time.Duration
 	VisitorRate     int
 	NetworkRate     int
+	BlockRate       int // views of one page a minute from one IPv6 /32
 	RotationUAs     int
 	RotationWindow  time.Duration
 	DatacenterLists []string
@@ -133,7 +139,8 @@ func parseConfig(name string, args []string) (Config, error) {
 	e.str(&c.ClickHouseDSN, "clickhouse-dsn", "CLICKHOUSE_DSN", "", "ClickHouse server DSN (clickhouse://user:pass@host:9000/db); empty uses embedded chDB")
 	e.dur(&c.PublicLag, "public-lag", "VIEWCOUNT_PUBLIC_LAG", 10*time.Second, "how often public counts are refreshed")
 	e.str(&proxies, "trusted-proxies", "VIEWCOUNT_TRUSTED_PROXIES", "", "comma-separated CIDRs whose X-Forwarded-For is believed")
-	e.str(&c.AdminToken, "admin-token", "VIEWCOUNT_ADMIN_TOKEN", "", "admin bearer token; empty generates one into the data dir")
+	e.str(&c.AdminToken, "admin-token", "VIEWCOUNT_ADMIN_TOKEN", "", "admin bearer token; prefer the env variable or --admin-token-file: a command line is readable by every local user (ps, /proc/PID/cmdline); empty (and no file) generates one into the data dir")
+	e.str(&c.AdminTokenFile, "admin-token-file", "VIEWCOUNT_ADMIN_TOKEN_FILE", "", "file holding the admin bearer token (e.g. a Docker or systemd secret, mode 0600)")
 	e.int(&c.Partitions, "partitions", "VIEWCOUNT_PARTITIONS", 0, "stream partitions, fixed once the stream exists (0 = the existing stream's, 4 for a new one)")
 	e.dur(&c.Retention, "retention", "VIEWCOUNT_RETENTION", 72*time.Hour, "how long raw events stay in the stream")
 	e.dur(&c.DuplicateWindow, "duplicate-window", "VIEWCOUNT_DUPLICATE_WINDOW", 30*time.Minute, "repeat views of a page by a visitor within this count once")
@@ -145,6 +152,7 @@ func parseConfig(name string, args []string) (Config, error) {
 	e.dur(&c.SettleWindow, "settle-window", "VIEWCOUNT_SETTLE_WINDOW", 0, "how long views of watched visitors/networks are held before counting (0 = default 2m, negative = off)")
 	e.int(&c.VisitorRate, "visitor-rate", "VIEWCOUNT_VISITOR_RATE", 0, "views per minute beyond which a visitor's views are rate (0 = default 30)")
 	e.int(&c.NetworkRate, "network-rate", "VIEWCOUNT_NETWORK_RATE", 0, "views per minute beyond which a /24 or /48's views are rate (0 = default 600)")
+	e.int(&c.BlockRate, "block-rate", "VIEWCOUNT_BLOCK_RATE", 0, "views of one page per minute beyond which an IPv6 /32's views of it are rate, whichever of its /48s they come from (0 = default 1200)")
 	e.int(&c.RotationUAs, "rotation-uas", "VIEWCOUNT_ROTATION_UAS", 0, "distinct user agents per network within --rotation-window beyond which its views are network_rotation (0 = default 50)")
 	e.dur(&c.RotationWindow, "rotation-window", "VIEWCOUNT_ROTATION_WINDOW", 0, "window of the rotation rule (0 = default 10m)")
 	e.str(&dcLists, "datacenter-ranges", "VIEWCOUNT_DATACENTER_RANGES", "", "comma-separated files of datacenter CIDRs (ingest marks hits from them)")
@@ -181,6 +189,10 @@ func parseConfig(name string, args []string) (Config, error) {
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	fs.Visit(func(f *flag.Flag) { c.AdminTokenFlag = c.AdminTokenFlag || f.Name == "admin-token" })
+	if c.AdminToken != "" && c.AdminTokenFile != "" {
+		return c, errors.New("--admin-token (VIEWCOUNT_ADMIN_TOKEN) and --admin-token-file (VIEWCOUNT_ADMIN_TOKEN_FILE): give one")
 	}
 	c.TrustedProxies = splitList(proxies)
 	c.DatacenterLists = splitList(dcLists)

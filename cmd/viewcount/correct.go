@@ -23,7 +23,7 @@ const correctUsage = `usage:
       recorded with who and why, then applied to the past by a revalidation
   viewcount correct undo ID --why TEXT [--who NAME]   the same, undone
   viewcount correct list [--json]                     every correction, in force or undone
-common flags: [--server URL] [--admin-token T] [--data DIR]; TIME: RFC 3339 or YYYY-MM-DD (UTC)`
+common flags: [--server URL] [--admin-token-file FILE] [--data DIR]; the admin token: VIEWCOUNT_ADMIN_TOKEN, the file, else DIR/admin_token; TIME: RFC 3339 or YYYY-MM-DD (UTC)`
 
 // runCorrect implements `viewcount correct add|undo|list` against a
 // running server's admin API.
@@ -37,7 +37,7 @@ func runCorrect(args []string, stdout, stderr io.Writer) error {
 		id, rest = rest[0], rest[1:]
 	}
 	fs := flag.NewFlagSet("viewcount correct "+cmd, flag.ContinueOnError)
-	server, token, data := adminFlags(fs)
+	af := adminFlags(fs)
 	site := fs.String("site", "", "the site")
 	kind := fs.String("kind", "", "asn, network, referrer or path")
 	value := fs.String("value", "", "the AS number, network id (views_raw.network), referrer host, or path (prefix*)")
@@ -52,7 +52,7 @@ func runCorrect(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return errors.New(correctUsage)
 	}
-	admin, err := newAdminClient(*server, "/v1/admin/corrections", *token, *data)
+	admin, err := af.client("/v1/admin/corrections", stderr)
 	if err != nil {
 		return err
 	}

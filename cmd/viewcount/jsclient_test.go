@@ -85,7 +85,8 @@ func TestJSClient(t *testing.T) {
 		view("/b", 3, viewcount.Valid, 3), view("/b", 4, "bot_ua", 4),
 	})
 	var out bytes.Buffer
-	if err := run([]string{"token", "add", "--role", "analyst", "--server", "http://" + m.Addr(), "--admin-token", adminToken}, &out, &out); err != nil {
+	t.Setenv("VIEWCOUNT_ADMIN_TOKEN", adminToken)
+	if err := run([]string{"token", "add", "--role", "analyst", "--server", "http://" + m.Addr()}, &out, &out); err != nil {
 		t.Fatal(err)
 	}
 	var added struct{ Token string }

@@ -65,7 +65,7 @@ func loadgenMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	var cfg loadgen.Config
 	fs.StringVar(&cfg.Server, "server", envOr("VIEWCOUNT_SERVER", "http://127.0.0.1:8080"), "server URL (env VIEWCOUNT_SERVER)")
 	site := fs.String("site", "load.example", "site the traffic is for")
-	token := fs.String("admin-token", "", "if set, register --site first with this admin token (409 is fine)")
+	token := fs.String("admin-token", os.Getenv("VIEWCOUNT_ADMIN_TOKEN"), "if set, register --site first with this admin token (409 is fine); prefer the env variable: a command line is readable by every local user (env VIEWCOUNT_ADMIN_TOKEN)")
 	endpoint := fs.String("endpoint", "pixel", "pixel | beacon | batch | mix (each hit as the traffic model says: labels hold for every class) | count (public count reads)")
 	fs.IntVar(&cfg.Batch, "batch", 100, "events per request for --endpoint batch (at most 100)")
 	mixName := fs.String("mix", "realistic", "realistic (labelled humans, bots, floods, farms…) | human (humans only)")
@@ -92,7 +92,11 @@ func loadgenMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return fmt.Errorf("loadgen: unexpected argument %q", fs.Arg(0))
 	}
 	cfg.Endpoint = loadgen.Endpoint(*endpoint)
-	if set := flagSet(fs); set["requests"] && !set["duration"] {
+	set := flagSet(fs)
+	if set["admin-token"] {
+		fmt.Fprintln(stderr, "viewcount: warning:", warnTokenFlag)
+	}
+	if set["requests"] && !set["duration"] {
 		cfg.Duration = 0
 	}
 	if *seed == 0 {

@@ -68,9 +68,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	case "api":
 		roles = Roles{API: true}
 	case "site":
-		return runSite(rest, stdout)
+		return runSite(rest, stdout, stderr)
 	case "token":
-		return runToken(rest, stdout)
+		return runToken(rest, stdout, stderr)
 	case "sql":
 		return runSQL(rest, stdout)
 	case "loadgen":

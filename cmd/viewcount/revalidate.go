@@ -51,13 +51,13 @@ const revalidateUsage = `usage: viewcount revalidate --site SITE --from TIME --t
   judges the site's events received in [from, to) again with the rules the running
   server's validators use now, rewrites the changed verdicts and rebuilds the rollups
   (--dry-run: only report what would change). TIME: RFC 3339 or YYYY-MM-DD (UTC).
-common flags: [--server URL] [--admin-token T] [--data DIR]`
+common flags: [--server URL] [--admin-token-file FILE] [--data DIR]; the admin token: VIEWCOUNT_ADMIN_TOKEN, the file, else DIR/admin_token`
 
 // runRevalidate implements `viewcount revalidate` against a running
 // server's admin API: progress lines go to stderr, the result to stdout.
 func runRevalidate(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("viewcount revalidate", flag.ContinueOnError)
-	server, token, data := adminFlags(fs)
+	af := adminFlags(fs)
 	site := fs.String("site", "", "the site whose events to judge again")
 	from := fs.String("from", "", "start of the range (RFC 3339, or a UTC day YYYY-MM-DD)")
 	to := fs.String("to", "", "end of the range, excluded")
@@ -78,7 +78,7 @@ func runRevalidate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--to: %w", err)
 	}
-	admin, err := newAdminClient(*server, "/v1/admin/revalidate", *token, *data)
+	admin, err := af.client("/v1/admin/revalidate", stderr)
 	if err != nil {
 		return err
 	}

@@ -19,25 +19,29 @@ import (
 const siteUsage = `usage:
   viewcount site add DOMAIN              register a site, print its token
   viewcount site list [--json]           registered sites: created, time zone, last view
-  viewcount site rotate DOMAIN           a new site token; the old one stops working at once
+  viewcount site rotate DOMAIN [--keep-share]
+                                         a new site token; the old one and the site's share link stop working at once
   viewcount site delete DOMAIN --confirm DOMAIN
                                          remove the site and all its data (without --confirm: say what would go)
-common flags: [--server URL] [--admin-token T] [--data DIR]`
+common flags: [--server URL] [--admin-token-file FILE] [--data DIR]; the admin token: VIEWCOUNT_ADMIN_TOKEN, the file, else DIR/admin_token`
 
 // runSite implements `viewcount site add|list|rotate|delete` against a
 // running server's admin API.
-func runSite(args []string, stdout io.Writer) error {
+func runSite(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return errors.New(siteUsage)
 	}
 	cmd := args[0]
 	fs := flag.NewFlagSet("viewcount site "+cmd, flag.ContinueOnError)
-	server, token, data := adminFlags(fs)
+	af := adminFlags(fs)
 	var jsonOut *bool
 	var confirm *string
+	var keepShare *bool
 	wantDomain := true
 	switch cmd {
-	case "add", "rotate":
+	case "add":
+	case "rotate":
+		keepShare = fs.Bool("keep-share", false, "keep the site's share link working (by default it is revoked with the old token)")
 	case "delete":
 		confirm = fs.String("confirm", "", "the site's name again: deletes it and all its data")
 	case "list":
@@ -62,7 +66,7 @@ func runSite(args []string, stdout io.Writer) error {
 	case fs.NArg() > 0 || wantDomain && domain == "":
 		return errors.New(siteUsage)
 	}
-	admin, err := newAdminClient(*server, "/v1/admin/sites", *token, *data)
+	admin, err := af.client("/v1/admin/sites", stderr)
 	if err != nil {
 		return err
 	}
@@ -72,7 +76,11 @@ func runSite(args []string, stdout io.Writer) error {
 		body, _ := json.Marshal(map[string]string{"domain": domain})
 		return admin.print(stdout, "site add", http.MethodPost, "", body, http.StatusCreated)
 	case "rotate":
-		return admin.print(stdout, "site rotate", http.MethodPost, "/"+site+"/token", nil, http.StatusOK)
+		path := "/" + site + "/token"
+		if *keepShare {
+			path += "?keep_share=true"
+		}
+		return admin.print(stdout, "site rotate", http.MethodPost, path, nil, http.StatusOK)
 	case "delete":
 		if *confirm == "" {
 			return admin.previewDelete(site, domain)

@@ -22,10 +22,11 @@ func TestSiteCommands(t *testing.T) {
 	at := time.Date(2026, 11, 30, 10, 0, 30, 0, time.UTC)
 	m := startMainWith(t, t.TempDir(), newDB(), nil, func() time.Time { return at })
 	c := newClient(t, m)
+	t.Setenv("VIEWCOUNT_ADMIN_TOKEN", adminToken) // what README recommends over --admin-token
 	site := func(args ...string) (string, error) {
 		t.Helper()
 		var out bytes.Buffer
-		err := run(append(append([]string{"site"}, args...), "--server", c.base, "--admin-token", adminToken), &out, &out)
+		err := run(append(append([]string{"site"}, args...), "--server", c.base), &out, &out)
 		return out.String(), err
 	}
 	must := func(args ...string) string {
@@ -72,10 +73,16 @@ func TestSiteCommands(t *testing.T) {
 
 	// Rotation: the old token is refused at once, the new one works.
 	out := must("rotate", "cli.example")
-	token, ok := strings.CutPrefix(strings.TrimSpace(out), `{"site":"cli.example","token":"`)
-	token = strings.TrimSuffix(token, `"}`)
-	if !ok || len(token) != 52 {
-		t.Fatalf("rotate: %q", out)
+	var rotated struct {
+		Site, Token string
+		ShareLink   string `json:"share_link"`
+	}
+	if err := json.Unmarshal([]byte(out), &rotated); err != nil || rotated.Site != "cli.example" || len(rotated.Token) != 52 || rotated.ShareLink != "none" {
+		t.Fatalf("rotate: %q %v", out, err)
+	}
+	token := rotated.Token
+	if out := must("rotate", "idle.example", "--keep-share"); !strings.Contains(out, `"share_link":"none"`) {
+		t.Errorf("rotate --keep-share: %q", out)
 	}
 	report := func(tok string) int {
 		req, _ := http.NewRequest("GET", c.base+"/v1/sites/cli.example/invalid", nil)

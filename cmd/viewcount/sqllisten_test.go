@@ -14,10 +14,11 @@ func TestSQLListen(t *testing.T) {
 	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.SQLListen = "127.0.0.1:0" }, time.Now)
 	newClient(t, m).addSite("a.example")
 	api := "http://" + m.Addr()
+	t.Setenv("VIEWCOUNT_ADMIN_TOKEN", adminToken)
 	sqlURL := "http://" + m.SQLAddr()
 
 	var out bytes.Buffer
-	if err := run([]string{"token", "add", "--role", "analyst", "--note", "cli test", "--server", api, "--admin-token", adminToken}, &out, &out); err != nil {
+	if err := run([]string{"token", "add", "--role", "analyst", "--note", "cli test", "--server", api}, &out, &out); err != nil {
 		t.Fatal(err)
 	}
 	var added struct{ ID, Token string }
@@ -25,7 +26,7 @@ func TestSQLListen(t *testing.T) {
 		t.Fatalf("token add: %s %v", out.String(), err)
 	}
 	out.Reset()
-	if err := run([]string{"token", "list", "--server", api, "--admin-token", adminToken}, &out, &out); err != nil || !strings.Contains(out.String(), added.ID+"  analyst") || !strings.Contains(out.String(), "cli test") {
+	if err := run([]string{"token", "list", "--server", api}, &out, &out); err != nil || !strings.Contains(out.String(), added.ID+"  analyst") || !strings.Contains(out.String(), "cli test") {
 		t.Fatalf("token list: %q %v", out.String(), err)
 	}
 
@@ -47,7 +48,7 @@ func TestSQLListen(t *testing.T) {
 		t.Errorf("DROP: %v", err)
 	}
 
-	if err := run([]string{"token", "revoke", added.ID, "--server", api, "--admin-token", adminToken}, &out, &out); err != nil {
+	if err := run([]string{"token", "revoke", added.ID, "--server", api}, &out, &out); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := sql("csv", "SELECT 1"); err == nil || !strings.Contains(err.Error(), "401") || !strings.Contains(err.Error(), "Code: 516.") {

@@ -18,17 +18,17 @@ const tokenUsage = `usage:
   viewcount token add --role analyst [--note TEXT]   a new analyst token for the SQL listener (printed once)
   viewcount token list [--json]                      tokens: id, role, note, created (never the secrets)
   viewcount token revoke ID                          the token stops working at once
-common flags: [--server URL] [--admin-token T] [--data DIR]`
+common flags: [--server URL] [--admin-token-file FILE] [--data DIR]; the admin token: VIEWCOUNT_ADMIN_TOKEN, the file, else DIR/admin_token`
 
 // runToken implements `viewcount token add|list|revoke` against a running
 // server's admin API, as runSite does for sites.
-func runToken(args []string, stdout io.Writer) error {
+func runToken(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return errors.New(tokenUsage)
 	}
 	cmd := args[0]
 	fs := flag.NewFlagSet("viewcount token "+cmd, flag.ContinueOnError)
-	server, token, data := adminFlags(fs)
+	af := adminFlags(fs)
 	role := fs.String("role", "analyst", "the token's role: analyst (read-only SQL)")
 	note := fs.String("note", "", "what the token is for, shown by list")
 	jsonOut := fs.Bool("json", false, "list: print the server's JSON answer")
@@ -45,7 +45,7 @@ func runToken(args []string, stdout io.Writer) error {
 	} else if fs.NArg() > 0 {
 		return errors.New(tokenUsage)
 	}
-	admin, err := newAdminClient(*server, "/v1/admin/tokens", *token, *data)
+	admin, err := af.client("/v1/admin/tokens", stderr)
 	if err != nil {
 		return err
 	}
@@ -83,24 +83,49 @@ func runToken(args []string, stdout io.Writer) error {
 	return errors.New(tokenUsage)
 }
 
-// newAdminClient is an adminClient for path, with the admin token given or
-// read from the data dir.
 // adminFlags declares the flags every client of the admin API takes: the
-// server, the admin token and the data dir to read it from.
-func adminFlags(fs *flag.FlagSet) (server, token, data *string) {
-	server = fs.String("server", envOr("VIEWCOUNT_SERVER", "http://127.0.0.1:8080"), "server URL (env VIEWCOUNT_SERVER)")
-	token = fs.String("admin-token", os.Getenv("VIEWCOUNT_ADMIN_TOKEN"), "admin token (env VIEWCOUNT_ADMIN_TOKEN); default: read from the data dir")
-	data = fs.String("data", envOr("VIEWCOUNT_DATA", "./data"), "data dir holding admin_token (env VIEWCOUNT_DATA)")
-	return server, token, data
+// server, the admin token (or a file holding it) and the data dir to read
+// it from otherwise.
+func adminFlags(fs *flag.FlagSet) *adminOpts {
+	return &adminOpts{
+		fs:     fs,
+		server: fs.String("server", envOr("VIEWCOUNT_SERVER", "http://127.0.0.1:8080"), "server URL (env VIEWCOUNT_SERVER)"),
+		token: fs.String("admin-token", os.Getenv("VIEWCOUNT_ADMIN_TOKEN"),
+			"admin token (env VIEWCOUNT_ADMIN_TOKEN); prefer the env variable or --admin-token-file: a command line is readable by every local user; default: read from the data dir"),
+		file: fs.String("admin-token-file", os.Getenv("VIEWCOUNT_ADMIN_TOKEN_FILE"), "file holding the admin token (env VIEWCOUNT_ADMIN_TOKEN_FILE)"),
+		data: fs.String("data", envOr("VIEWCOUNT_DATA", "./data"), "data dir holding admin_token (env VIEWCOUNT_DATA)"),
+	}
 }
 
-func newAdminClient(server, path, token, data string) (adminClient, error) {
-	if token == "" {
-		b, err := os.ReadFile(filepath.Join(data, "admin_token"))
+// adminOpts are the parsed adminFlags.
+type adminOpts struct {
+	fs                        *flag.FlagSet
+	server, token, file, data *string
+}
+
+// client is an adminClient for path, with the admin token given (its
+// variable, or --admin-token, which earns a warning on stderr), read from
+// --admin-token-file, or read from the data dir. Call it after fs.Parse.
+func (o *adminOpts) client(path string, stderr io.Writer) (adminClient, error) {
+	if flagSet(o.fs)["admin-token"] {
+		fmt.Fprintln(stderr, "viewcount: warning:", warnTokenFlag)
+	}
+	token := *o.token
+	switch {
+	case token != "" && *o.file != "":
+		return adminClient{}, errors.New("--admin-token (VIEWCOUNT_ADMIN_TOKEN) and --admin-token-file (VIEWCOUNT_ADMIN_TOKEN_FILE): give one")
+	case *o.file != "":
+		t, err := readTokenFile(*o.file)
 		if err != nil {
-			return adminClient{}, fmt.Errorf("no admin token: pass --admin-token or run next to the server's data dir (%w)", err)
+			return adminClient{}, err
+		}
+		token = t
+	case token == "":
+		b, err := os.ReadFile(filepath.Join(*o.data, "admin_token"))
+		if err != nil {
+			return adminClient{}, fmt.Errorf("no admin token: set VIEWCOUNT_ADMIN_TOKEN, pass --admin-token-file or run next to the server's data dir (%w)", err)
 		}
 		token = strings.TrimSpace(string(b))
 	}
-	return adminClient{base: strings.TrimRight(server, "/") + path, token: token}, nil
+	return adminClient{base: strings.TrimRight(*o.server, "/") + path, token: token}, nil
 }

@@ -163,7 +163,7 @@ func faultScenario(t *testing.T, dir string, inject, clear func()) {
 		t.Fatal(err)
 	}
 	defer it.Stop()
-	sites, err := stream.OpenSites(ctx, c) // a KV watcher, as validators and the API hold
+	sites, err := stream.OpenSites(ctx, c, nil) // a KV watcher, as validators and the API hold
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +250,7 @@ func faultScenario(t *testing.T, dir string, inject, clear func()) {
 	// The registry's watcher made before the fault follows again: nats.go
 	// resets its ordered push consumer after 2 missed heartbeats of 5 s,
 	// so within about 20 s of the restart.
-	other, err := stream.OpenSites(ctx, c)
+	other, err := stream.OpenSites(ctx, c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

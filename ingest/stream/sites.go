@@ -26,9 +26,13 @@ var (
 // Site is a registered site as stored in the VC_SITES bucket. Only a hash of
 // the site token is kept, so a copy of the bucket does not grant API access.
 type Site struct {
-	Domain    string    `json:"domain"`
-	TokenHash string    `json:"token_sha256"`
-	Created   time.Time `json:"created"`
+	Domain    string `json:"domain"`
+	TokenHash string `json:"token_sha256"`
+	// Created is when this registration was made, to the millisecond
+	// (entries written before that was needed hold whole seconds): views
+	// received before it belong to none of the site's registrations
+	// (viewcount.InRegistration).
+	Created time.Time `json:"created"`
 	// Timezone is the IANA zone the site's day buckets follow (stats API,
 	// dashboard); "" means UTC.
 	Timezone string `json:"timezone,omitempty"`
@@ -38,19 +42,32 @@ type Site struct {
 }
 
 // Sites is the site registry. Every role process holds one; a watch on the
-// bucket keeps the in-memory set current, so Known is a map lookup and all
-// processes converge on the same registry within milliseconds.
+// bucket keeps the in-memory set current, so Known and Registered are map
+// lookups and all processes converge on the same registry within
+// milliseconds.
 type Sites struct {
 	kv      jetstream.KeyValue
 	watcher jetstream.KeyWatcher
 	done    chan struct{}
+	now     func() time.Time
 
 	mu    sync.RWMutex
-	known map[string]bool
+	known map[string]time.Time // domain → its registration's Created
+
+	// fence orders this process's inserts against its deletions: a Writer
+	// holds it (Hold) from checking a batch against the registry until the
+	// batch is in the store, and Delete takes it to remove a site. So once
+	// Delete returns, every batch checked while the site was still here is
+	// stored, where the deletion of the site's rows that follows finds it,
+	// and every later batch sees the site gone.
+	fence sync.RWMutex
 }
 
-// OpenSites loads the registry and starts watching it; Close stops the watch.
-func OpenSites(ctx context.Context, c *Conn) (*Sites, error) {
+// OpenSites loads the registry and starts watching it; Close stops the
+// watch. now dates registrations (nil: time.Now): it must be the clock
+// ingest dates events with, since views received before a registration's
+// Created never count for it.
+func OpenSites(ctx context.Context, c *Conn, now func() time.Time) (*Sites, error) {
 	kv, err := c.KV(ctx, viewcount.BucketSites)
 	if err != nil {
 		return nil, err
@@ -59,7 +76,10 @@ func OpenSites(ctx context.Context, c *Conn) (*Sites, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sites: watch: %w", err)
 	}
-	s := &Sites{kv: kv, watcher: w, done: make(chan struct{}), known: map[string]bool{}}
+	if now == nil {
+		now = time.Now
+	}
+	s := &Sites{kv: kv, watcher: w, done: make(chan struct{}), now: now, known: map[string]time.Time{}}
 	// The watch delivers every current key, then a nil marker. Waiting for
 	// it means a validator never judges against a half-loaded registry.
 	for initial := true; initial; {
@@ -91,10 +111,19 @@ func (s *Sites) follow() {
 }
 
 func (s *Sites) apply(e jetstream.KeyValueEntry) {
+	var created time.Time
+	if e.Operation() == jetstream.KeyValuePut {
+		// An entry that does not decode still registers its site, with no
+		// start (as before registrations had one): Get reports the damage.
+		var site Site
+		if json.Unmarshal(e.Value(), &site) == nil {
+			created = site.Created
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e.Operation() == jetstream.KeyValuePut {
-		s.known[e.Key()] = true
+		s.known[e.Key()] = created
 	} else {
 		delete(s.known, e.Key())
 	}
@@ -102,9 +131,36 @@ func (s *Sites) apply(e jetstream.KeyValueEntry) {
 
 // Known reports whether domain (already normalised) is registered.
 func (s *Sites) Known(domain string) bool {
+	_, ok := s.Registered(domain)
+	return ok
+}
+
+// Registered returns when domain's current registration was made; ok is
+// false when it is not registered (viewcount.Registrations).
+func (s *Sites) Registered(domain string) (since time.Time, ok bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.known[domain]
+	since, ok = s.known[domain]
+	return since, ok
+}
+
+// Quiesce waits until every Hold taken before it is released: for a
+// site's deletion, between deleting its views_raw rows and its rollup
+// rows, so a feed in flight that read the former has put them into the
+// rollups by then, where the deletion finds them.
+func (s *Sites) Quiesce() {
+	s.fence.Lock()
+	//lint:ignore SA2001 an empty critical section: waiting for the holds is the point
+	s.fence.Unlock()
+}
+
+// Hold keeps this process's Delete from removing any site until release
+// is called (see Sites.fence): for a Writer, from checking a batch's
+// verdicts against the registry until the batch is stored. Holds are
+// shared; a waiting Delete holds off new ones.
+func (s *Sites) Hold() (release func()) {
+	s.fence.RLock()
+	return s.fence.RUnlock
 }
 
 // Add registers a site and returns its token, shown to the caller once.
@@ -121,7 +177,7 @@ func (s *Sites) Add(ctx context.Context, domain string) (site Site, token string
 		return Site{}, "", fmt.Errorf("sites: token: %w", err)
 	}
 	token = "vcs_" + hex.EncodeToString(raw)
-	site = Site{Domain: domain, TokenHash: hashToken(token), Created: time.Now().UTC().Truncate(time.Second)}
+	site = Site{Domain: domain, TokenHash: hashToken(token), Created: s.now().UTC().Truncate(time.Millisecond)}
 	b, err := json.Marshal(site)
 	if err != nil {
 		return Site{}, "", fmt.Errorf("sites: encode: %w", err)
@@ -135,7 +191,7 @@ func (s *Sites) Add(ctx context.Context, domain string) (site Site, token string
 	// Seen locally at once, so a hit right after registration is not judged
 	// against a registry that has not heard of the site yet.
 	s.mu.Lock()
-	s.known[domain] = true
+	s.known[domain] = site.Created
 	s.mu.Unlock()
 	return site, token, nil
 }

@@ -70,20 +70,28 @@ func (s *Sites) List(ctx context.Context) ([]Site, error) {
 
 // RotateToken gives the site a new token and returns it; the old one stops
 // working at once, since every token check reads the bucket (Get), never a
-// cache. ErrSiteUnknown if the site is not registered.
-func (s *Sites) RotateToken(ctx context.Context, domain string) (string, error) {
-	token, err := newToken(siteTokenPrefix)
+// cache. The site's share link is revoked in the same update unless
+// keepShare: a link made by whoever held the old token must not outlive
+// it (a rotation is how a leaked token is locked out). shared says whether
+// the site had a link (revoked, or kept). ErrSiteUnknown if the site is not
+// registered.
+func (s *Sites) RotateToken(ctx context.Context, domain string, keepShare bool) (token string, shared bool, err error) {
+	token, err = newToken(siteTokenPrefix)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	_, err = s.modify(ctx, domain, func(site *Site) error {
 		site.TokenHash = hashToken(token)
+		shared = site.ShareHash != ""
+		if !keepShare {
+			site.ShareHash = ""
+		}
 		return nil
 	})
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
-	return token, nil
+	return token, shared, nil
 }
 
 // SetTimezone sets the IANA zone the site's day buckets follow ("UTC" is
@@ -145,9 +153,14 @@ func (s *Sites) RevokeShare(ctx context.Context, domain string) error {
 }
 
 // Delete removes the site from the registry (its data in the store is the
-// caller's to delete). The entry is purged, not just marked deleted, so no
-// token hash stays in the bucket's history. ErrSiteUnknown if the site is
-// not registered.
+// caller's to delete, after Delete returns). The entry is purged, not just
+// marked deleted, so no token hash stays in the bucket's history. A view
+// in flight (in the stream, held for settling, in a batch not yet stored)
+// counts for no registration after this: it is judged or re-checked
+// unknown_site, and a later Add starts a new registration that views
+// received before it never count for (viewcount.InRegistration). Delete
+// first waits for this process's batches being stored (Hold).
+// ErrSiteUnknown if the site is not registered.
 func (s *Sites) Delete(ctx context.Context, domain string) error {
 	e, err := s.kv.Get(ctx, domain)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
@@ -156,6 +169,10 @@ func (s *Sites) Delete(ctx context.Context, domain string) error {
 	if err != nil {
 		return fmt.Errorf("sites: get %s: %w", domain, err)
 	}
+	// Batches this process's writers checked against the registry while
+	// the site was here are stored before it goes (see Sites.fence).
+	s.fence.Lock()
+	defer s.fence.Unlock()
 	// Purge whatever revision is current: a change that raced in just
 	// before would be deleted with the site anyway.
 	if err := s.kv.Purge(ctx, domain); err != nil {

@@ -14,12 +14,12 @@ import (
 func TestSitesManage(t *testing.T) {
 	ctx := context.Background()
 	c := streamtest.Open(t, 1)
-	a, err := stream.OpenSites(ctx, c)
+	a, err := stream.OpenSites(ctx, c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	b, err := stream.OpenSites(ctx, c) // another process's registry
+	b, err := stream.OpenSites(ctx, c, nil) // another process's registry
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,14 +38,31 @@ func TestSitesManage(t *testing.T) {
 	}
 
 	// Rotation: the new token works and the old does not, read by any process.
+	// The share link goes with the old token, unless kept.
 	_, old, _ := a.Add(ctx, "rot.example")
-	fresh, err := a.RotateToken(ctx, "rot.example")
+	link, err := a.CreateShare(ctx, "rot.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, shared, err := a.RotateToken(ctx, "rot.example", false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	site, err := b.Get(ctx, "rot.example")
 	if err != nil || site.CheckToken(old) || !site.CheckToken(fresh) || len(fresh) != 52 || fresh[:4] != "vcs_" {
 		t.Fatalf("after rotation: %v old=%v new=%v %q", err, site.CheckToken(old), site.CheckToken(fresh), fresh[:4])
+	}
+	if !shared || site.CheckShareToken(link) || site.ShareHash != "" {
+		t.Fatalf("after rotation: shared=%v, the link still works=%v", shared, site.CheckShareToken(link))
+	}
+	if link, err = a.CreateShare(ctx, "rot.example"); err != nil {
+		t.Fatal(err)
+	}
+	if _, shared, err = a.RotateToken(ctx, "rot.example", true); err != nil || !shared {
+		t.Fatalf("rotation keeping the link: shared=%v %v", shared, err)
+	}
+	if site, _ := b.Get(ctx, "rot.example"); !site.CheckShareToken(link) {
+		t.Fatal("rotation keeping the link revoked it")
 	}
 
 	// Time zones are validated, stored, and read back by another process.
@@ -98,7 +115,7 @@ func TestSitesManage(t *testing.T) {
 	if err := a.Delete(ctx, "c.example"); !errors.Is(err, stream.ErrSiteUnknown) {
 		t.Errorf("second delete: %v, want ErrSiteUnknown", err)
 	}
-	if _, err := a.RotateToken(ctx, "c.example"); !errors.Is(err, stream.ErrSiteUnknown) {
+	if _, _, err := a.RotateToken(ctx, "c.example", false); !errors.Is(err, stream.ErrSiteUnknown) {
 		t.Errorf("rotate after delete: %v, want ErrSiteUnknown", err)
 	}
 	if _, _, err := a.Add(ctx, "c.example"); err != nil {
@@ -119,7 +136,7 @@ func TestSitesConcurrentChanges(t *testing.T) {
 	regs := make([]*stream.Sites, 2)
 	for i := range regs {
 		var err error
-		if regs[i], err = stream.OpenSites(ctx, c); err != nil {
+		if regs[i], err = stream.OpenSites(ctx, c, nil); err != nil {
 			t.Fatal(err)
 		}
 		defer regs[i].Close()
@@ -139,7 +156,8 @@ func TestSitesConcurrentChanges(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for range rounds {
-			if token, rotErr = regs[0].RotateToken(ctx, "busy.example"); rotErr != nil {
+			// Keeping the link: the check is that no change undoes another.
+			if token, _, rotErr = regs[0].RotateToken(ctx, "busy.example", true); rotErr != nil {
 				return
 			}
 		}
@@ -179,14 +197,14 @@ func TestSitesChangesPersist(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	c := streamtest.OpenDir(t, dir, 1)
-	s, err := stream.OpenSites(ctx, c)
+	s, err := stream.OpenSites(ctx, c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := s.Add(ctx, "keep.example"); err != nil {
 		t.Fatal(err)
 	}
-	token, _ := s.RotateToken(ctx, "keep.example")
+	token, _, _ := s.RotateToken(ctx, "keep.example", false)
 	share, _ := s.CreateShare(ctx, "keep.example")
 	if _, err := s.SetTimezone(ctx, "keep.example", "Asia/Kolkata"); err != nil {
 		t.Fatal(err)
@@ -195,7 +213,7 @@ func TestSitesChangesPersist(t *testing.T) {
 	c.Close()
 
 	c = streamtest.OpenDir(t, dir, 1)
-	s, err = stream.OpenSites(ctx, c)
+	s, err = stream.OpenSites(ctx, c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

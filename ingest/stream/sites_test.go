@@ -17,7 +17,7 @@ import (
 func TestSitesRegistry(t *testing.T) {
 	ctx := context.Background()
 	c := streamtest.Open(t, 4)
-	a, err := stream.OpenSites(ctx, c)
+	a, err := stream.OpenSites(ctx, c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestSitesRegistry(t *testing.T) {
 	}
 
 	// A second registry (another process) loads existing sites and sees new ones.
-	b, err := stream.OpenSites(ctx, c)
+	b, err := stream.OpenSites(ctx, c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

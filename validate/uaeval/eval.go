@@ -27,7 +27,8 @@ const maxUALen = 512
 
 type oneSite struct{}
 
-func (oneSite) Known(site string) bool { return site == Site }
+// Registered: Site, registered since before any view.
+func (oneSite) Registered(site string) (time.Time, bool) { return time.Time{}, site == Site }
 
 // NewRules returns the validator's rules configured by cfg (the built-in
 // lists plus cfg.ExtraBotPatterns, or only those with ReplaceBotList), with
