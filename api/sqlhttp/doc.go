@@ -4,8 +4,10 @@
 // form), so clickhouse-client, the official JavaScript client, Grafana and
 // DBeaver work against the embedded store unchanged.
 //
-// It never decides what is read-only: every query runs on the store's
-// read-only connection (store.ReadOnly), which the engine holds to readonly=1
-// and the operator's limits. It never logs a query's text, its parameters or
-// a token.
+// Every query is cleared by analyst.Check before anything runs it; what
+// runs is the text Check printed, on a Querier that gets the engine's own
+// opinion first and holds the engine to readonly=1 and the operator's
+// limits (store.ReadOnly, or store.UpstreamReadOnly for a ClickHouse
+// server). The time limit bounds the whole request. It never logs a
+// query's text, its parameters or a token.
 package sqlhttp
