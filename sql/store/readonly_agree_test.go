@@ -19,10 +19,7 @@ func corpus(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var qs []string
-	for _, block := range strings.Split(string(b), "-- ====\n")[1:] {
-		qs = append(qs, block)
-	}
+	qs := strings.Split(string(b), "-- ====\n")[1:]
 	files, err := filepath.Glob("../examples/*.sql")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("examples: %v %v", files, err)
