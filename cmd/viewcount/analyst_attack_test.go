@@ -38,9 +38,10 @@ func newAnalystAttack(t *testing.T) *analystAttack {
 	if err := os.WriteFile(filepath.Join(data, "admin_token"), []byte(adminToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
-	if err := run([]string{"token", "add", "--role", "analyst", "--server", "http://" + m.Addr(), "--admin-token", adminToken}, &out, &out); err != nil {
-		t.Fatal(err)
+	var out, stderr bytes.Buffer
+	t.Setenv("VIEWCOUNT_ADMIN_TOKEN", adminToken)
+	if err := run([]string{"token", "add", "--role", "analyst", "--server", "http://" + m.Addr()}, &out, &stderr); err != nil {
+		t.Fatal(err, stderr.String())
 	}
 	var added struct{ Token string }
 	if err := json.Unmarshal(out.Bytes(), &added); err != nil || added.Token == "" {
