@@ -50,7 +50,7 @@ func TestCheckAccepts(t *testing.T) {
 	f("SELECT * FROM information_schema.columns", "SELECT * FROM information_schema.columns", "")
 	f("SELECT number AS n FROM numbers({n:UInt32})", "SELECT number AS n FROM numbers({n:UInt32})", "")
 	// Expressions keep their tokens in order.
-	f("SELECT -1, - -1, 1 - -1, NOT NOT x, -x.1, a[1], t.1, (1, 'a'), (1,), [1, 2], 0. .0, x.1.2", "SELECT -1, - -1, 1 - -1, NOT NOT x, -x .1, a[1], t .1, (1, 'a'), (1,), [1, 2], 0. .0, x .1.2", "")
+	f("SELECT -1, - -1, 1 - -1, NOT NOT x, -x.1, a[1], t.1, (1, 'a'), (1,), [1, 2], 0. .0, x.1.2", "SELECT -1, - -1, 1 - -1, NOT NOT x, -x . 1, a[1], t . 1, (1, 'a'), (1,), [1, 2], 0. . 0, x . 1.2", "")
 	f("SELECT arrayMap(x -> x + 1, arr), arrayMap((a, b) -> a * b, x, y)", "SELECT arrayMap(x -> x + 1, arr), arrayMap((a, b) -> a * b, x, y)", "")
 	f("SELECT CAST(x AS Nullable(DateTime64(3, 'UTC'))), x::Array(Tuple(a UInt8, b String)), CAST(x, 'UInt8'), CAST(e AS Enum8('a' = 1, 'b' = -2))",
 		"SELECT CAST(x AS Nullable(DateTime64(3, 'UTC'))), x::Array(Tuple(a UInt8, b String)), CAST(x, 'UInt8'), CAST(e AS Enum8('a' = 1, 'b' = -2))", "")

@@ -279,6 +279,10 @@ func (p *parser) unary() (expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	switch x.(type) {
+	case *starExpr, *columnsExpr: // nothing follows a column matcher
+		return x, nil
+	}
 	return p.postfix(x)
 }
 

@@ -207,9 +207,9 @@ func (p *printer) expr(e expr) error {
 		if err := p.expr(x.x); err != nil {
 			return err
 		}
-		// A space before the dot: after a number ("0 .1", "x.1 .2") it
-		// would otherwise join the number.
-		p.w(" .", x.idx)
+		// Spaces around the dot: after a number ("0 . 1") or before one
+		// ("x . 1", whatever came before) it would otherwise join a number.
+		p.w(" . ", x.idx)
 	case *parenExpr:
 		p.w("(")
 		if err := p.list(x.items); err != nil {
