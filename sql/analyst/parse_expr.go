@@ -665,18 +665,8 @@ func (p *parser) specialArgs(c *callExpr) (bool, error) {
 			return true, nil
 		}
 	case "SUBSTRING", "SUBSTR":
-		save := p.i
-		x, err := p.expr()
-		if err != nil {
-			return false, err
-		}
-		if !p.kw("FROM") {
-			p.i = save
-			return false, nil
-		}
-		p.next()
-		from, err := p.expr()
-		if err != nil {
+		x, from, ok, err := p.keywordArgs(p.expr, "FROM")
+		if !ok || err != nil {
 			return false, err
 		}
 		c.args, c.seps = []expr{x, from}, []string{" FROM "}
@@ -689,18 +679,10 @@ func (p *parser) specialArgs(c *callExpr) (bool, error) {
 		}
 		return true, nil
 	case "POSITION":
-		save := p.i
-		x, err := p.binaryExpr(precConcat)
-		if err != nil {
-			return false, err
-		}
-		if !p.kw("IN") {
-			p.i = save
-			return false, nil
-		}
-		p.next()
-		in, err := p.expr()
-		if err != nil {
+		// The needle stops before IN, which would otherwise read as the
+		// IN operator.
+		x, in, ok, err := p.keywordArgs(func() (expr, error) { return p.binaryExpr(precConcat) }, "IN")
+		if !ok || err != nil {
 			return false, err
 		}
 		c.args, c.seps = []expr{x, in}, []string{" IN "}
@@ -726,6 +708,24 @@ func (p *parser) specialArgs(c *callExpr) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// keywordArgs parses "x KW y" in a call's parentheses: x with first,
+// then, when the word kw follows, y. It reports false, and rewinds, when
+// kw does not follow.
+func (p *parser) keywordArgs(first func() (expr, error), kw string) (x, y expr, ok bool, err error) {
+	save := p.i
+	if x, err = first(); err != nil {
+		return nil, nil, false, err
+	}
+	if !p.accept(kw) {
+		p.i = save
+		return nil, nil, false, nil
+	}
+	if y, err = p.expr(); err != nil {
+		return nil, nil, false, err
+	}
+	return x, y, true, nil
 }
 
 // columnMods parses EXCEPT and REPLACE after * or COLUMNS(…).
