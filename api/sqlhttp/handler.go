@@ -44,7 +44,7 @@ type Handler struct {
 	q          Querier
 	tokens     Tokens
 	adminToken string
-	wait       time.Duration // the longest a request may take
+	limit      time.Duration // the longest a request may take
 	logger     *slog.Logger
 
 	tzOnce sync.Once
@@ -63,7 +63,7 @@ func New(q Querier, tokens Tokens, adminToken string, limit time.Duration, logge
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Handler{q: q, tokens: tokens, adminToken: adminToken, wait: limit, logger: logger.With("component", "sqlhttp")}
+	return &Handler{q: q, tokens: tokens, adminToken: adminToken, limit: limit, logger: logger.With("component", "sqlhttp")}
 }
 
 // ServeHTTP answers /ping and queries on /; other paths are 404 as in
@@ -112,7 +112,7 @@ func (h *Handler) query(w http.ResponseWriter, r *http.Request) {
 	}
 	// The time limit bounds the whole request: the wait for the
 	// connection, the checks and the query. A client may ask for less.
-	limit := h.wait
+	limit := h.limit
 	policy := h.q.Policy()
 	if l := policy.Limits.MaxExecutionTime; l > 0 && l < limit {
 		limit = l
