@@ -50,10 +50,19 @@ UADATA_TOP_VERSION    := 2.1.138
 UADATA_TOP_SHA256     := 93e2a7b28c2e3ada4eacc02aeaf900aa9aa52f3d28da50cd03d63012f7f704ac
 VIEWCOUNT_UADATA ?= $(CACHE_DIR)/uadata
 export VIEWCOUNT_UADATA
+# And Debian's uap-core package (ua-parser's regexes and test fixtures,
+# Apache-2.0): its tests/test_device.yaml, 16,111 real devices' user agents
+# (smart TVs, consoles, e-readers, in-app browsers among them) and 68
+# crawlers, each filed by ua-parser's maintainers. Fetched with apt-get
+# download (no install), the file checked against its checksum.
+UADATA_UAP_VERSION := 0.16.0
+UADATA_UAP_DEB     := 1:0.16.0-1
+UADATA_UAP_SHA256  := 4180b5fe9d19d7e9e3090cd475612b90398cb9ecf6fe35859f8b6b3f33e0beae
 UADATA_BOTS   := $(VIEWCOUNT_UADATA)/crawler-user-agents-$(UADATA_BOTS_VERSION).json
 UADATA_HUMANS := $(VIEWCOUNT_UADATA)/user-agents-$(UADATA_HUMANS_VERSION).json
 UADATA_RANDOM := $(VIEWCOUNT_UADATA)/random-useragent-$(UADATA_RANDOM_VERSION).json
 UADATA_TOP    := $(VIEWCOUNT_UADATA)/top-user-agents-$(UADATA_TOP_VERSION).json
+UADATA_UAP    := $(VIEWCOUNT_UADATA)/uap-core-$(UADATA_UAP_VERSION)-test_device.yaml
 
 GO       ?= go
 GOFLAGS  ?=
@@ -152,7 +161,7 @@ $(ASN_IPV4) $(ASN_IPV6) &: | npm
 	  mv package/asn-ipv4-num.csv "$(ASN_IPV4).part" && mv "$(ASN_IPV4).part" "$(ASN_IPV4)"
 	@echo "AS-number data ready: $(VIEWCOUNT_ASN_DB)"
 
-uadata: $(UADATA_BOTS) $(UADATA_HUMANS) $(UADATA_RANDOM) $(UADATA_TOP)
+uadata: $(UADATA_BOTS) $(UADATA_HUMANS) $(UADATA_RANDOM) $(UADATA_TOP) $(UADATA_UAP)
 
 # $(call npm-file,package,version,path in the tarball,sha256,target): fetch
 # one file of an npm package, refuse it (and cache nothing) when its
@@ -182,6 +191,23 @@ $(UADATA_RANDOM): | npm
 
 $(UADATA_TOP): | npm
 	$(call npm-file,top-user-agents,$(UADATA_TOP_VERSION),package/src/index.json,$(UADATA_TOP_SHA256),$@)
+
+# apt-get download needs the package lists; they are fetched once when the
+# pinned version is not in them.
+$(UADATA_UAP):
+	@echo "fetching Debian's uap-core $(UADATA_UAP_DEB) into $(dir $@) (once)"
+	@command -v apt-get >/dev/null 2>&1 || { echo "apt-get is needed once to fetch uap-core's fixtures (a Debian package); or put tests/test_device.yaml of uap-core $(UADATA_UAP_VERSION) at $@"; exit 1; }
+	@mkdir -p "$(dir $@)"
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && cd "$$tmp" && \
+	  { apt-get download -qq uap-core=$(UADATA_UAP_DEB) >/dev/null 2>&1 || \
+	    { apt-get update -qq >/dev/null && apt-get download -qq uap-core=$(UADATA_UAP_DEB) >/dev/null; }; } && \
+	  dpkg-deb -x uap-core_*.deb x && \
+	  f=x/usr/share/uap-core/tests/test_device.yaml && \
+	  sum=$$(sha256sum $$f | cut -d' ' -f1) && \
+	  if [ "$$sum" != "$(UADATA_UAP_SHA256)" ]; then \
+	    echo "uap-core $(UADATA_UAP_DEB): checksum mismatch: got $$sum, want $(UADATA_UAP_SHA256) (UADATA_UAP_SHA256)" >&2; exit 1; \
+	  fi && \
+	  mv $$f "$@.part" && mv "$@.part" "$@"
 
 # The browser model's in-app list (validate/lists/inapp.txt) is a vetted
 # extract of inapp-spy's regexps, embedded at build time. This fetches the

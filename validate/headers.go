@@ -61,9 +61,21 @@ const (
 // (their brand lists differ by version); Sec-CH-UA-Mobile/-Platform (a
 // user agent switcher in a real Chrome leaves them true to the device);
 // the exact Accept value (each engine and version has its own).
+//
+// A user agent the browser model does not recognise (uaInfo.weak) is
+// judged on what every browser sends, whatever it is: Accept-Language,
+// and no headless brand in Sec-CH-UA. Its weak signal and a request
+// lacking those are two signals: the view is rejected. The same user agent
+// with a browser's request counts.
 func headerMismatch(e *viewcount.Event, ua uaInfo) bool {
 	f := e.Headers
-	if !f.Has(viewcount.HeadersSeen) || ua.family == famOther {
+	if !f.Has(viewcount.HeadersSeen) {
+		return false
+	}
+	if ua.weak && (!f.Has(viewcount.HeaderAcceptLanguage) || f.Has(viewcount.HeaderHeadlessBrand)) {
+		return true
+	}
+	if ua.family == famOther {
 		return false
 	}
 	if f.Has(viewcount.HeaderClientHints) {

@@ -400,7 +400,7 @@ func BenchmarkClassifyUncached(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				m.classify(c.ua)
+				_, _ = m.classify(c.ua)
 			}
 		})
 	}

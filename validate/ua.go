@@ -50,7 +50,14 @@ type uaMatcher struct {
 // uaInfo is everything the rules and the dashboard dimensions derive from a
 // user-agent string alone.
 type uaInfo struct {
-	bot    bool
+	// bot: the user agent alone is positive evidence of a non-person (a
+	// crawler or tool signature, a contact URL or address, an HTTP
+	// library, an automation framework, a token sequence no browser sends).
+	bot bool
+	// weak: the browser model does not recognise the user agent, and
+	// nothing in it is evidence: one weak signal, which rejects a view only
+	// with company from the request (headerMismatch).
+	weak   bool
 	family uaFamily
 	major  int    // Chrome major version, for famChromium
 	hash   uint64 // xxhash of the UA, for the rotation sketches
@@ -98,7 +105,7 @@ func (m *uaMatcher) info(ua string) uaInfo {
 	if !ok {
 		var buf [512]byte
 		low := appendLower(buf[:0], ua)
-		v.bot = m.classifyLow(ua, low)
+		v.bot, v.weak = m.classifyLow(ua, low)
 		v.family, v.major = browserFamily(low)
 		v.hash = xxhash.Sum64String(ua)
 		v.dims = parseUADims(m.parser, ua, low)
@@ -114,33 +121,116 @@ func (m *uaMatcher) info(ua string) uaInfo {
 	return v
 }
 
-// classify is the uncached verdict. Order matters only for speed; any
-// positive check makes the UA a bot.
-func (m *uaMatcher) classify(ua string) bool {
+// classify is the uncached verdict: bot when the user agent alone is
+// evidence, weak when it is only unrecognised.
+func (m *uaMatcher) classify(ua string) (bot, weak bool) {
 	var buf [512]byte
 	return m.classifyLow(ua, appendLower(buf[:0], ua))
 }
 
-// classifyLow is classify with ua already lowercased into low. A UA the
-// browser model (uamodel.go) does not recognise as a browser's is a bot:
-// the model says what browsers look like, so it also rejects bots no list
-// names yet (issue 11). A browser-shaped UA is a person unless it holds a
-// word crawlers use (suspectTokens), which sends it to Crawler-Detect's
-// patterns: bots also pose as browsers.
-func (m *uaMatcher) classifyLow(ua string, low []byte) bool {
+// classifyLow is classify with ua already lowercased into low. The evidence
+// model (README, Invalid traffic):
+//
+//   - alone, a user agent rejects a view only on positive evidence that it
+//     is not a person: a crawler, tool, HTTP library or automation name
+//     (botTokens, the operator's patterns, Crawler-Detect's maintained list),
+//     a contact URL or e-mail address (contact), or a token sequence no
+//     browser sends (shapeImpossible);
+//   - a user agent the browser model does not recognise (an unknown
+//     product, a web view marker, an app token in brackets, an old
+//     engine) is a weak signal only: weak, judged with the request
+//     (headerMismatch);
+//   - a recognised browser or in-app browser is a person's unless it holds
+//     a word crawlers use (suspectTokens) and Crawler-Detect names it:
+//     bots pose as browsers too.
+//
+// Crawler-Detect (~120 µs a UA, memoised) runs only for UAs holding such a
+// word, whatever their shape, so a flood of random strings costs no more.
+func (m *uaMatcher) classifyLow(ua string, low []byte) (bot, weak bool) {
 	if m.replace {
-		return m.extra != nil && m.extra.MatchString(ua)
+		return m.extra != nil && m.extra.MatchString(ua), false
 	}
-	if containsAny(low, botTokens) {
-		return true
+	if botTokens.in(low) || contact(low) || bareClients[string(low)] || hasAnyPrefix(low, clientPrefixes) {
+		return true, false
 	}
 	if m.extra != nil && m.extra.MatchString(ua) {
+		return true, false
+	}
+	shape := m.model.shape(ua, low)
+	if shape == shapeImpossible {
+		return true, false
+	}
+	if (suspectTokens.in(low) || shape == shapeNone && !bytes.HasPrefix(low, []byte("mozilla/"))) && crawlerdetect.IsCrawler(ua) {
+		return true, false
+	}
+	return false, shape == shapeNone
+}
+
+// bareClients are whole user agents that name a runtime's default client,
+// too short to match as substrings.
+var bareClients = map[string]bool{"node": true, "ruby": true, "python": true, "java": true, "perl": true, "go": true, "php": true, "deno": true, "bun": true, "undici": true}
+
+// clientPrefixes start the user agents of runtimes' HTTP clients; only at
+// the start (a Firefox extension appended "FirePHP/0.3" to browsers').
+// "Java/" only there too: feature phones' browsers append "Java/HWJa/1.0
+// Profile/MIDP-2.0", the JVM's own client starts with it.
+var clientPrefixes = tokens("php/", "python/", "ruby/", "deno/", "bun/", "dart/", "perl/", "java/", "java ")
+
+func hasAnyPrefix(s []byte, prefixes [][]byte) bool {
+	for _, p := range prefixes {
+		if bytes.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// contact reports a URL or an e-mail address in a lowercased user agent:
+// how crawlers, feed readers, scanners and research bots sign theirs, and
+// what no browser's user agent holds. The word "http" alone is not one: a
+// TV's browser lists HAS_CMD_HTTP_SERVER among its features, and the HTTP
+// libraries that name themselves so are botTokens.
+func contact(low []byte) bool {
+	if bytes.Contains(low, []byte("://")) || bytes.Contains(low, []byte("www.")) {
 		return true
 	}
-	if m.model.shape(ua, low) == shapeNone {
-		return true
+	// name@host.tld: a word before the '@', a dotted host after it (not
+	// "android@84.0", Ecosia's version tag).
+	for i := bytes.IndexByte(low, '@'); i >= 0; {
+		if i > 0 && isMailByte(low[i-1]) && mailHost(low[i+1:]) {
+			return true
+		}
+		j := bytes.IndexByte(low[i+1:], '@')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
 	}
-	return containsAny(low, suspectTokens) && crawlerdetect.IsCrawler(ua)
+	return false
+}
+
+func isMailByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-' || c == '+'
+}
+
+// mailHost reports whether s starts with a host name of at least two
+// labels whose last is letters only ("example.org").
+func mailHost(s []byte) bool {
+	end := 0
+	for end < len(s) && ('a' <= s[end] && s[end] <= 'z' || '0' <= s[end] && s[end] <= '9' || s[end] == '.' || s[end] == '-') {
+		end++
+	}
+	host := bytes.Trim(s[:end], ".")
+	dot := bytes.LastIndexByte(host, '.')
+	if dot <= 0 || dot == len(host)-1 {
+		return false
+	}
+	for _, c := range host[dot+1:] {
+		if c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return len(host)-dot-1 >= 2
 }
 
 // nextProduct splits the next product token ("name/version") off a
@@ -170,7 +260,7 @@ func nextProduct(rest []byte) (tok, after []byte) {
 // what Crawler-Detect misses or matches only through generic words: AI
 // crawlers and AI assistants fetching on a user's behalf, HTTP libraries,
 // automation and headless browsers, uptime monitors, link previewers.
-var botTokens = tokens(
+var botTokens = newTokenSet(
 	// search and SEO crawlers
 	"googlebot", "google-inspectiontool", "googleother", "bingbot", "yandexbot",
 	"baiduspider", "duckduckbot", "applebot", "ahrefsbot", "semrushbot",
@@ -182,18 +272,21 @@ var botTokens = tokens(
 	"meta-externalfetcher", "google-cloudvertexbot", "cohere-ai", "diffbot",
 	"youbot", "timpibot", "imagesiftbot", "mistralai-user", "duckassistbot",
 	"ai2bot", "omgilibot",
-	// HTTP libraries and command-line tools
+	// HTTP libraries, runtimes and command-line tools
 	"curl/", "wget/", "python-requests", "python-urllib", "python-httpx",
-	"aiohttp", "go-http-client", "okhttp", "java/", "apache-httpclient",
+	"aiohttp", "go-http-client", "okhttp", "apache-httpclient",
 	"node-fetch", "axios/", "undici", "libwww-perl", "httpie", "guzzlehttp",
-	"scrapy", "postmanruntime", "http.rb",
+	"scrapy", "postmanruntime", "http.rb", "dart:io", "reqwest/", "faraday v",
+	"restsharp/", "microsoft-cryptoapi", "winhttp", "libcurl", "cpp-httplib", "powershell/",
+	// webhooks
+	"github-hookshot", "shopify-captain-hook", "stripe/",
 	// automation and headless browsers
 	"headlesschrome", "headless", "phantomjs", "slimerjs", "puppeteer",
 	"playwright", "selenium", "webdriver",
 	// uptime and performance monitors
 	"uptimerobot", "pingdom", "statuscake", "site24x7", "newrelicpinger",
 	"datadog", "checkly", "betteruptime", "uptime-kuma", "gtmetrix",
-	"chrome-lighthouse", "pagespeed",
+	"chrome-lighthouse", "pagespeed", "freshping", "updown.io",
 	// link previewers
 	"facebookexternalhit", "facebookcatalog", "slackbot", "slack-imgproxy",
 	"twitterbot", "linkedinbot", "discordbot", "telegrambot", "whatsapp/",
@@ -206,7 +299,7 @@ var botTokens = tokens(
 // excludes); a browser-shaped UA containing one goes to crawlerdetect.
 // TestFastPathMissesNoCrawler checks this list against Crawler-Detect's own
 // crawler corpus: no UA on it may pass on its shape alone.
-var suspectTokens = tokens(
+var suspectTokens = newTokenSet(
 	"bot", "crawl", "spider", "slurp", "http", "www.", ".com", ".net", ".org",
 	"fetch", "preview", "scan", "check", "monitor", "archive", "scrap",
 	"proxy", "valid", "feed", "reader", "extract", "analy", "cron", "search",
@@ -221,15 +314,6 @@ func tokens(s ...string) [][]byte {
 		b[i] = []byte(s[i])
 	}
 	return b
-}
-
-func containsAny(s []byte, subs [][]byte) bool {
-	for _, sub := range subs {
-		if bytes.Contains(s, sub) {
-			return true
-		}
-	}
-	return false
 }
 
 // appendLower appends s lowercased (ASCII only; other bytes are kept) to dst.

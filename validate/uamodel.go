@@ -19,27 +19,36 @@ var defaultInApp string
 type uaShape uint8
 
 const (
-	// shapeNone: not what a browser sends (a client library, a script, a
-	// crawler's own name, a browser string with an unknown product or a
-	// URL appended). Issue 11: such a UA is not a person.
+	// shapeNone: not a shape the model knows (a client library's, a
+	// script's, a crawler's own name, but also a browser or an app's web
+	// view with a product the model has not heard of, an old engine, an
+	// unusual platform). It is no evidence on its own: real browsers, web
+	// views and in-app browsers append products all the time and new ones
+	// appear every month. It is one weak signal, which needs company from
+	// the request before a view is rejected (uaInfo.weak; headerMismatch).
 	shapeNone uaShape = iota
 	// shapeBrowser: a browser's own user agent.
 	shapeBrowser
 	// shapeInApp: a browser engine inside an app (in-app browser, Android
 	// WebView, iOS WKWebView, Electron).
 	shapeInApp
+	// shapeImpossible: a sequence of engine and browser tokens no browser
+	// sends, Chromium's product with no engine before it ("Mozilla/5.0
+	// (Windows NT 10.0) Chrome/120"): positive evidence, as a crawler's
+	// name is.
+	shapeImpossible
 )
 
-// browserModel is a positive model of a browser's user agent:
+// browserModel is a model of a browser's user agent:
 //
 //	Mozilla/5.0 (platform) engine/version [(KHTML, like Gecko)] product/version ... [in-app tail]
 //
 // where the engine is AppleWebKit or Gecko, the products are ones current
 // browsers send (browserProducts) and at least one names a browser, and the
 // tail, if any, is one that an in-app browser or web view appends (from the
-// maintained list in lists/inapp.txt). Everything else is shapeNone: the
-// model says what a browser looks like rather than what a bot looks like, so
-// a bot under a name no list has yet is caught all the same.
+// maintained list in lists/inapp.txt). What it recognises is a browser's
+// for certain; what it does not (shapeNone) is only unrecognised, a weak
+// signal, and a few token sequences are impossible (shapeImpossible).
 //
 // Its regexps run only when the product scan leaves an unknown token, so a
 // plain browser costs one pass over the string; the verdict is memoised per
@@ -91,13 +100,13 @@ func newBrowserModel(list, name string) (*browserModel, error) {
 
 // notInBrowsers are substrings no browser's user agent holds: a URL or a
 // contact address is how crawlers, feed readers and scanners sign theirs.
-var notInBrowsers = tokens("://", "http", "www.", "@", "+")
+var notInBrowsers = newTokenSet("://", "http", "www.", "@", "+")
 
 // shape classifies a user agent, given as is and lowercased (low, of the
 // same length). The regexps run on ua, being case-insensitive, so that low
 // can stay on the caller's stack.
 func (b *browserModel) shape(ua string, low []byte) uaShape {
-	if containsAny(low, notInBrowsers) {
+	if notInBrowsers.in(low) {
 		return shapeNone
 	}
 	if rest, ok := bytes.CutPrefix(low, []byte("opera/9.80 (")); ok {
@@ -182,8 +191,13 @@ func (b *browserModel) shape(ua string, low []byte) uaShape {
 		rest = after
 	}
 	switch {
+	case !engine && bytes.Contains(low, []byte("chrome/")):
+		// "Mozilla/5.0 (Windows NT 10.0) Chrome/120": every Chromium sends
+		// AppleWebKit/ before its Chrome/ (old Firefox builds did ship
+		// without Gecko/, so only Chromium's is impossible).
+		return shapeImpossible
 	case !engine:
-		return shapeNone // "Mozilla/5.0 (Windows NT 10.0) Chrome/120": no browser sends that
+		return shapeNone
 	case inApp:
 		return shapeInApp
 	case browser && wv == 2:

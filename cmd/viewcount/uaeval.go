@@ -12,12 +12,21 @@ import (
 
 const uaEvalUsage = `usage: viewcount ua-eval [flags]
 
-Judges the user agents of public data sets with the validator's user-agent
-rules and prints, per set, the share of bot user agents rejected (recall)
-or the traffic-weighted share of human user agents rejected (false
-positives), per tag or device class, and the first user agents each set
-gets wrong. The sets are pinned npm packages that 'make uadata' fetches
-and checks: crawler-user-agents (bots) and user-agents (real traffic).
+Judges the user agents of public data sets with the validator's rules and
+prints, per set, the share of bot user agents rejected (recall) or the
+traffic-weighted share of human user agents rejected (false positives), per
+tag or device class, and the first user agents each set gets wrong.
+
+Each user agent is judged twice: as sent, inside the request its kind
+sends (a person's user agent in a browser's request, a bot's in a script's:
+no Accept-Language, no Fetch Metadata), and alone (the user agent is the
+only evidence). Weak evidence (a user agent the browser model does not
+recognise) rejects only in company, so ALONE is the share that positive
+evidence in the user agent catches by itself.
+
+The sets are pinned packages that 'make uadata' fetches and checks:
+crawler-user-agents and uap-core's spiders (bots); user-agents, a top-100
+list, legacy browsers and uap-core's device corpus (people).
 
 flags:
 `

@@ -23,6 +23,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/goccy/go-yaml"
+
 	"github.com/viewcount/viewcount"
 )
 
@@ -47,6 +49,13 @@ const (
 	// 100 user agents most seen in requests to microlink.io's API in the
 	// week of the release, most frequent first, no weights.
 	TopUserAgentsVersion = "2.1.138"
+	// UAPCoreVersion: Debian's uap-core package (ua-parser's regexes and
+	// their test fixtures, Apache-2.0): tests/test_device.yaml, 16,111 user
+	// agents of real devices, each with the device family ua-parser's
+	// maintainers gave it: phones, tablets, smart TVs (HbbTV, NetCast,
+	// webOS), consoles, e-readers, watches, in-app browsers and web views
+	// among them; the 68 filed as "Spider" are a bot set.
+	UAPCoreVersion = "0.16.0"
 )
 
 // EnvDir names the environment variable that overrides DefaultDir.
@@ -92,6 +101,12 @@ const (
 	// TopUserAgents: top-user-agents' index.json, an array of user agent
 	// strings; every one a sample of weight 1 in one group.
 	TopUserAgents
+	// UAPDevices: uap-core's test_device.yaml, {test_cases: [{
+	// user_agent_string, family, brand, model}]}; a set of Bots takes the
+	// "Spider" family, a set of Humans every other family but "Other"
+	// (unknown devices, clients that are no device), each sample of weight
+	// 1 grouped by brand.
+	UAPDevices
 )
 
 // Set is one data set: a file in the data directory and how to read it.
@@ -140,6 +155,18 @@ func Pinned() []Set {
 			File:   "random-useragent-" + RandomUserAgentVersion + ".json",
 			Kind:   Humans,
 			Format: RandomUserAgent,
+		},
+		{
+			Name:   "uap-core@" + UAPCoreVersion + " devices",
+			File:   "uap-core-" + UAPCoreVersion + "-test_device.yaml",
+			Kind:   Humans,
+			Format: UAPDevices,
+		},
+		{
+			Name:   "uap-core@" + UAPCoreVersion + " spiders",
+			File:   "uap-core-" + UAPCoreVersion + "-test_device.yaml",
+			Kind:   Bots,
+			Format: UAPDevices,
 		},
 	}
 }
@@ -191,6 +218,9 @@ type Sample struct {
 // element decoded at a time, so memory stays that of one element whatever
 // the file's size. kind picks a RandomUserAgent file's folders.
 func read(r io.Reader, format Format, kind Kind, fn func(Sample)) error {
+	if format == UAPDevices {
+		return readUAP(r, kind, fn)
+	}
 	dec := json.NewDecoder(r)
 	if tok, err := dec.Token(); err != nil {
 		return fmt.Errorf("reading the opening bracket: %w", err)
@@ -254,6 +284,41 @@ func read(r io.Reader, format Format, kind Kind, fn func(Sample)) error {
 	}
 	if _, err := dec.Token(); err != nil {
 		return fmt.Errorf("reading the closing bracket: %w", err)
+	}
+	return nil
+}
+
+// readUAP reads uap-core's test_device.yaml (3 MB, decoded whole).
+func readUAP(r io.Reader, kind Kind, fn func(Sample)) error {
+	var doc struct {
+		TestCases []struct {
+			UA     string `yaml:"user_agent_string"`
+			Family string `yaml:"family"`
+			Brand  string `yaml:"brand"`
+		} `yaml:"test_cases"`
+	}
+	b, err := io.ReadAll(io.LimitReader(r, 64<<20))
+	if err != nil {
+		return err
+	}
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return err
+	}
+	if len(doc.TestCases) == 0 {
+		return errors.New("no test_cases")
+	}
+	for _, c := range doc.TestCases {
+		spider := c.Family == "Spider"
+		if spider != (kind == Bots) || !spider && c.Family == "Other" {
+			continue
+		}
+		g := c.Brand
+		if spider {
+			g = "Spider"
+		} else if g == "" {
+			g = "(no brand)"
+		}
+		fn(Sample{UA: c.UA, Weight: 1, Groups: []string{g}})
 	}
 	return nil
 }

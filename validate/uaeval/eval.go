@@ -63,15 +63,22 @@ func (t *Tally) add(w float64, rejected bool) {
 	}
 }
 
-// Result is one data set's evaluation.
+// Result is one data set's evaluation. Its Tally is the views as their
+// kind sends them (a person's with a browser's request, a bot's with an
+// HTTP client's: Request); Alone is the same user agents with no request
+// examined, what the user agent alone decides.
 type Result struct {
 	Set Set
 	Tally
+	Alone Tally
 	// Reasons counts the rejected samples by reason.
 	Reasons map[viewcount.Reason]int
 	// Groups are the same numbers per tag (bots) or device category
 	// (humans), sorted by name; a sample with several tags is in each.
 	Groups []Group
+	// Classes are the same numbers per device class (Class), sorted by
+	// name.
+	Classes []Group
 	// Misses are the first distinct user agents the rules got wrong, in
 	// file order: bots counted as views, or people rejected.
 	Misses []Miss
@@ -98,17 +105,32 @@ type Miss struct {
 	Groups []string
 }
 
+// Request is what an evaluated view's request carries (the flags ingest
+// sets from its headers): a person's browser sends a browser's request
+// for the pixel over HTTPS (Accept-Language, an image Accept, Fetch
+// Metadata that fits); a bot's HTTP client a script's (none of those).
+// A bot that sends a browser's request is caught by the checks of the
+// request and the rates, not by its user agent: Alone measures that.
+func Request(k Kind) viewcount.HeaderFlags {
+	if k == Humans {
+		return viewcount.HeadersSeen | viewcount.HeaderAcceptLanguage | viewcount.HeaderAccept |
+			viewcount.HeaderFetchMeta | viewcount.HeaderFetchFits | viewcount.HeaderSecure
+	}
+	return viewcount.HeadersSeen | viewcount.HeaderSecure
+}
+
 // Evaluate judges every sample of each set in dir with j and returns one
 // Result per set, keeping up to misses wrong user agents each. Each sample
 // is a pixel view of Site by a visitor and network of its own, so only the
-// checks that look at the user agent can reject it. A set whose file is
-// missing fails with ErrMissing.
+// checks that look at the user agent and the request can reject it; it is
+// judged twice, with the request its kind sends (Request) and with none. A
+// set whose file is missing fails with ErrMissing.
 func Evaluate(j Judge, dir string, sets []Set, misses int) ([]Result, error) {
 	out := make([]Result, 0, len(sets))
 	var n uint64
 	for _, set := range sets {
 		res := Result{Set: set, Reasons: map[viewcount.Reason]int{}}
-		groups := map[string]*Group{}
+		groups, classes := map[string]*Group{}, map[string]*Group{}
 		err := readFile(dir, set, func(s Sample) {
 			n++
 			ua := normaliseUA(s.UA)
@@ -121,6 +143,10 @@ func Evaluate(j Judge, dir string, sets []Set, misses int) ([]Result, error) {
 				Network: n,
 				Source:  viewcount.SourcePixel,
 			}
+			alone := e
+			res.Alone.add(s.Weight, j.Judge(&alone) != viewcount.Valid)
+			n++
+			e.Visitor, e.Network, e.Headers = n, n, Request(set.Kind)
 			reason := j.Judge(&e)
 			rejected := reason != viewcount.Valid
 			res.add(s.Weight, rejected)
@@ -135,6 +161,11 @@ func Evaluate(j Judge, dir string, sets []Set, misses int) ([]Result, error) {
 				}
 				g.add(s.Weight, rejected)
 			}
+			class := Class(ua)
+			if classes[class] == nil {
+				classes[class] = &Group{Name: class}
+			}
+			classes[class].add(s.Weight, rejected)
 			if rejected == (set.Kind == Humans) && len(res.Misses) < misses &&
 				!slices.ContainsFunc(res.Misses, func(m Miss) bool { return m.UA == ua }) {
 				res.Misses = append(res.Misses, Miss{UA: ua, Reason: reason, Groups: s.Groups})
@@ -146,7 +177,12 @@ func Evaluate(j Judge, dir string, sets []Set, misses int) ([]Result, error) {
 		for _, g := range groups {
 			res.Groups = append(res.Groups, *g)
 		}
-		slices.SortFunc(res.Groups, func(a, b Group) int { return strings.Compare(a.Name, b.Name) })
+		for _, g := range classes {
+			res.Classes = append(res.Classes, *g)
+		}
+		byName := func(a, b Group) int { return strings.Compare(a.Name, b.Name) }
+		slices.SortFunc(res.Groups, byName)
+		slices.SortFunc(res.Classes, byName)
 		out = append(out, res)
 	}
 	return out, nil
@@ -171,11 +207,17 @@ func normaliseUA(ua string) string {
 	return strings.ToValidUTF8(ua, "")
 }
 
+// maxGroupRows: a set with more groups than this (uap-core's devices,
+// grouped by brand) is shown by device class only.
+const maxGroupRows = 40
+
 // Print writes the results as a table (one row per set, then one per
-// group) followed by each set's misses.
+// group), a table of the people's sets by device class, and each set's
+// misses. REJECTED and RATE are the views as their kind sends them
+// (Request); ALONE is the rate with no request examined.
 func Print(w io.Writer, results []Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SOURCE\tKIND\tUAS\tREJECTED\tMEASURE\tRATE\tREJECTED BY")
+	fmt.Fprintln(tw, "SOURCE\tKIND\tUAS\tREJECTED\tMEASURE\tRATE\tALONE\tREJECTED BY")
 	for _, r := range results {
 		measure, format := "recall", "%.2f %%"
 		if r.Set.Kind == Humans {
@@ -184,11 +226,39 @@ func Print(w io.Writer, results []Result) error {
 				measure = "false positives (traffic-weighted)"
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t"+format+"\t%s\n",
-			r.Set.Name, r.Set.Kind, r.UAs, r.Rejected, measure, 100*r.Rate(), reasons(r.Reasons))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t"+format+"\t"+format+"\t%s\n",
+			r.Set.Name, r.Set.Kind, r.UAs, r.Rejected, measure, 100*r.Rate(), 100*r.Alone.Rate(), reasons(r.Reasons))
+		if len(r.Groups) > maxGroupRows {
+			fmt.Fprintf(tw, "  (%d groups: see the device classes below)\t\t\t\t\t\n", len(r.Groups))
+			continue
+		}
 		for _, g := range r.Groups {
 			fmt.Fprintf(tw, "  %s\t\t%d\t%d\t\t"+format+"\n", g.Name, g.UAs, g.Rejected, 100*g.Rate())
 		}
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("uaeval: %w", err)
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "DEVICE CLASS\tSOURCE\tUAS\tREJECTED\tRATE")
+	type row struct {
+		class, source string
+		g             Group
+		weighted      bool
+	}
+	var rows []row
+	for _, r := range results {
+		if r.Set.Kind != Humans {
+			continue
+		}
+		for _, g := range r.Classes {
+			rows = append(rows, row{g.Name, r.Set.Name, g, r.Set.Weighted()})
+		}
+	}
+	slices.SortStableFunc(rows, func(a, b row) int { return strings.Compare(a.class, b.class) })
+	for _, x := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.3f %%\n", x.class, x.source, x.g.UAs, x.g.Rejected, 100*x.g.Rate())
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("uaeval: %w", err)
@@ -198,9 +268,16 @@ func Print(w io.Writer, results []Result) error {
 		if r.Set.Kind == Humans {
 			what = "human user agents rejected"
 		}
-		if len(r.Misses) == 0 {
+		wrong := r.Rejected
+		if r.Set.Kind == Bots {
+			wrong = r.UAs - r.Rejected
+		}
+		if wrong == 0 {
 			fmt.Fprintf(w, "\n%s: no %s\n", r.Set.Name, what)
 			continue
+		}
+		if len(r.Misses) == 0 {
+			continue // --misses 0: the counts above are the answer
 		}
 		fmt.Fprintf(w, "\n%s: %s (the first %d):\n", r.Set.Name, what, len(r.Misses))
 		for _, m := range r.Misses {
