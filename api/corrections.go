@@ -21,13 +21,19 @@ type Corrector interface {
 
 // CorrectionRequest is the body of POST /v1/admin/corrections.
 type CorrectionRequest struct {
-	Site  string    `json:"site"`
-	Kind  string    `json:"kind"` // asn | network | referrer | path
-	Value string    `json:"value"`
-	From  time.Time `json:"from"`
-	To    time.Time `json:"to"`
-	Who   string    `json:"who"`
-	Why   string    `json:"why"`
+	Site  string `json:"site"`
+	Kind  string `json:"kind"` // asn | network | referrer | path | allow
+	Value string `json:"value"`
+	// For kind allow, the terms apart (or all in Value, as a query
+	// string): a user-agent substring, a browser family, a reason, an AS.
+	UA     string    `json:"ua,omitempty"`
+	Family string    `json:"family,omitempty"`
+	Reason string    `json:"reason,omitempty"`
+	ASN    string    `json:"asn,omitempty"`
+	From   time.Time `json:"from"`
+	To     time.Time `json:"to"`
+	Who    string    `json:"who"`
+	Why    string    `json:"why"`
 }
 
 func (s *Server) correctionRoutes(r gin.IRouter) {
@@ -44,7 +50,7 @@ func (s *Server) addCorrection(c *gin.Context) {
 		return
 	}
 	var req CorrectionRequest
-	if !s.decodeAdminBody(c, &req, `{"site", "kind", "value", "from", "to" (RFC 3339), "who", "why"}`) {
+	if !s.decodeAdminBody(c, &req, `{"site", "kind", "value" (or for kind allow "ua", "family", "reason", "asn"), "from", "to" (RFC 3339), "who", "why"}`) {
 		return
 	}
 	if len(req.Who) > 500 || len(req.Why) > 2000 {

@@ -10,7 +10,7 @@ import (
 
 func TestCorrectionMatch(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
-	cs, err := newCorrections([]Correction{
+	cs, _, err := newCorrections([]Correction{
 		{ID: "a", Site: "s.example", Kind: KindASN, Value: "AS16509", From: t0, To: t0.Add(time.Hour)},
 		{ID: "n", Site: "s.example", Kind: KindNetwork, Value: "42", From: t0, To: t0.Add(time.Hour)},
 		{ID: "r", Site: "s.example", Kind: KindReferrer, Value: "https://www.Ring.example/x", From: t0, To: t0.Add(time.Hour)},

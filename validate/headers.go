@@ -66,13 +66,15 @@ const (
 // judged on what every browser sends, whatever it is: Accept-Language,
 // and no headless brand in Sec-CH-UA. Its weak signal and a request
 // lacking those are two signals: the view is rejected. The same user agent
-// with a browser's request counts.
+// with a browser's request counts. So is a bot's user agent (uaInfo.bot)
+// that reaches this check because an operator allowed bot_ua for it: the
+// allow restores the user agent's verdict, not the request's.
 func headerMismatch(e *viewcount.Event, ua uaInfo) bool {
 	f := e.Headers
 	if !f.Has(viewcount.HeadersSeen) {
 		return false
 	}
-	if ua.weak && (!f.Has(viewcount.HeaderAcceptLanguage) || f.Has(viewcount.HeaderHeadlessBrand)) {
+	if (ua.weak || ua.bot) && (!f.Has(viewcount.HeaderAcceptLanguage) || f.Has(viewcount.HeaderHeadlessBrand)) {
 		return true
 	}
 	if ua.family == famOther {

@@ -281,6 +281,7 @@ type Rules struct {
 	ua       *uaMatcher
 	spam     spamReferrers
 	excluded corrections
+	allowed  allows
 	hosting  hostingASNs
 	sources  *sources
 	hints    hintLimits
@@ -324,12 +325,13 @@ func NewRules(cfg Config, sites SiteLookup) (*Rules, error) {
 	if err != nil {
 		return nil, err
 	}
-	excluded, err := newCorrections(cfg.Corrections)
+	excluded, allowed, err := newCorrections(cfg.Corrections)
 	if err != nil {
 		return nil, err
 	}
 	return &Rules{
 		excluded:     excluded,
+		allowed:      allowed,
 		hosting:      hosting,
 		cfg:          cfg,
 		sources:      src,
@@ -384,6 +386,11 @@ func NewRules(cfg Config, sites SiteLookup) (*Rules, error) {
 //  13. Duplicate: the same visitor viewed the same page of the same site less
 //     than DuplicateWindow ago.
 //
+// An operator's allow correction (Corrections, KindAllow) restores what
+// checks 2-6, 8, 11 and 12 reject (Restorable) for the views it names: the
+// check is passed over and judging goes on, so an allowed view can still be
+// Excluded (an exclusion always wins), a DuplicateID or a Duplicate.
+//
 // Checks 1-9 are stateless, and events they reject leave no state behind:
 // bots, datacenter traffic and junk for unregistered sites cannot fill the
 // capped windows and push out real visitors' keys, nor count against the
@@ -429,25 +436,31 @@ func (r *Rules) judge(e *viewcount.Event) (viewcount.Reason, uaInfo) {
 }
 
 func (r *Rules) judgeUA(e *viewcount.Event, ua uaInfo, t int64) viewcount.Reason {
-	if ua.bot {
+	// reject: the rule that found reason rejects e, unless an operator's
+	// allow correction restores it (judging then goes on with the rules
+	// after it, exclusions and duplicates included).
+	reject := func(reason viewcount.Reason) bool {
+		return len(r.allowed) == 0 || r.allowed.match(e, ua.dims.browser, reason, t) == ""
+	}
+	if ua.bot && reject(viewcount.BotUA) {
 		return viewcount.BotUA
 	}
-	if e.Webdriver || e.Source == viewcount.SourceBeacon && headlessWindow(e, ua) {
+	if (e.Webdriver || e.Source == viewcount.SourceBeacon && headlessWindow(e, ua)) && reject(viewcount.Headless) {
 		return viewcount.Headless
 	}
-	if e.Source == viewcount.SourceBeacon && badHints(e, ua, r.hints) {
+	if e.Source == viewcount.SourceBeacon && badHints(e, ua, r.hints) && reject(viewcount.BadHints) {
 		return viewcount.BadHints
 	}
-	if !r.cfg.IgnoreHeaders && headerMismatch(e, ua) {
+	if !r.cfg.IgnoreHeaders && headerMismatch(e, ua) && reject(viewcount.HeaderMismatch) {
 		return viewcount.HeaderMismatch
 	}
-	if e.Datacenter || r.hosting.has(e.ASN) {
+	if (e.Datacenter || r.hosting.has(e.ASN)) && reject(viewcount.Datacenter) {
 		return viewcount.Datacenter
 	}
 	if !viewcount.InRegistration(r.sites, e.Site, e.Time) {
 		return viewcount.UnknownSite
 	}
-	if r.spam.match(e.Referrer) {
+	if r.spam.match(e.Referrer) && reject(viewcount.BadReferrer) {
 		return viewcount.BadReferrer
 	}
 	if r.excluded.match(e, t) {
@@ -464,9 +477,9 @@ func (r *Rules) judgeUA(e *viewcount.Event, ua uaInfo, t int64) viewcount.Reason
 		r.raise(e, rotating)
 	}
 	switch {
-	case rate:
+	case rate && reject(viewcount.Rate):
 		return viewcount.Rate
-	case rotating:
+	case rotating && reject(viewcount.NetworkRotation):
 		return viewcount.NetworkRotation
 	case dup:
 		return viewcount.Duplicate

@@ -137,20 +137,32 @@ func (r *Rules) Settle(v *viewcount.Verdict) {
 	if v.Reason != viewcount.Valid {
 		return
 	}
-	since := v.Time.UnixMilli() - r.cfg.RateWindow.Milliseconds()
-	if at, ok := r.flags.visitors[v.Visitor]; ok && at >= since {
-		v.Reason = viewcount.Rate
+	reason := r.flagged(v)
+	if reason == viewcount.Valid {
 		return
 	}
+	if len(r.allowed) > 0 && r.allowed.match(&v.Event, r.ua.info(v.UA).dims.browser, reason, v.Time.UnixMilli()) != "" {
+		return // an operator's allow correction restores it, as Judge would
+	}
+	v.Reason = reason
+}
+
+// flagged is why a held view's visitor or network proved a flood or a farm
+// from a rate window before the view on; Valid when neither did.
+func (r *Rules) flagged(v *viewcount.Verdict) viewcount.Reason {
+	since := v.Time.UnixMilli() - r.cfg.RateWindow.Milliseconds()
+	if at, ok := r.flags.visitors[v.Visitor]; ok && at >= since {
+		return viewcount.Rate
+	}
 	if nf, ok := r.flags.networks[v.Network]; ok && v.Network != 0 && nf.at >= since {
-		v.Reason = nf.reason
-		return
+		return nf.reason
 	}
 	if bk := r.blockKey(&v.Event); bk != 0 {
 		if nf, ok := r.flags.networks[bk]; ok && nf.at >= since {
-			v.Reason = nf.reason
+			return nf.reason
 		}
 	}
+	return viewcount.Valid
 }
 
 // SettleWindow is how long watched views are held; 0 when settling is off.

@@ -21,6 +21,12 @@ const correctUsage = `usage:
       exclude the site's views from an AS or network, from a referrer host (and its
       subdomains), or of a path (a prefix with a trailing *) received in [T1, T2);
       recorded with who and why, then applied to the past by a revalidation
+  viewcount correct add --site S --kind allow [--ua TEXT] [--family NAME] [--reason R] [--asn N] --from T1 --to T2 --why TEXT
+      restore the site's views the rules rejected (a false positive): those whose user
+      agent holds TEXT (any case), of the browser NAME (as the dashboard names it), from
+      AS N, rejected as R (bot_ua, headless, bad_hints, header_mismatch, datacenter,
+      bad_referrer, rate, network_rotation; any of them when not given); all terms
+      together. An exclusion always wins over an allow
   viewcount correct undo ID --why TEXT [--who NAME]   the same, undone
   viewcount correct list [--json]                     every correction, in force or undone
 common flags: [--server URL] [--admin-token-file FILE] [--data DIR]; the admin token: VIEWCOUNT_ADMIN_TOKEN, the file, else DIR/admin_token; TIME: RFC 3339 or YYYY-MM-DD (UTC)`
@@ -41,6 +47,10 @@ func runCorrect(args []string, stdout, stderr io.Writer) error {
 	site := fs.String("site", "", "the site")
 	kind := fs.String("kind", "", "asn, network, referrer or path")
 	value := fs.String("value", "", "the AS number, network id (views_raw.network), referrer host, or path (prefix*)")
+	allowUA := fs.String("ua", "", "kind allow: a user-agent substring (any case)")
+	family := fs.String("family", "", "kind allow: a browser family, as the dashboard names it")
+	reason := fs.String("reason", "", "kind allow: the reason to restore")
+	asn := fs.String("asn", "", "kind allow: an AS number")
 	from := fs.String("from", "", "start of the range")
 	to := fs.String("to", "", "end of the range, excluded")
 	why := fs.String("why", "", "why, for the audit trail (required)")
@@ -65,10 +75,12 @@ func runCorrect(args []string, stdout, stderr io.Writer) error {
 		if cmd == "add" {
 			tf, err1 := parseTime(*from)
 			tt, err2 := parseTime(*to)
-			if *site == "" || *kind == "" || *value == "" || err1 != nil || err2 != nil {
-				return fmt.Errorf("correct add: --site, --kind, --value, --from and --to are required (%v)\n%s", errors.Join(err1, err2), correctUsage)
+			terms := *allowUA != "" || *family != "" || *reason != "" || *asn != ""
+			if *site == "" || *kind == "" || *value == "" && !terms || err1 != nil || err2 != nil {
+				return fmt.Errorf("correct add: --site, --kind, --value (for allow: --ua, --family, --reason or --asn), --from and --to are required (%v)\n%s", errors.Join(err1, err2), correctUsage)
 			}
-			body, _ := json.Marshal(api.CorrectionRequest{Site: *site, Kind: *kind, Value: *value, From: tf, To: tt, Who: *who, Why: *why})
+			body, _ := json.Marshal(api.CorrectionRequest{Site: *site, Kind: *kind, Value: *value, From: tf, To: tt, Who: *who, Why: *why,
+				UA: *allowUA, Family: *family, Reason: *reason, ASN: *asn})
 			raw, err = admin.stream("correct add", http.MethodPost, "", body, stderr)
 		} else {
 			if id == "" {

@@ -205,6 +205,15 @@ type correctionResult struct {
 }
 
 func (c corrector) AddCorrection(ctx context.Context, req api.CorrectionRequest, progress func(string)) (any, error) {
+	terms := req.UA != "" || req.Family != "" || req.Reason != "" || req.ASN != ""
+	switch {
+	case terms && req.Kind != validate.KindAllow:
+		return nil, fmt.Errorf("%w: ua, family, reason, asn: only for kind allow", api.ErrRevalidateRequest)
+	case terms && req.Value != "":
+		return nil, fmt.Errorf("%w: value: give the allow's terms either in value or apart, not both", api.ErrRevalidateRequest)
+	case terms:
+		req.Value = validate.AllowTerms(req.UA, req.Family, req.Reason, req.ASN)
+	}
 	corr, err := validate.AddCorrection(ctx, c.q, validate.Correction{Site: req.Site, Kind: req.Kind, Value: req.Value, From: req.From, To: req.To}, req.Who, req.Why)
 	if err != nil {
 		if corr.ID == "" {
