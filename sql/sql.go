@@ -144,6 +144,8 @@ const (
 	PendingStored          = "pending_stored"           // params since, fed → partition, highest batch stored and not fed
 	CorrectionsRecord      = "corrections_record"       // params id, action, who, why, site, kind, value, from, to
 	CorrectionsList        = "corrections_list"         // → id, state, site, kind, value, range_from, range_to, added_at/by/why, undone_at/by/why
+	ExplainEvent           = "explain_event"            // params site, id → revalidate_events' columns, verdict, rules, partition
+	ExplainHistory         = "explain_history"          // params site, id, visitor, network, page, at, partition, seq, idx, w_retry, w_rate, w_rotation, w_dup → what the stateful rules read
 )
 
 // Names of the cluster schema runner's queries in queries/ (see

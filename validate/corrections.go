@@ -269,35 +269,34 @@ func (as allows) match(e *viewcount.Event, browser string, reason viewcount.Reas
 	return ""
 }
 
-// match reports whether a correction excludes e, received at t (Unix ms).
-func (cs corrections) match(e *viewcount.Event, t int64) bool {
+// match returns the id of the exclusion that excludes e, received at t
+// (Unix ms); "" when none does.
+func (cs corrections) match(e *viewcount.Event, t int64) string {
 	if len(cs) == 0 {
-		return false
+		return ""
 	}
 	for _, c := range cs[e.Site] {
 		if t < c.From.UnixMilli() || t >= c.To.UnixMilli() {
 			continue
 		}
+		var hit bool
 		switch c.Kind {
 		case KindASN:
-			if strconv.FormatUint(uint64(e.ASN), 10) == c.Value {
-				return true
-			}
+			hit = strconv.FormatUint(uint64(e.ASN), 10) == c.Value
 		case KindNetwork:
-			if strconv.FormatUint(e.Network, 10) == c.Value {
-				return true
-			}
+			hit = strconv.FormatUint(e.Network, 10) == c.Value
 		case KindReferrer:
-			if h := referrerHost(e.Referrer); h == c.Value || strings.HasSuffix(h, "."+c.Value) {
-				return true
-			}
+			h := referrerHost(e.Referrer)
+			hit = h == c.Value || strings.HasSuffix(h, "."+c.Value)
 		case KindPath:
-			if p, ok := strings.CutSuffix(c.Value, "*"); ok && strings.HasPrefix(e.Page, p) || e.Page == c.Value {
-				return true
-			}
+			p, prefix := strings.CutSuffix(c.Value, "*")
+			hit = prefix && strings.HasPrefix(e.Page, p) || e.Page == c.Value
+		}
+		if hit {
+			return c.ID
 		}
 	}
-	return false
+	return ""
 }
 
 // referrerHost is the referrer's host, lower case, without www.

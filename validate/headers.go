@@ -69,33 +69,47 @@ const (
 // with a browser's request counts. So is a bot's user agent (uaInfo.bot)
 // that reaches this check because an operator allowed bot_ua for it: the
 // allow restores the user agent's verdict, not the request's.
-func headerMismatch(e *viewcount.Event, ua uaInfo) bool {
+func headerMismatch(e *viewcount.Event, ua uaInfo) bool { return headerProblem(e, ua) != "" }
+
+// headerProblem is what headerMismatch finds wrong with the request, ""
+// when nothing: constant strings, so judging allocates nothing.
+func headerProblem(e *viewcount.Event, ua uaInfo) string {
 	f := e.Headers
 	if !f.Has(viewcount.HeadersSeen) {
-		return false
+		return ""
 	}
-	if (ua.weak || ua.bot) && (!f.Has(viewcount.HeaderAcceptLanguage) || f.Has(viewcount.HeaderHeadlessBrand)) {
-		return true
+	if ua.weak || ua.bot {
+		switch {
+		case !f.Has(viewcount.HeaderAcceptLanguage):
+			return "no Accept-Language, with a user agent the browser model does not recognise"
+		case f.Has(viewcount.HeaderHeadlessBrand):
+			return "a Headless brand in Sec-CH-UA, with a user agent the browser model does not recognise"
+		}
 	}
 	if ua.family == famOther {
-		return false
+		return ""
 	}
 	if f.Has(viewcount.HeaderClientHints) {
 		switch {
-		case f.Has(viewcount.HeaderHeadlessBrand), ua.family != famChromium:
-			return true
+		case f.Has(viewcount.HeaderHeadlessBrand):
+			return "a Headless brand in Sec-CH-UA"
+		case ua.family != famChromium:
+			return "Sec-CH-UA, which only Chromium browsers send, from a user agent of another engine"
 		case sendsClientHints(ua) && !f.Has(viewcount.HeaderHintsAgree):
-			return true
+			return "Sec-CH-UA's Chromium brand names another version than the user agent"
 		}
 	}
 	if !f.Has(viewcount.HeaderAcceptLanguage) {
-		return true
+		return "no Accept-Language, which every browser sends"
 	}
 	current := sendsFetchMeta(ua)
 	if current && !f.Has(viewcount.HeaderAccept) {
-		return true
+		return "no Accept fitting the request (image types for the pixel), which this browser version always sends"
 	}
-	return current && f.Has(viewcount.HeaderSecure) && !f.Has(viewcount.HeaderFetchMeta|viewcount.HeaderFetchFits)
+	if current && f.Has(viewcount.HeaderSecure) && !f.Has(viewcount.HeaderFetchMeta|viewcount.HeaderFetchFits) {
+		return "no fitting Sec-Fetch-Site/Mode/Dest on a secure request, which this browser version always sends"
+	}
+	return ""
 }
 
 func sendsFetchMeta(ua uaInfo) bool {

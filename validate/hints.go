@@ -136,23 +136,35 @@ type hintLimits struct {
 //   - Firefox or Safari with navigator.userAgentData: neither engine has
 //     it, so a Chromium automation tool wearing their UA gives itself away.
 func badHints(e *viewcount.Event, ua uaInfo, lim hintLimits) bool {
+	return hintsProblem(e, ua, lim) != ""
+}
+
+// hintsProblem is what badHints finds wrong, "" when nothing.
+func hintsProblem(e *viewcount.Event, ua uaInfo, lim hintLimits) string {
 	h := &e.Hints
 	if !h.Present {
-		return !lim.allowAbsent
+		if lim.allowAbsent {
+			return ""
+		}
+		return "the beacon carried no hints"
 	}
 	if h.ScreenW == 0 || h.ScreenH == 0 || int(h.ScreenW) > lim.maxScreen || int(h.ScreenH) > lim.maxScreen {
-		return true
+		return "a screen side of 0 or beyond the largest screen"
 	}
 	if h.Languages == 0 {
-		return true
+		return "no languages (navigator.languages empty)"
 	}
 	switch ua.family {
 	case famChromium:
-		return ua.major >= chromiumUAData && h.Secure && !h.UAData
+		if ua.major >= chromiumUAData && h.Secure && !h.UAData {
+			return "no navigator.userAgentData on a secure page, which this Chromium version always has"
+		}
 	case famFirefox, famSafari:
-		return h.UAData
+		if h.UAData {
+			return "navigator.userAgentData, which this engine does not have"
+		}
 	}
-	return false
+	return ""
 }
 
 // headlessScreen is the screen headless Chromium reports whatever its
@@ -172,13 +184,19 @@ const headlessScreenW, headlessScreenH = 800, 600
 // browsers of a certain engine are judged: mobile browsers and web views
 // size their windows in ways of their own (some report 0 in prerendered
 // or background pages), and their screens are small.
-func headlessWindow(e *viewcount.Event, ua uaInfo) bool {
+func headlessWindow(e *viewcount.Event, ua uaInfo) bool { return windowProblem(e, ua) != "" }
+
+// windowProblem is what headlessWindow finds, "" when nothing.
+func windowProblem(e *viewcount.Event, ua uaInfo) string {
 	h := &e.Hints
 	if !h.Present || ua.family == famOther || ua.dims.device != DeviceDesktop {
-		return false
+		return ""
 	}
 	if h.ScreenW == headlessScreenW && h.ScreenH == headlessScreenH {
-		return true
+		return "a screen of 800 × 600, headless Chromium's"
 	}
-	return h.Window && h.OuterW == 0 && h.OuterH == 0
+	if h.Window && h.OuterW == 0 && h.OuterH == 0 {
+		return "a window of 0 × 0 on a desktop browser"
+	}
+	return ""
 }

@@ -40,25 +40,25 @@ func newSpamReferrers(extra []string, replace bool) (spamReferrers, error) {
 	return s, nil
 }
 
-// match reports whether referrer ("scheme://host/path", as ingest stores it;
-// a bare "host/path" is accepted too) has a listed host or parent domain. It
+// match returns the listed host or parent domain of referrer ("scheme://host/path", as ingest stores it;
+// a bare "host/path" is accepted too), "" when none is listed. It
 // allocates nothing for a lowercase host, which is what ingest sends.
-func (s spamReferrers) match(referrer string) bool {
+func (s spamReferrers) match(referrer string) string {
 	if referrer == "" || len(s) == 0 {
-		return false
+		return ""
 	}
 	host := hostOf(referrer)
 	for host != "" {
 		if _, ok := s[host]; ok {
-			return true
+			return host
 		}
 		i := strings.IndexByte(host, '.')
 		if i < 0 {
-			return false
+			return ""
 		}
 		host = host[i+1:]
 	}
-	return false
+	return ""
 }
 
 func hasUpper(s string) bool {

@@ -460,10 +460,10 @@ func (r *Rules) judgeUA(e *viewcount.Event, ua uaInfo, t int64) viewcount.Reason
 	if !viewcount.InRegistration(r.sites, e.Site, e.Time) {
 		return viewcount.UnknownSite
 	}
-	if r.spam.match(e.Referrer) && reject(viewcount.BadReferrer) {
+	if r.spam.match(e.Referrer) != "" && reject(viewcount.BadReferrer) {
 		return viewcount.BadReferrer
 	}
-	if r.excluded.match(e, t) {
+	if r.excluded.match(e, t) != "" {
 		return viewcount.Excluded
 	}
 	if e.ID != "" && r.ids.seen(r.idKey(e), t, r.now) {

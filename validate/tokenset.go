@@ -32,10 +32,13 @@ func newTokenSet(s ...string) *tokenSet {
 }
 
 // in reports whether s holds any of the tokens.
-func (t *tokenSet) in(s []byte) bool {
+func (t *tokenSet) in(s []byte) bool { return t.find(s) != nil }
+
+// find returns the first token s holds (by position in s), or nil.
+func (t *tokenSet) find(s []byte) []byte {
 	for i, c := range s {
 		if t.single[c] {
-			return true
+			return s[i : i+1]
 		}
 		if i+1 == len(s) {
 			break
@@ -46,9 +49,9 @@ func (t *tokenSet) in(s []byte) bool {
 		}
 		for _, tok := range t.first[c] {
 			if bytes.HasPrefix(s[i:], tok) {
-				return true
+				return tok
 			}
 		}
 	}
-	return false
+	return nil
 }

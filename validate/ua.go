@@ -105,7 +105,7 @@ func (m *uaMatcher) info(ua string) uaInfo {
 	if !ok {
 		var buf [512]byte
 		low := appendLower(buf[:0], ua)
-		v.bot, v.weak = m.classifyLow(ua, low)
+		v.bot, v.weak = m.classifyLow(ua, low, nil)
 		v.family, v.major = browserFamily(low)
 		v.hash = xxhash.Sum64String(ua)
 		v.dims = parseUADims(m.parser, ua, low)
@@ -125,7 +125,7 @@ func (m *uaMatcher) info(ua string) uaInfo {
 // evidence, weak when it is only unrecognised.
 func (m *uaMatcher) classify(ua string) (bot, weak bool) {
 	var buf [512]byte
-	return m.classifyLow(ua, appendLower(buf[:0], ua))
+	return m.classifyLow(ua, appendLower(buf[:0], ua), nil)
 }
 
 // classifyLow is classify with ua already lowercased into low. The evidence
@@ -146,24 +146,110 @@ func (m *uaMatcher) classify(ua string) (bot, weak bool) {
 //
 // Crawler-Detect (~120 µs a UA, memoised) runs only for UAs holding such a
 // word, whatever their shape, so a flood of random strings costs no more.
-func (m *uaMatcher) classifyLow(ua string, low []byte) (bot, weak bool) {
+//
+// why, when not nil, is set to the evidence for the answer (Explain); the
+// judging path passes nil and pays nothing for it.
+func (m *uaMatcher) classifyLow(ua string, low []byte, why *string) (bot, weak bool) {
 	if m.replace {
-		return m.extra != nil && m.extra.MatchString(ua), false
+		bot = m.extra != nil && m.extra.MatchString(ua)
+		if why != nil {
+			*why = "only --bot-list judges (--bot-list-replace): " + m.extraEvidence(ua)
+		}
+		return bot, false
 	}
-	if botTokens.in(low) || contact(low) || bareClients[string(low)] || hasAnyPrefix(low, clientPrefixes) {
+	if tok := botTokens.find(low); tok != nil {
+		if why != nil {
+			*why = fmt.Sprintf("names a crawler, tool or HTTP client: the built-in token %q", tok)
+		}
+		return true, false
+	}
+	if i := contact(low); i >= 0 {
+		if why != nil {
+			*why = fmt.Sprintf("signed with a contact, which no browser's user agent holds: %q", wordAt(ua, i))
+		}
+		return true, false
+	}
+	if bareClients[string(low)] {
+		if why != nil {
+			*why = fmt.Sprintf("a runtime's bare HTTP client: %q", ua)
+		}
+		return true, false
+	}
+	if p := prefixOf(low, clientPrefixes); p != nil {
+		if why != nil {
+			*why = fmt.Sprintf("starts as a runtime's HTTP client does: %q", p)
+		}
 		return true, false
 	}
 	if m.extra != nil && m.extra.MatchString(ua) {
+		if why != nil {
+			*why = m.extraEvidence(ua)
+		}
 		return true, false
 	}
 	shape := m.model.shape(ua, low)
 	if shape == shapeImpossible {
+		if why != nil {
+			*why = "a sequence no browser sends: Chrome/ without AppleWebKit"
+		}
 		return true, false
 	}
-	if (suspectTokens.in(low) || shape == shapeNone && !bytes.HasPrefix(low, []byte("mozilla/"))) && crawlerdetect.IsCrawler(ua) {
+	suspect := suspectTokens.find(low)
+	if (suspect != nil || shape == shapeNone && !bytes.HasPrefix(low, []byte("mozilla/"))) && crawlerdetect.IsCrawler(ua) {
+		if why != nil {
+			*why = fmt.Sprintf("Crawler-Detect's maintained list names it (its patterns match %q)", crawlerDetectMatch(ua))
+		}
 		return true, false
+	}
+	if why != nil {
+		switch {
+		case shape == shapeNone:
+			*why = "the browser model does not recognise it: a weak signal, which rejects only with a request that is not a browser's (header_mismatch)"
+		case suspect != nil:
+			*why = fmt.Sprintf("a browser's user agent; it holds %q, a word crawlers use, but Crawler-Detect does not name it", suspect)
+		default:
+			*why = "a browser's user agent (the browser model recognises it)"
+		}
 	}
 	return false, shape == shapeNone
+}
+
+// extraEvidence says what of ua the operator's --bot-list patterns match.
+func (m *uaMatcher) extraEvidence(ua string) string {
+	if m.extra == nil {
+		return "no --bot-list patterns"
+	}
+	if s := m.extra.FindString(ua); s != "" || m.extra.MatchString(ua) {
+		return fmt.Sprintf("a --bot-list pattern matches %q", s)
+	}
+	return "no --bot-list pattern matches"
+}
+
+// crawlerDetectMatch narrows ua to the shortest window Crawler-Detect still
+// calls a crawler, to show an operator which words its patterns matched
+// (the library reports only yes or no). Explain-only: it calls the
+// library once per byte trimmed.
+func crawlerDetectMatch(ua string) string {
+	lo, hi := 0, len(ua)
+	for hi > lo+1 && crawlerdetect.IsCrawler(ua[lo:hi-1]) {
+		hi--
+	}
+	for lo < hi-1 && crawlerdetect.IsCrawler(ua[lo+1:hi]) {
+		lo++
+	}
+	return ua[lo:hi]
+}
+
+// wordAt is the run of non-space bytes of s around byte i.
+func wordAt(s string, i int) string {
+	lo, hi := i, i
+	for lo > 0 && s[lo-1] != ' ' && s[lo-1] != '(' && s[lo-1] != ';' {
+		lo--
+	}
+	for hi < len(s) && s[hi] != ' ' && s[hi] != ')' && s[hi] != ';' {
+		hi++
+	}
+	return s[lo:hi]
 }
 
 // bareClients are whole user agents that name a runtime's default client,
@@ -176,29 +262,34 @@ var bareClients = map[string]bool{"node": true, "ruby": true, "python": true, "j
 // Profile/MIDP-2.0", the JVM's own client starts with it.
 var clientPrefixes = tokens("php/", "python/", "ruby/", "deno/", "bun/", "dart/", "perl/", "java/", "java ")
 
-func hasAnyPrefix(s []byte, prefixes [][]byte) bool {
+// prefixOf is the first of prefixes s starts with, or nil.
+func prefixOf(s []byte, prefixes [][]byte) []byte {
 	for _, p := range prefixes {
 		if bytes.HasPrefix(s, p) {
-			return true
+			return p
 		}
 	}
-	return false
+	return nil
 }
 
-// contact reports a URL or an e-mail address in a lowercased user agent:
+// contact finds a URL or an e-mail address in a lowercased user agent
+// (where it is, or -1):
 // how crawlers, feed readers, scanners and research bots sign theirs, and
 // what no browser's user agent holds. The word "http" alone is not one: a
 // TV's browser lists HAS_CMD_HTTP_SERVER among its features, and the HTTP
 // libraries that name themselves so are botTokens.
-func contact(low []byte) bool {
-	if bytes.Contains(low, []byte("://")) || bytes.Contains(low, []byte("www.")) {
-		return true
+func contact(low []byte) int {
+	if i := bytes.Index(low, []byte("://")); i >= 0 {
+		return i
+	}
+	if i := bytes.Index(low, []byte("www.")); i >= 0 {
+		return i
 	}
 	// name@host.tld: a word before the '@', a dotted host after it (not
 	// "android@84.0", Ecosia's version tag).
 	for i := bytes.IndexByte(low, '@'); i >= 0; {
 		if i > 0 && isMailByte(low[i-1]) && mailHost(low[i+1:]) {
-			return true
+			return i
 		}
 		j := bytes.IndexByte(low[i+1:], '@')
 		if j < 0 {
@@ -206,7 +297,7 @@ func contact(low []byte) bool {
 		}
 		i += 1 + j
 	}
-	return false
+	return -1
 }
 
 func isMailByte(c byte) bool {

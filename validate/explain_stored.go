@@ -1,0 +1,149 @@
+package validate
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/viewcount/viewcount"
+	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/store"
+)
+
+// StoredExplanation explains one stored event: its verdict as stored and
+// the rule set that gave it, what the rules in force now decide (the
+// Explanation), and what views_raw holds of the views before it for the
+// rules that depend on them.
+type StoredExplanation struct {
+	Event         EventFacts       `json:"event"`
+	Stored        viewcount.Reason `json:"stored_verdict"`
+	StoredRules   string           `json:"stored_rules"`
+	Explanation                    // the rules in force now
+	History       History          `json:"history"`
+	StoredIsOlder bool             `json:"stored_by_other_rules"` // the stored verdict came from another rule set than Rules
+}
+
+// EventFacts are the stored event's fields an operator reads first.
+type EventFacts struct {
+	Time      time.Time `json:"time"`
+	Site      string    `json:"site"`
+	Page      string    `json:"page"`
+	ID        string    `json:"id"`
+	UA        string    `json:"user_agent"`
+	Referrer  string    `json:"referrer"`
+	Source    string    `json:"source"`
+	ASN       uint32    `json:"asn"`
+	Country   string    `json:"country"`
+	Partition int       `json:"partition"`
+	Seq       uint64    `json:"seq"`
+}
+
+// History is what views_raw holds of the views before an event that the
+// stateful rules read, counted on its site (rate and rotation count a
+// network's views on every site, so theirs can be higher).
+type History struct {
+	EarlierSameID  int        `json:"earlier_same_id"`
+	VisitorViews   int        `json:"visitor_views_in_rate_window"`
+	NetworkViews   int        `json:"network_views_in_rate_window"`
+	NetworkUAs     int        `json:"network_user_agents_in_rotation_window"`
+	EarlierPage    int        `json:"earlier_views_of_page_in_duplicate_window"`
+	LastPageViewAt *time.Time `json:"last_view_of_page,omitempty"`
+}
+
+// ExplainStored explains the stored events of site with event id (more
+// than one when a retry was stored again), oldest first; none when there
+// is no such event. r must be the rules in force, with their corrections.
+func ExplainStored(ctx context.Context, q RawStore, r *Rules, site, id string) ([]StoredExplanation, error) {
+	res, err := q.Query(ctx, vcsql.Query(vcsql.ExplainEvent), store.Params{"site": site, "id": id})
+	if err != nil {
+		return nil, fmt.Errorf("validate: explain %s %s: %w", site, id, err)
+	}
+	out := make([]StoredExplanation, 0, len(res.Rows))
+	for _, row := range res.Rows {
+		if len(row) != 32 {
+			return nil, fmt.Errorf("validate: explain %s %s: %d columns, want 32", site, id, len(row))
+		}
+		e, err := rawEvent(row[:29])
+		if err != nil {
+			return nil, fmt.Errorf("validate: explain %s %s: %w", site, id, err)
+		}
+		seq, _ := strconv.ParseUint(row[0], 10, 64)
+		idx, _ := strconv.ParseUint(row[1], 10, 32)
+		part, _ := strconv.Atoi(row[31])
+		x := StoredExplanation{
+			Event: EventFacts{Time: e.Time, Site: e.Site, Page: e.Page, ID: e.ID, UA: e.UA, Referrer: e.Referrer,
+				Source: e.Source.String(), ASN: e.ASN, Country: e.Country, Partition: part, Seq: seq},
+			Stored: viewcount.Reason(row[29]), StoredRules: row[30], Explanation: r.Explain(&e),
+		}
+		x.StoredIsOlder = x.StoredRules != "" && x.StoredRules != x.Rules
+		if x.History, err = history(ctx, q, r.cfg, &e, part, seq, idx); err != nil {
+			return nil, err
+		}
+		x.Steps = x.withHistory()
+		out = append(out, x)
+	}
+	return out, nil
+}
+
+func history(ctx context.Context, q RawStore, c Config, e *viewcount.Event, part int, seq, idx uint64) (History, error) {
+	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+	res, err := q.Query(ctx, vcsql.Query(vcsql.ExplainHistory), store.Params{
+		"site": e.Site, "id": e.ID, "visitor": strconv.FormatUint(e.Visitor, 10), "network": strconv.FormatUint(e.Network, 10),
+		"page": e.Page, "at": strconv.FormatInt(e.Time.UnixMilli(), 10), "partition": strconv.Itoa(part),
+		"seq": strconv.FormatUint(seq, 10), "idx": strconv.FormatUint(idx, 10),
+		"w_retry": ms(c.RetryWindow), "w_rate": ms(c.RateWindow), "w_rotation": ms(c.RotationWindow), "w_dup": ms(c.DuplicateWindow)})
+	if err != nil {
+		return History{}, fmt.Errorf("validate: explain %s %s: history: %w", e.Site, e.ID, err)
+	}
+	if len(res.Rows) != 1 || len(res.Rows[0]) != 6 {
+		return History{}, fmt.Errorf("validate: explain %s %s: history: want one row of 6 columns", e.Site, e.ID)
+	}
+	n := make([]int64, 6)
+	for i, v := range res.Rows[0] {
+		if n[i], err = strconv.ParseInt(v, 10, 64); err != nil {
+			return History{}, fmt.Errorf("validate: explain %s %s: history column %d: %w", e.Site, e.ID, i, err)
+		}
+	}
+	h := History{EarlierSameID: int(n[0]), VisitorViews: int(n[1]), NetworkViews: int(n[2]), NetworkUAs: int(n[3]), EarlierPage: int(n[4])}
+	if n[5] > 0 {
+		at := time.UnixMilli(n[5]).UTC()
+		h.LastPageViewAt = &at
+	}
+	return h, nil
+}
+
+// withHistory fills the stateful rules' steps with what views_raw holds
+// and the stored verdict: the rules in force cannot re-judge them one view
+// at a time, the stored verdict says what the validator decided, and the
+// history why.
+func (x *StoredExplanation) withHistory() []Step {
+	h := x.History
+	steps := make([]Step, len(x.Steps))
+	copy(steps, x.Steps)
+	for i, s := range steps {
+		if s.Decision != Stateful {
+			continue
+		}
+		var seen string
+		switch s.Rule {
+		case viewcount.DuplicateID:
+			seen = fmt.Sprintf("%d earlier event(s) with this id in the window", h.EarlierSameID)
+		case viewcount.Rate:
+			seen = fmt.Sprintf("%d earlier view(s) by this visitor and %d by its network in the window", h.VisitorViews, h.NetworkViews)
+		case viewcount.NetworkRotation:
+			seen = fmt.Sprintf("%d distinct user agent(s) from its network in the window", h.NetworkUAs)
+		case viewcount.Duplicate:
+			seen = fmt.Sprintf("%d earlier view(s) of this page by this visitor in the window", h.EarlierPage)
+			if h.LastPageViewAt != nil {
+				seen += ", the last at " + h.LastPageViewAt.Format(time.RFC3339Nano)
+			}
+		}
+		steps[i].Evidence = s.Evidence + "; views_raw holds " + seen
+		if x.Stored == s.Rule {
+			steps[i].Decision = Rejects
+			steps[i].Evidence += " (the stored verdict)"
+		}
+	}
+	return steps
+}
