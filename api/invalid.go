@@ -39,6 +39,12 @@ type invalidReport struct {
 	// first (the top 20): AS number 0 is unknown (a --datacenter-ranges
 	// match without AS-number data, or a view from before it was kept).
 	DatacenterASNs []asnCount `json:"datacenter_by_asn"`
+	// TopUserAgents and TopClasses are, per reason, the user agents (the
+	// top 10) and the browser and device classes (the top 5) with the most
+	// rejected events, most first: a false positive such as an in-app
+	// browser rejected as bot_ua stands out there.
+	TopUserAgents map[string][]agentCount `json:"top_user_agents"`
+	TopClasses    map[string][]classCount `json:"top_classes"`
 }
 
 type asnCount struct {
@@ -47,8 +53,9 @@ type asnCount struct {
 }
 
 // invalid answers GET /v1/sites/{site}/invalid?from=&to=: rejected events by
-// reason, in total and per UTC day, with the valid count beside them, and
-// the networks (AS numbers) the datacenter views came from. from
+// reason, in total and per UTC day, with the valid count beside them, the
+// networks (AS numbers) the datacenter views came from, and per reason the
+// user agents and browser and device classes rejected most. from
 // and to are dates (YYYY-MM-DD, both included) or RFC 3339 times; the
 // default is the last 30 days. It needs the site's token, its share token
 // or the admin's.
@@ -79,7 +86,8 @@ func (s *Server) invalidReport(ctx context.Context, site string, from, to time.T
 		return nil, fmt.Errorf("api: invalid report %s: %w", site, err)
 	}
 	rep := &invalidReport{Site: site, From: from.Format(time.RFC3339), To: to.Format(time.RFC3339),
-		ByReason: reasonCounts{}, Days: []invalidDay{}}
+		ByReason: reasonCounts{}, Days: []invalidDay{}, DatacenterASNs: []asnCount{},
+		TopUserAgents: map[string][]agentCount{}, TopClasses: map[string][]classCount{}}
 	for _, row := range res.Rows {
 		if len(row) != 3 {
 			return nil, fmt.Errorf("api: invalid report: %d columns, want 3", len(row))
@@ -102,7 +110,12 @@ func (s *Server) invalidReport(ctx context.Context, site string, from, to time.T
 		rep.Rejected += n
 		rep.ByReason[row[1]] += n
 	}
-	rep.DatacenterASNs = []asnCount{}
+	if rep.Rejected == 0 {
+		return rep, nil
+	}
+	if err := s.topRejected(ctx, rep, store.Params{"site": site, "from": from.Format(layout), "to": to.Format(layout)}); err != nil {
+		return nil, err
+	}
 	if rep.ByReason[string(viewcount.Datacenter)] == 0 {
 		return rep, nil
 	}

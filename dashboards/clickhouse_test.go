@@ -23,21 +23,22 @@ func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
 // columns are the columns each ClickHouse query must return, by query key.
 // A query missing here fails the test: a new panel states what it returns.
 var columns = map[string][]string{
-	"viewcount-overview/$site":                              {"site"},
-	"viewcount-overview/Valid views per minute/A":           {"time", "views"},
-	"viewcount-overview/Unique visitors per hour/A":         {"time", "uniques"},
-	"viewcount-overview/Rejected events by reason/A":        {"t", "verdict", "events"},
-	"viewcount-overview/Top pages/A":                        {"page", "views", "uniques"},
-	"viewcount-invalid-traffic/$site":                       {"site"},
-	"viewcount-invalid-traffic/$reason":                     {"verdict"},
-	"viewcount-invalid-traffic/Rejected events by reason/A": {"t", "verdict", "events"},
-	"viewcount-invalid-traffic/Filtered share/A":            {"events", "filtered", "filtered_share"},
-	"viewcount-invalid-traffic/Filtered share over time/A":  {"t", "filtered_share"},
-	"viewcount-invalid-traffic/Rejected by reason/A":        {"verdict", "events"},
-	"viewcount-invalid-traffic/Top rejected pages/A":        {"page", "rejected", "events", "rejected_share", "top_reason"},
-	"viewcount-invalid-traffic/Top rejected user agents/A":  {"ua", "rejected", "reasons"},
-	"viewcount-invalid-traffic/Referrer spam hosts/A":       {"host", "events", "pages"},
-	"viewcount-invalid-traffic/Datacenter hits/A":           {"t", "verdict", "events"},
+	"viewcount-overview/$site":                                       {"site"},
+	"viewcount-overview/Valid views per minute/A":                    {"time", "views"},
+	"viewcount-overview/Unique visitors per hour/A":                  {"time", "uniques"},
+	"viewcount-overview/Rejected events by reason/A":                 {"t", "verdict", "events"},
+	"viewcount-overview/Top pages/A":                                 {"page", "views", "uniques"},
+	"viewcount-invalid-traffic/$site":                                {"site"},
+	"viewcount-invalid-traffic/$reason":                              {"verdict"},
+	"viewcount-invalid-traffic/Rejected events by reason/A":          {"t", "verdict", "events"},
+	"viewcount-invalid-traffic/Filtered share/A":                     {"events", "filtered", "filtered_share"},
+	"viewcount-invalid-traffic/Filtered share over time/A":           {"t", "filtered_share"},
+	"viewcount-invalid-traffic/Rejected by reason/A":                 {"verdict", "events"},
+	"viewcount-invalid-traffic/Top rejected pages/A":                 {"page", "rejected", "events", "rejected_share", "top_reason"},
+	"viewcount-invalid-traffic/Top rejected user agents/A":           {"ua", "rejected", "reasons"},
+	"viewcount-invalid-traffic/Top rejected user agents by reason/A": {"reason", "ua", "ua_browser", "ua_device", "rejected"},
+	"viewcount-invalid-traffic/Referrer spam hosts/A":                {"host", "events", "pages"},
+	"viewcount-invalid-traffic/Datacenter hits/A":                    {"t", "verdict", "events"},
 }
 
 // t0 is the history's hour; the dashboards are queried over t0-1h..t0+3h.
@@ -92,13 +93,17 @@ func history() []viewcount.Verdict {
 		{5, b, "/x", firefox, 30, viewcount.Valid, "", "", false},
 		{6, b, "/x", curl, 31, viewcount.BotUA, "", "", false},
 	}
+	// The browser and device class the validator derives from each agent.
+	class := map[string][2]string{firefox: {"Firefox", "desktop"}, chrome: {"Chrome", "desktop"},
+		googlebot: {"", "other"}, curl: {"", "other"}, requests: {"", "other"}}
 	out := make([]viewcount.Verdict, len(rows))
 	for i, r := range rows {
 		out[i] = viewcount.Verdict{
 			Event: viewcount.Event{Time: t0.Add(time.Duration(r.min) * time.Minute), Site: r.site, Page: r.page,
 				Referrer: r.ref, UA: r.ua, ID: fmt.Sprint("e", i), Visitor: r.visitor, Network: r.visitor,
 				Source: viewcount.SourcePixel, Datacenter: r.dc},
-			Reason: r.reason, Seq: uint64(i + 1), Dims: viewcount.Dims{RefHost: r.refHost},
+			Reason: r.reason, Seq: uint64(i + 1),
+			Dims: viewcount.Dims{RefHost: r.refHost, Browser: class[r.ua][0], Device: class[r.ua][1]},
 		}
 	}
 	return out
@@ -283,6 +288,13 @@ func TestClickHouseQueries(t *testing.T) {
 		row(curl, "3", "bot_ua"),
 		row(requests, "3", "datacenter, rate"),
 		row(googlebot, "1", "bot_ua"))
+	exact(inv+"Top rejected user agents by reason/A",
+		row("bad_referrer", firefox, "Firefox", "desktop", "3"),
+		row("bot_ua", curl, "", "other", "3"),
+		row("bot_ua", googlebot, "", "other", "1"),
+		row("datacenter", requests, "", "other", "2"),
+		row("rate", requests, "", "other", "1"))
+	exact("first viewcount-invalid-traffic/Top rejected user agents by reason/A", row("bad_referrer", firefox, "Firefox", "desktop", "3"))
 	exact(inv+"Referrer spam hosts/A", row("spam.example", "2", "2"), row("seo-offers.example", "1", "1"))
 	// Time series: the per-minute rows add up to the history's events.
 	sums := func(key string, valueCol int) map[string]int {

@@ -117,6 +117,8 @@ const (
 	Reasons                = "reasons"                  // params site → verdict, views
 	InvalidByDay           = "invalid_by_day"           // params site, from, to (DateTime64) → day, verdict, events
 	InvalidASNs            = "invalid_asns"             // params site, from, to → asn, events: the top 20 networks of datacenter views
+	InvalidTopAgents       = "invalid_top_agents"       // params site, from, to, limit → verdict, ua, ua_browser, ua_device, events: the top user agents per reason
+	InvalidTopClasses      = "invalid_top_classes"      // params site, from, to, limit → verdict, browser, device, events: the top browser/device classes per reason
 	Verdicts               = "verdicts"                 // → partition, seq, idx, event_id, verdict in stream order
 	MigrationsInit         = "migrations_init"          // creates schema_migrations
 	MigrationsApplied      = "migrations_applied"       // → version

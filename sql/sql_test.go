@@ -81,7 +81,7 @@ func TestSplit(t *testing.T) {
 }
 
 func TestQueries(t *testing.T) {
-	for _, name := range []string{PageCount, PageCounts, SiteCount, TopPages, InvalidByDay, Verdicts, Reasons, MigrationsInit, MigrationsApplied, MigrationsRecord,
+	for _, name := range []string{PageCount, PageCounts, SiteCount, TopPages, InvalidByDay, InvalidASNs, InvalidTopAgents, InvalidTopClasses, Verdicts, Reasons, MigrationsInit, MigrationsApplied, MigrationsRecord,
 		RawRetention, RawRetentionSet, DetachedParts, DropDetachedPart, RawMonths, RawLost} {
 		q := Query(name)
 		if q == "" || strings.HasSuffix(q, ";") {

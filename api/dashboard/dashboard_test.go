@@ -132,3 +132,20 @@ func TestSiteNames(t *testing.T) {
 	f("/dashboard/static/nope.js", 404, "")
 	f("/dashboard/static/../doc.go", 404, "")
 }
+
+// TestTextOnly: the page's scripts never write markup. Page paths,
+// referrers and user agents are whatever visitors sent; put in with
+// textContent (or as a property such as title) they stay text, whatever
+// they hold. An API that parses HTML would make any of them an element.
+func TestTextOnly(t *testing.T) {
+	markup := regexp.MustCompile(`innerHTML|outerHTML|insertAdjacentHTML|document\.write|createContextualFragment|DOMParser|\.html\(|srcdoc`)
+	for _, name := range []string{"app.js", "render.js"} {
+		b, err := assets.ReadFile("assets/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := markup.Find(b); m != nil {
+			t.Errorf("%s writes markup with %q: use textContent", name, m)
+		}
+	}
+}

@@ -19,7 +19,7 @@
     ['os', 'Operating systems', 'OS'], ['device', 'Devices', 'Device'], ['country', 'Countries', 'Country'],
     ['screen', 'Screen classes', 'Screen'],
   ];
-  const state = { token: '', verified: false, share: false, tz: 'UTC', range: '7d', from: '', to: '', interval: 'hour', page: '', offsets: {}, gen: 0, live: 0, wholeSite: {} };
+  const state = { token: '', verified: false, share: false, tz: 'UTC', range: '7d', from: '', to: '', interval: 'hour', page: '', offsets: {}, gen: 0, live: 0, wholeSite: {}, rejected: null, reason: '' };
   const panels = {};
 
   class HTTPError extends Error {
@@ -113,6 +113,25 @@
     panels[by].querySelector('.note').hidden = !(state.page && !p.page);
   }
 
+  // loadRejected reads the invalid-traffic report over the filtered
+  // panel's range (its answer's from and to: the site's days as instants)
+  // for the top user agents and classes per reason. The report spans at
+  // most 366 days, fewer than the stats API: a longer range says so there
+  // and leaves the rest of the dashboard alone.
+  async function loadRejected(filtered, gen) {
+    if (gen !== state.gen) return; // a newer load asks for its own range
+    let d = null, message = '';
+    try {
+      d = await call('GET', '/invalid', { from: filtered.from, to: filtered.to });
+    } catch (e) {
+      if (e.status !== 400) throw e;
+      message = 'Not shown for this range: ' + e.message;
+    }
+    if (gen !== state.gen) return;
+    state.rejected = d;
+    state.reason = R.rejected(d, state.reason, $, message);
+  }
+
   // load reads everything for the current range and filter; answers of an
   // older load (the range changed meanwhile) are dropped, never drawn.
   async function load() {
@@ -121,13 +140,15 @@
     const p = baseParams();
     const span = range().span;
     const only = (f) => (d) => { if (gen === state.gen) f(d); };
+    const filtered = coarsening('filtered', p, span <= 7 ? 'hour' : 'day');
     const jobs = [
       stats('summary', p).then(only((d) => { R.summary(d, $); showAsOf(d); })),
       coarsening('timeseries', p, state.interval).then(only((d) => {
         if (d.interval !== state.interval) { state.interval = d.interval; $('interval').value = d.interval; }
         R.timeseries(d, state.tz, $);
       })),
-      coarsening('filtered', p, span <= 7 ? 'hour' : 'day').then(only((d) => R.filtered(d, state.tz, $))),
+      filtered.then(only((d) => R.filtered(d, state.tz, $))),
+      filtered.then((d) => loadRejected(d, gen)),
       ...PANELS.map(([by]) => loadPanel(by, gen)),
     ];
     const failed = (await Promise.allSettled(jobs)).filter((r) => r.status === 'rejected').map((r) => r.reason);
@@ -334,6 +355,9 @@
       load();
     });
     $('interval').addEventListener('change', () => { state.interval = $('interval').value; load(); });
+    $('rejected-reason').addEventListener('change', () => {
+      state.reason = R.rejected(state.rejected, $('rejected-reason').value, $);
+    });
     $('filter-clear').addEventListener('click', () => {
       state.page = '';
       state.offsets = {};

@@ -180,11 +180,67 @@ window.vcRender = (() => {
     if (!pages.rows.length) emptyRow(pages, 3, 'No filtered events in this range');
   }
 
+  // classLabel is a browser and device class as a person reads it ('' is
+  // what the validator stores when it could not tell).
+  const classLabel = (browser, device) => (browser || 'unknown browser') + ' · ' + (device || 'unknown device');
+
+  // barCell is a table's first cell: text over a bar as long as its share
+  // of the largest count, the whole text in its tooltip.
+  function barCell(text, n, max) {
+    const td = el('td', 'v');
+    td.style.setProperty('--w', (100 * n / max).toFixed(1) + '%');
+    td.title = text;
+    td.append(el('span', null, text));
+    return td;
+  }
+
+  // rejected fills the filtered panel's top user agents and browser and
+  // device classes of one reason, from an /invalid answer, and returns the
+  // reason shown: the one asked for while it has rejections, else the
+  // reason with the most. User agents are whatever clients sent: they go
+  // in as text, like every value here. d null with a message says why
+  // there is nothing to show.
+  function rejected(d, reason, $, message) {
+    const reasons = Object.entries((d && d.by_reason) || {}).sort(byCount);
+    if (!reasons.some(([r]) => r === reason)) reason = reasons.length ? reasons[0][0] : '';
+    const pick = $('rejected-reason');
+    pick.replaceChildren(...reasons.map(([r, n]) => {
+      const o = el('option', null, `${r} · ${fmt(n)}`);
+      o.value = r;
+      return o;
+    }));
+    pick.value = reason;
+    pick.disabled = reasons.length < 2;
+    const none = message || 'No filtered events in this range';
+    const agents = $('rejected-agents').tBodies[0];
+    agents.replaceChildren();
+    const ua = ((d && d.top_user_agents) || {})[reason] || [];
+    const maxUA = Math.max(1, ...ua.map((a) => a.events));
+    for (const a of ua) {
+      const text = a.ua === '' ? '(no user agent)' : a.ua + (a.truncated ? '…' : '');
+      const tr = el('tr');
+      tr.append(barCell(text, a.events, maxUA), el('td', 'cls', classLabel(a.browser, a.device)), el('td', 'n', fmt(a.events)));
+      agents.append(tr);
+    }
+    if (!agents.rows.length) emptyRow(agents, 3, none);
+    const classes = $('rejected-classes').tBodies[0];
+    classes.replaceChildren();
+    const cls = ((d && d.top_classes) || {})[reason] || [];
+    const maxCls = Math.max(1, ...cls.map((c) => c.events));
+    for (const c of cls) {
+      const tr = el('tr');
+      tr.append(barCell(classLabel(c.browser, c.device), c.events, maxCls), el('td', 'n', fmt(c.events)));
+      classes.append(tr);
+    }
+    if (!classes.rows.length) emptyRow(classes, 2, none);
+    return reason;
+  }
+
   function live(d, $) {
     $('t-now').textContent = fmt(d.visitors_now);
     const lag = d.lag_seconds == null ? '' : ` · counting ${d.lag_seconds < 1 ? 'up to date' : 'behind by ' + d.lag_seconds.toFixed(1) + ' s'}`;
     $('t-live').textContent = `${fmt(d.views_5m)} views in the last 5 minutes${lag}`;
   }
 
-  return { el, fmt, panel, summary, timeseries, filtered, live, resize };
+  return { el, fmt, panel, summary, timeseries, filtered, rejected, live, resize };
 })();
