@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/rollup"
 	vcsql "github.com/viewcount/viewcount/sql"
 	"github.com/viewcount/viewcount/sql/store"
@@ -233,6 +234,7 @@ func (s *Snapshot) fetch(ctx context.Context, k key) (Count, error) {
 		if err != nil {
 			return Count{}, fmt.Errorf("api: count %s%s: %w", k.site, k.page, err)
 		}
+		c.Uniques = viewcount.CapUniques(c.Views, c.Uniques)
 	}
 	return c, nil
 }
@@ -358,7 +360,7 @@ func (s *Snapshot) fetchMany(ctx context.Context, site string, pages []string) (
 		if err := errors.Join(err1, err2); err != nil {
 			return nil, fmt.Errorf("api: counts of %s: %w", site, err)
 		}
-		out[row[0]] = Count{Views: views, Uniques: uniques, AsOf: asOf, Pending: s.pendingOf(key{site, row[0]})}
+		out[row[0]] = Count{Views: views, Uniques: viewcount.CapUniques(views, uniques), AsOf: asOf, Pending: s.pendingOf(key{site, row[0]})}
 	}
 	return out, nil
 }
