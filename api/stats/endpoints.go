@@ -197,7 +197,8 @@ type realtimeJSON struct {
 }
 
 // realtime counts the last five minutes: the current minute and the four
-// before it, from the minute rollup; lag says how far counting is behind.
+// before it, from the minute rollup; lag says how far counting of the site
+// is behind (0 when nothing of it waits).
 func (a *API) realtime(req *request) (*answer, error) {
 	from := req.now.Truncate(time.Minute).Add(-4 * time.Minute)
 	rows, err := a.query(req.ctx, qRealtime, map[string]string{"site": req.site, "from": dbTime(from)}, 2)
@@ -214,7 +215,7 @@ func (a *API) realtime(req *request) (*answer, error) {
 	}
 	req.page = "" // realtime is the whole site's
 	out := realtimeJSON{meta: req.meta(span{from, req.now}), Views5m: c.views, VisitorsNow: c.uniques,
-		UniquesError: dimSketch.uniquesError(c.uniques), LagSeconds: a.cfg.Lag().Seconds()}
+		UniquesError: dimSketch.uniquesError(c.uniques), LagSeconds: a.cfg.Lag(req.site).Seconds()}
 	return &answer{json: out, header: []string{"views_5m", "visitors_now", "lag_seconds"},
 		rows: [][]string{{u(c.views), u(c.uniques), f(out.LagSeconds)}}}, nil
 }

@@ -73,9 +73,14 @@ func newFixtureOf(t *testing.T, hc storetest.HistoryConfig, zones map[string]str
 		},
 		Zones:    stats.ZoneNames(func(_ context.Context, site string) (string, error) { return zones[site], nil }, nil),
 		NormPage: func(s string) (string, error) { return ingest.NormalisePage(s, false, 0) },
-		Lag:      func() time.Duration { return 1500 * time.Millisecond },
-		Now:      func() time.Time { return f.now },
-		Logger:   slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})), // a 503's cause
+		Lag: func(site string) time.Duration { // per site: berlin.example waits for nothing
+			if site == "berlin.example" {
+				return 0
+			}
+			return 1500 * time.Millisecond
+		},
+		Now:    func() time.Time { return f.now },
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})), // a 503's cause
 	}
 	for _, o := range opts {
 		o(&cfg)
