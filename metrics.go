@@ -31,7 +31,7 @@ type Metrics struct {
 	InsertErrors atomic.Uint64 // failed insert attempts (retried)
 	Fed          atomic.Uint64 // rows fed from views_raw to the rollups
 	FeedErrors   atomic.Uint64 // failed feed attempts (retried)
-	lagMillis    atomic.Int64  // receive → rollups of the newest feed's oldest event
+	lagMillis    atomic.Int64  // age of the oldest event the validators read and have not counted yet
 
 	partMu sync.Mutex
 	parts  map[int]PartitionState // the validators' state, by partition this process owns
@@ -94,12 +94,15 @@ func (m *Metrics) Validated(r Reason) {
 	}
 }
 
-// SetPipelineLag records how long the oldest event of the last feed took
-// from receipt to the rollups, where counts read it.
+// SetPipelineLag records how far counting is behind, as this process's
+// validators see it once a second: the age of the oldest event they have
+// read and not yet counted (in a batch, not yet fed to the rollups, or held
+// for settling), 0 when there is none. What a site waits for, the stream's
+// unread backlog included, is the api's per-site lag (api.Snapshot.Lag).
 func (m *Metrics) SetPipelineLag(ms int64) { m.lagMillis.Store(ms) }
 
-// PipelineLag is the last value SetPipelineLag recorded (0 before the first
-// insert, and in a process that runs no validator).
+// PipelineLag is the last value SetPipelineLag recorded (0 at rest, and in
+// a process that runs no validator).
 func (m *Metrics) PipelineLag() time.Duration {
 	return time.Duration(m.lagMillis.Load()) * time.Millisecond
 }
@@ -129,7 +132,7 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 	counter("viewcount_rows_fed_total", "Rows fed from views_raw to the rollups.", m.Fed.Load())
 	counter("viewcount_feed_errors_total", "Failed rollup feed attempts (each retried).", m.FeedErrors.Load())
 	lag := float64(m.lagMillis.Load()) / 1000
-	p("# HELP viewcount_pipeline_lag_seconds Receive-to-rollup time of the last feed's oldest event.\n# TYPE viewcount_pipeline_lag_seconds gauge\nviewcount_pipeline_lag_seconds %g\n", lag)
+	p("# HELP viewcount_pipeline_lag_seconds Age of the oldest event this process's validators read and have not counted yet (held for settling included); 0 when none.\n# TYPE viewcount_pipeline_lag_seconds gauge\nviewcount_pipeline_lag_seconds %g\n", lag)
 
 	gauge := func(name, help string, v uint64) {
 		p("# HELP %s %s\n# TYPE %s gauge\n%s %d\n", name, help, name, name, v)

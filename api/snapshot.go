@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/rollup"
 	vcsql "github.com/viewcount/viewcount/sql"
 	"github.com/viewcount/viewcount/sql/store"
@@ -35,9 +36,15 @@ type Count struct {
 	Pending uint64
 }
 
-// PendingFunc counts the events not in the counts yet, per site and page
-// (validate.PendingCounter).
-type PendingFunc func(ctx context.Context) (map[rollup.PendingKey]uint64, error)
+// PendingFunc counts the events not in the counts yet, per site and page,
+// with each site's oldest (validate.PendingCounter).
+type PendingFunc func(ctx context.Context) (rollup.Pending, error)
+
+// pendingReading is a Pending and when it was counted.
+type pendingReading struct {
+	rollup.Pending
+	at time.Time
+}
 
 type key struct{ site, page string } // page "" is the whole site
 
@@ -83,7 +90,7 @@ type Snapshot struct {
 	group   singleflight.Group
 
 	pendingFunc PendingFunc
-	pending     atomic.Pointer[map[rollup.PendingKey]uint64]
+	pending     atomic.Pointer[pendingReading]
 }
 
 // CountPending makes the snapshot count what is pending with f before each
@@ -93,9 +100,26 @@ func (s *Snapshot) CountPending(f PendingFunc) { s.pendingFunc = f }
 // pendingOf is the latest pending count of k.
 func (s *Snapshot) pendingOf(k key) uint64 {
 	if m := s.pending.Load(); m != nil {
-		return (*m)[rollup.PendingKey{Site: k.site, Page: k.page}]
+		return m.Events[rollup.PendingKey{Site: k.site, Page: k.page}]
 	}
 	return 0
+}
+
+// Lag is how far counting of site was behind when its pending events were
+// last counted (every lag): the age then of the oldest of them, 0 when it
+// had none. A site at rest reads 0 whatever other sites wait for, or the
+// pipeline did last. 0 too before the first count, or when the last one
+// failed (it is logged, and pending reads 0 alike).
+func (s *Snapshot) Lag(site string) time.Duration {
+	m := s.pending.Load()
+	if m == nil {
+		return 0
+	}
+	oldest, ok := m.Oldest[site]
+	if !ok {
+		return 0
+	}
+	return max(m.at.Sub(oldest), 0)
 }
 
 // countPending refreshes the pending counts; on failure they are dropped
@@ -110,7 +134,7 @@ func (s *Snapshot) countPending(ctx context.Context) {
 		s.pending.Store(nil)
 		return
 	}
-	s.pending.Store(&m)
+	s.pending.Store(&pendingReading{Pending: m, at: s.now()})
 }
 
 // NewSnapshot returns a snapshot refreshed every lag.
@@ -233,6 +257,7 @@ func (s *Snapshot) fetch(ctx context.Context, k key) (Count, error) {
 		if err != nil {
 			return Count{}, fmt.Errorf("api: count %s%s: %w", k.site, k.page, err)
 		}
+		c.Uniques = viewcount.CapUniques(c.Views, c.Uniques)
 	}
 	return c, nil
 }
@@ -358,7 +383,7 @@ func (s *Snapshot) fetchMany(ctx context.Context, site string, pages []string) (
 		if err := errors.Join(err1, err2); err != nil {
 			return nil, fmt.Errorf("api: counts of %s: %w", site, err)
 		}
-		out[row[0]] = Count{Views: views, Uniques: uniques, AsOf: asOf, Pending: s.pendingOf(key{site, row[0]})}
+		out[row[0]] = Count{Views: views, Uniques: viewcount.CapUniques(views, uniques), AsOf: asOf, Pending: s.pendingOf(key{site, row[0]})}
 	}
 	return out, nil
 }

@@ -2,6 +2,7 @@ package rollup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -13,16 +14,50 @@ import (
 // PendingKey is a site's page ("" for the site as a whole).
 type PendingKey struct{ Site, Page string }
 
-// UnfedViews counts, per site and page (and per site under page ""), the
-// valid views views_raw holds that no feed has taken to the rollups yet:
-// stored, but not in the counts. late bounds how much older than a feed's
-// oldest row a later-stored row can be (the settle window: a held view is
-// stored after newer ones). stored is each partition's highest batch in
-// views_raw (fed or not): the stream's messages up to it are stored.
-func UnfedViews(ctx context.Context, q Execer, late time.Duration) (views map[PendingKey]uint64, stored map[int]uint64, err error) {
+// Pending is what the counts do not include yet (validate.PendingCounter
+// says which events those are).
+type Pending struct {
+	// Events counts them per site and page, and per site under page "".
+	Events map[PendingKey]uint64
+	// Oldest is the receive time of the oldest of them, per site that has
+	// any: the age of a site's oldest is how far its counting is behind,
+	// and a site absent here is not behind at all.
+	Oldest map[string]time.Time
+}
+
+// NewPending returns an empty Pending.
+func NewPending() Pending {
+	return Pending{Events: map[PendingKey]uint64{}, Oldest: map[string]time.Time{}}
+}
+
+// Add counts n events of site and page, the oldest received at oldest.
+func (p Pending) Add(site, page string, n uint64, oldest time.Time) {
+	if n == 0 {
+		return
+	}
+	p.Events[PendingKey{site, page}] += n
+	p.Events[PendingKey{Site: site}] += n
+	p.Since(site, oldest)
+}
+
+// Since notes that site has an event pending received at t.
+func (p Pending) Since(site string, t time.Time) {
+	if o, ok := p.Oldest[site]; !ok || t.Before(o) {
+		p.Oldest[site] = t
+	}
+}
+
+// UnfedViews counts into p, per site and page (and per site under page ""),
+// the valid views views_raw holds that no feed has taken to the rollups
+// yet: stored, but not in the counts. late bounds how much older than a
+// feed's oldest row a later-stored row can be (the settle window: a held
+// view is stored after newer ones). stored is each partition's highest
+// batch in views_raw (fed or not): the stream's messages up to it are
+// stored.
+func UnfedViews(ctx context.Context, q Execer, late time.Duration, p Pending) (stored map[int]uint64, err error) {
 	fed, err := FeedProgress(ctx, q)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	// Before any feed (a new store), everything stored is pending.
 	since := time.Unix(0, 0)
@@ -38,31 +73,33 @@ func UnfedViews(ctx context.Context, q Execer, late time.Duration) (views map[Pe
 	params := store.Params{"since": strconv.FormatInt(since.UnixMilli(), 10), "fed": fedMap(fed)}
 	res, err := q.Query(ctx, sql.Query(sql.PendingUnfed), params)
 	if err != nil {
-		return nil, nil, fmt.Errorf("rollup: views not fed yet: %w", err)
+		return nil, fmt.Errorf("rollup: views not fed yet: %w", err)
 	}
-	views = make(map[PendingKey]uint64, len(res.Rows))
 	for _, row := range res.Rows {
-		n, err := strconv.ParseUint(row[2], 10, 64)
-		if err != nil {
-			return nil, nil, fmt.Errorf("rollup: views not fed yet: %w", err)
+		if len(row) != 4 {
+			return nil, fmt.Errorf("rollup: views not fed yet: bad row %q", row)
 		}
-		views[PendingKey{row[0], row[1]}] += n
-		views[PendingKey{row[0], ""}] += n
+		n, err1 := strconv.ParseUint(row[2], 10, 64)
+		ms, err2 := strconv.ParseInt(row[3], 10, 64)
+		if err := errors.Join(err1, err2); err != nil {
+			return nil, fmt.Errorf("rollup: views not fed yet: %w", err)
+		}
+		p.Add(row[0], row[1], n, time.UnixMilli(ms).UTC())
 	}
 	stored = make(map[int]uint64, len(fed))
 	for p, r := range fed {
 		stored[p] = r.Last
 	}
 	if res, err = q.Query(ctx, sql.Query(sql.PendingStored), params); err != nil {
-		return nil, nil, fmt.Errorf("rollup: batches not fed yet: %w", err)
+		return nil, fmt.Errorf("rollup: batches not fed yet: %w", err)
 	}
 	for _, row := range res.Rows {
-		p, err1 := strconv.Atoi(row[0])
+		part, err1 := strconv.Atoi(row[0])
 		b, err2 := strconv.ParseUint(row[1], 10, 64)
 		if err1 != nil || err2 != nil {
-			return nil, nil, fmt.Errorf("rollup: batches not fed yet: bad row %q", row)
+			return nil, fmt.Errorf("rollup: batches not fed yet: bad row %q", row)
 		}
-		stored[p] = max(stored[p], b)
+		stored[part] = max(stored[part], b)
 	}
-	return views, stored, nil
+	return stored, nil
 }

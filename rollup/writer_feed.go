@@ -211,9 +211,6 @@ func (w *Writer) runFeed(ctx context.Context, r feedRange, rows int) error {
 		backoff *= 2
 	}
 	w.s.metrics.Fed.Add(uint64(rows))
-	if !r.Since.IsZero() {
-		w.s.metrics.SetPipelineLag(w.s.now().Sub(r.Since).Milliseconds())
-	}
 	return nil
 }
 

@@ -142,7 +142,7 @@ const (
 	RevalidateEvents       = "revalidate_events"        // params partition, from, to, after, limit → the events' fields in stream order
 	RevalidateMonthChanges = "revalidate_month_changes" // params partition (views_raw's) → rows with a changed verdict
 	RevalidatePageValid    = "revalidate_page_valid"    // params site, from, to → page, valid views
-	PendingUnfed           = "pending_unfed"            // params since, fed → site, page, valid views not fed yet
+	PendingUnfed           = "pending_unfed"            // params since, fed → site, page, valid views not fed yet, the oldest one's receive time (Unix ms)
 	PendingStored          = "pending_stored"           // params since, fed → partition, highest batch stored and not fed
 	CorrectionsRecord      = "corrections_record"       // params id, action, who, why, site, kind, value, from, to
 	CorrectionsList        = "corrections_list"         // → id, state, site, kind, value, range_from, range_to, added_at/by/why, undone_at/by/why

@@ -62,6 +62,25 @@ type Validator struct {
 	parts   map[int]*partProgress // while Run runs
 }
 
+// HeldSince is the receive time of the oldest valid view this validator
+// holds for settling, per site that has any, as its partitions last
+// reported them (once a second).
+func (v *Validator) HeldSince() map[string]time.Time {
+	out := map[string]time.Time{}
+	v.partsMu.Lock()
+	defer v.partsMu.Unlock()
+	for _, pp := range v.parts {
+		pp.mu.Lock()
+		for site, t := range pp.heldSince {
+			if o, ok := out[site]; !ok || t.Before(o) {
+				out[site] = t
+			}
+		}
+		pp.mu.Unlock()
+	}
+	return out
+}
+
 // Held counts the valid views this validator holds for settling, by site
 // and page (and site under page ""), as its partitions last reported them
 // (once a second).
@@ -405,7 +424,7 @@ func (l *partitionLoop) report() {
 	}
 	l.lastReport = time.Now()
 	l.progressed(l.lastReport)
-	l.pp.setHeld(l.q.bySite())
+	l.pp.setHeld(l.q.bySite(), l.q.sinceBySite())
 	st := l.rules.Stats()
 	l.v.metrics.SetPartitionState(l.p, viewcount.PartitionState{RetryKeys: st.IDs, ViewKeys: st.Views,
 		RotationNetworks: st.RotationNetworks, RotationUntracked: st.RotationUntracked, Held: l.q.held()})
@@ -429,7 +448,7 @@ func (l *partitionLoop) idle(ctx context.Context) error {
 		return err
 	}
 	if !l.streamPending {
-		l.pp.caughtUp(time.Now())
+		l.pp.caughtUp(time.Now(), l.w.Oldest())
 	}
 	if now := l.v.opts.Now(); l.q.due(now) && time.Since(l.lastTick) >= time.Second {
 		l.lastTick = time.Now()

@@ -21,7 +21,7 @@ func (v *Validator) keepPartition(ctx context.Context, p int, pp *partProgress) 
 	var lastLog time.Time
 	for ctx.Err() == nil {
 		err := v.runPartition(ctx, p, pp)
-		pp.setHeld(nil) // what it held is redone by the next incarnation, or another validator
+		pp.setHeld(nil, nil) // what it held is redone by the next incarnation, or another validator
 		if ctx.Err() != nil {
 			return
 		}
@@ -71,15 +71,17 @@ type partProgress struct {
 	busy     bool      // events wait: in the stream for the consumer, or in the writer
 	oldest   time.Time // receive time of the oldest event not known inserted; zero none
 	// held counts the valid views the partition holds for settling, by
-	// site and page (and site), for the public counts' pending.
-	held map[rollup.PendingKey]uint64
+	// site and page (and site), for the public counts' pending; heldSince
+	// is the receive time of each site's oldest.
+	held      map[rollup.PendingKey]uint64
+	heldSince map[string]time.Time
 }
 
-// setHeld replaces the partition's held counts.
-func (pp *partProgress) setHeld(h map[rollup.PendingKey]uint64) {
+// setHeld replaces the partition's held counts and oldest times.
+func (pp *partProgress) setHeld(h map[rollup.PendingKey]uint64, since map[string]time.Time) {
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
-	pp.held = h
+	pp.held, pp.heldSince = h, since
 }
 
 // stopped records why an incarnation ended, and reports whether it had made
@@ -118,25 +120,33 @@ func (pp *partProgress) advanced(now time.Time, pendingInStream bool, oldest tim
 }
 
 // caughtUp records that everything read is inserted and, as far as the
-// last message said, nothing waits in the stream.
-func (pp *partProgress) caughtUp(now time.Time) {
+// last message said, nothing waits in the stream; unfed is the receive
+// time of the oldest inserted row not yet fed to the rollups (the
+// Writer's Oldest then; zero for none).
+func (pp *partProgress) caughtUp(now, unfed time.Time) {
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
-	pp.progress, pp.busy, pp.oldest, pp.stopErr = now, false, time.Time{}, nil
+	pp.progress, pp.busy, pp.oldest, pp.stopErr = now, false, unfed, nil
 }
 
-// health returns the partition's problem (nil when healthy) and the oldest
-// event it has not inserted.
-func (pp *partProgress) health(now time.Time, stallAfter time.Duration) (oldest time.Time, problem error) {
+// health returns the partition's problem (nil when healthy), the oldest
+// event it has read and not counted yet (not inserted, or not fed), and
+// the oldest it holds for settling; zero times for none.
+func (pp *partProgress) health(now time.Time, stallAfter time.Duration) (oldest, held time.Time, problem error) {
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
+	for _, t := range pp.heldSince {
+		if held.IsZero() || t.Before(held) {
+			held = t
+		}
+	}
 	switch {
 	case pp.stopErr != nil:
-		return pp.oldest, fmt.Errorf("stopped, restarting: %w", pp.stopErr)
+		return pp.oldest, held, fmt.Errorf("stopped, restarting: %w", pp.stopErr)
 	case pp.busy && !pp.progress.IsZero() && now.Sub(pp.progress) > stallAfter:
-		return pp.oldest, fmt.Errorf("no progress for %s with events waiting", now.Sub(pp.progress).Round(time.Second))
+		return pp.oldest, held, fmt.Errorf("no progress for %s with events waiting", now.Sub(pp.progress).Round(time.Second))
 	}
-	return pp.oldest, nil
+	return pp.oldest, held, nil
 }
 
 func partName(p int) string { return "partition/" + strconv.Itoa(p) }
@@ -152,6 +162,7 @@ func (v *Validator) watchHealth(ctx context.Context, parts map[int]*partProgress
 			v.metrics.DropHealth(partName(p))
 		}
 		v.metrics.DropHealth("lag")
+		v.metrics.SetPipelineLag(0) // nothing of this process's is waiting any more
 	}()
 	for {
 		v.reportHealth(parts)
@@ -163,16 +174,31 @@ func (v *Validator) watchHealth(ctx context.Context, parts map[int]*partProgress
 	}
 }
 
+// reportHealth reports each partition's state, the lag part of readiness
+// and the pipeline lag gauge: the age of the oldest event the partitions
+// have read and not counted yet, views held for settling included, and 0
+// when there is none (at rest, or with nothing read), never a figure left
+// over from the last feed.
 func (v *Validator) reportHealth(parts map[int]*partProgress) {
 	now := time.Now()
-	var oldest time.Time
-	for p, pp := range parts {
-		o, err := pp.health(now, v.opts.MaxLag)
-		v.metrics.SetHealth(partName(p), err)
-		if !o.IsZero() && (oldest.IsZero() || o.Before(oldest)) {
-			oldest = o
+	var oldest, waiting time.Time
+	earliest := func(cur *time.Time, t time.Time) {
+		if !t.IsZero() && (cur.IsZero() || t.Before(*cur)) {
+			*cur = t
 		}
 	}
+	for p, pp := range parts {
+		o, held, err := pp.health(now, v.opts.MaxLag)
+		v.metrics.SetHealth(partName(p), err)
+		earliest(&oldest, o)
+		earliest(&waiting, o)
+		earliest(&waiting, held)
+	}
+	var lag int64
+	if !waiting.IsZero() {
+		lag = max(v.opts.Now().Sub(waiting).Milliseconds(), 0)
+	}
+	v.metrics.SetPipelineLag(lag)
 	// Event times are receive times on the wall clock: the injected one.
 	// Settling holds watched visitors' views on purpose for the settle
 	// window, and they reach the writer that old: the bound starts after

@@ -79,6 +79,21 @@ func (q *holdQueue) bySite() map[rollup.PendingKey]uint64 {
 	return out
 }
 
+// sinceBySite is the receive time of the oldest held verdict of each site
+// (nil when none are held), for how far the site's counting is behind.
+func (q *holdQueue) sinceBySite() map[string]time.Time {
+	if q.held() == 0 {
+		return nil
+	}
+	out := map[string]time.Time{}
+	for _, v := range q.items[q.head:] {
+		if o, ok := out[v.Site]; !ok || v.Time.Before(o) {
+			out[v.Site] = v.Time
+		}
+	}
+	return out
+}
+
 // held is how many verdicts wait.
 func (q *holdQueue) held() int { return len(q.items) - q.head }
 

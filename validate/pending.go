@@ -22,50 +22,60 @@ const pendingMaxMessages = 20000
 // site and page: events received but not validated (in the stream after
 // what each partition stored), valid views held for settling (by the
 // validator in this process, if any), and valid views stored but not fed
-// to the rollups yet.
+// to the rollups yet; and per site the receive time of the oldest of them,
+// so a site's lag is what it is waiting for, not the pipeline's last
+// feed.
 type PendingCounter struct {
 	JS         jetstream.JetStream
 	Store      rollup.Execer
 	Partitions int
 	Settle     time.Duration                       // the settle window, bounding how late a held view is stored
 	Held       func() map[rollup.PendingKey]uint64 // nil when this process validates nothing
+	HeldSince  func() map[string]time.Time         // the oldest held per site; nil as Held
 }
 
-// Count returns the pending events by site and page (and site under page "").
-func (pc PendingCounter) Count(ctx context.Context) (map[rollup.PendingKey]uint64, error) {
-	out, stored, err := rollup.UnfedViews(ctx, pc.Store, pc.Settle)
+// Count returns the pending events by site and page (and site under page
+// ""), and the oldest per site.
+func (pc PendingCounter) Count(ctx context.Context) (rollup.Pending, error) {
+	out := rollup.NewPending()
+	stored, err := rollup.UnfedViews(ctx, pc.Store, pc.Settle, out)
 	if err != nil {
-		return nil, err
+		return rollup.Pending{}, err
 	}
 	if pc.Held != nil {
 		for k, n := range pc.Held() {
-			out[k] += n
+			out.Events[k] += n
+		}
+	}
+	if pc.HeldSince != nil {
+		for site, t := range pc.HeldSince() {
+			out.Since(site, t)
 		}
 	}
 	intents, err := pc.JS.KeyValue(ctx, viewcount.BucketRollup)
 	if err != nil {
-		return nil, fmt.Errorf("validate: pending: %w", err)
+		return rollup.Pending{}, fmt.Errorf("validate: pending: %w", err)
 	}
 	s, err := pc.JS.Stream(ctx, viewcount.StreamName)
 	if err != nil {
-		return nil, fmt.Errorf("validate: pending: %w", err)
+		return rollup.Pending{}, fmt.Errorf("validate: pending: %w", err)
 	}
 	for p := range pc.Partitions {
 		after := stored[p]
 		if pr, ok, err := rollup.ReadProgress(ctx, intents, p); err != nil {
-			return nil, err
+			return rollup.Pending{}, err
 		} else if ok {
 			after = max(after, pr.First-1)
 		}
 		if err := pc.backlog(ctx, s, p, after, out); err != nil {
-			return nil, err
+			return rollup.Pending{}, err
 		}
 	}
 	return out, nil
 }
 
 // backlog counts partition p's events after stream sequence after.
-func (pc PendingCounter) backlog(ctx context.Context, s jetstream.Stream, p int, after uint64, out map[rollup.PendingKey]uint64) error {
+func (pc PendingCounter) backlog(ctx context.Context, s jetstream.Stream, p int, after uint64, out rollup.Pending) error {
 	last, err := lastSeq(ctx, s, p)
 	switch {
 	case err != nil:
@@ -91,8 +101,7 @@ func (pc PendingCounter) backlog(ctx context.Context, s jetstream.Stream, p int,
 			continue // the validator logs it
 		}
 		for _, e := range evs {
-			out[rollup.PendingKey{Site: e.Site, Page: e.Page}]++
-			out[rollup.PendingKey{Site: e.Site}]++
+			out.Add(e.Site, e.Page, 1, e.Time)
 		}
 	}
 	if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {

@@ -40,7 +40,7 @@ func TestPartProgressHealth(t *testing.T) {
 	bound := time.Minute
 	f := func(name string, pp *partProgress, at time.Duration, want string) {
 		t.Helper()
-		_, err := pp.health(t0.Add(at), bound)
+		_, _, err := pp.health(t0.Add(at), bound)
 		switch {
 		case want == "" && err != nil:
 			t.Errorf("%s: %v, want healthy", name, err)
@@ -50,7 +50,7 @@ func TestPartProgressHealth(t *testing.T) {
 	}
 	f("never ran", &partProgress{}, time.Hour, "")
 	idle := &partProgress{}
-	idle.caughtUp(t0)
+	idle.caughtUp(t0, time.Time{})
 	f("caught up long ago", idle, time.Hour, "")
 	busy := &partProgress{}
 	busy.advanced(t0, true, time.Time{}, false, false)

@@ -1,13 +1,17 @@
 package stats
 
 import (
+	"context"
 	"encoding/csv"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
+	"golang.org/x/sync/errgroup"
 
+	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/sql/store"
 )
 
@@ -29,9 +33,24 @@ var pageColumns = map[string]string{
 
 const byNames = "page, source, referrer, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen"
 
-// unknown is how a value the store holds as ” (not known, or written
-// before the dimension existed) is reported.
-const unknown = "(unknown)"
+// emptyValue is how a breakdown names a value the store holds as the empty
+// string, which means different things by dimension (docs/stats.md,
+// "Empty values"). A referrer is empty exactly when the source is
+// "(direct)" (no referrer, or one from the site itself: validate's
+// referrerDims), so both panels name direct traffic alike; a UTM tag is
+// empty when the view carried none, as most views do, which is nothing
+// unknown; any other dimension is empty when it could not be told (a
+// pixel view has no screen class, an address no country) or for rows
+// stored before the dimension existed.
+func emptyValue(by string) string {
+	switch by {
+	case "referrer":
+		return "(direct)"
+	case "utm_source", "utm_medium", "utm_campaign":
+		return "(none)"
+	}
+	return "(unknown)"
+}
 
 type rowJSON struct {
 	Value   string `json:"value"`
@@ -95,24 +114,9 @@ func (a *API) breakdown(req *request) (*answer, error) {
 	if err != nil {
 		return nil, err
 	}
-	uniques := map[string]uint64{}
-	if len(rows) > 0 {
-		values := make([]string, len(rows))
-		for i, r := range rows {
-			values[i] = r[0]
-		}
-		p["values"] = store.ArrayParam(values)
-		urows, err := a.query(req.ctx, qBreakdownUniq, p, 2)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range urows {
-			n, err := uints(qBreakdownUniq, r[1])
-			if err != nil {
-				return nil, err
-			}
-			uniques[r[0]] = n[0]
-		}
+	uniques, err := a.rankingUniques(req.ctx, by, p, rows)
+	if err != nil {
+		return nil, err
 	}
 	out := breakdownJSON{meta: req.meta(s), By: by, Rows: make([]rowJSON, 0, len(rows)), Limit: limit, Offset: offset}
 	ans := &answer{header: []string{by, "views", "uniques"}, end: s.to}
@@ -121,14 +125,18 @@ func (a *API) breakdown(req *request) (*answer, error) {
 		if err != nil {
 			return nil, err
 		}
-		u := uniques[r[0]]
+		u := viewcount.CapUniques(n[0], uniques[r[0]])
 		v := r[0]
 		if v == "" {
-			v = unknown
+			v = emptyValue(by)
 		}
 		out.Rows = append(out.Rows, rowJSON{Value: v, Views: n[0], Uniques: u})
 		out.TotalValues = n[1]
-		out.UniquesError = max(out.UniquesError, dimSketch.uniquesError(u))
+		if by == "page" {
+			out.UniquesError = max(out.UniquesError, pageUniquesError(n[0], u))
+		} else {
+			out.UniquesError = max(out.UniquesError, dimSketch.uniquesError(u))
+		}
 		ans.rows = append(ans.rows, []string{v, strconv.FormatUint(n[0], 10), strconv.FormatUint(u, 10)})
 	}
 	if len(rows) == 0 && offset > 0 {
@@ -154,7 +162,7 @@ func (a *API) breakdown(req *request) (*answer, error) {
 // pageColumns).
 func (a *API) pageBreakdown(req *request, by, column string, s span, limit, offset int) (*answer, error) {
 	p := s.params(req.site)
-	p["page"], p["column"] = req.page, column
+	p["page"], p["column"], p["exact"] = req.page, column, strconv.Itoa(exactBelow)
 	p["limit"], p["offset"] = strconv.Itoa(limit), strconv.Itoa(offset)
 	rows, err := a.query(req.ctx, qBreakdownPage, p, 4)
 	if err != nil {
@@ -169,12 +177,13 @@ func (a *API) pageBreakdown(req *request, by, column string, s span, limit, offs
 		}
 		v := r[0]
 		if v == "" {
-			v = unknown
+			v = emptyValue(by)
 		}
-		out.Rows = append(out.Rows, rowJSON{Value: v, Views: n[0], Uniques: n[1]})
+		uq := viewcount.CapUniques(n[0], n[1])
+		out.Rows = append(out.Rows, rowJSON{Value: v, Views: n[0], Uniques: uq})
 		out.TotalValues = n[2]
-		out.UniquesError = max(out.UniquesError, dimSketch.uniquesError(n[1]))
-		ans.rows = append(ans.rows, []string{v, strconv.FormatUint(n[0], 10), strconv.FormatUint(n[1], 10)})
+		out.UniquesError = max(out.UniquesError, pageUniquesError(n[0], uq))
+		ans.rows = append(ans.rows, []string{v, strconv.FormatUint(n[0], 10), strconv.FormatUint(uq, 10)})
 	}
 	if len(rows) == 0 && offset > 0 {
 		// Past the last value: count them for the client's pager.
@@ -192,6 +201,59 @@ func (a *API) pageBreakdown(req *request, by, column string, s span, limit, offs
 	}
 	ans.json = out
 	return ans, nil
+}
+
+// rankingUniques reads the uniques of a ranking's values (rows of
+// qBreakdown: value, views, …) over the range of p. A page with fewer than
+// exactBelow views is counted exactly from page_rollup (pageExact), as its
+// tile is; every other value merges dim_rollup's sketches
+// (stats_breakdown_uniques), also as a large page's tile does. The two
+// reads run side by side on the store's two query connections.
+func (a *API) rankingUniques(ctx context.Context, by string, p store.Params, rows [][]string) (map[string]uint64, error) {
+	var small, large []string
+	for _, r := range rows {
+		n, err := uints(qBreakdown, r[1])
+		if err != nil {
+			return nil, err
+		}
+		if by == "page" && n[0] < exactBelow {
+			small = append(small, r[0])
+		} else {
+			large = append(large, r[0])
+		}
+	}
+	var exact map[string]uint64
+	var g errgroup.Group
+	if len(small) > 0 {
+		g.Go(func() (err error) {
+			exact, err = a.pageExact(ctx, p, small)
+			return err
+		})
+	}
+	out := make(map[string]uint64, len(rows))
+	if len(large) > 0 {
+		lp := maps.Clone(p)
+		lp["values"] = store.ArrayParam(large)
+		urows, err := a.query(ctx, qBreakdownUniq, lp, 2)
+		if err == nil {
+			for _, r := range urows {
+				var n []uint64
+				if n, err = uints(qBreakdownUniq, r[1]); err != nil {
+					break
+				}
+				out[r[0]] = n[0]
+			}
+		}
+		if err != nil {
+			_ = g.Wait()
+			return nil, err
+		}
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	maps.Copy(out, exact)
+	return out, nil
 }
 
 // writeCSV answers with the CSV form: a header row, then one row per item.

@@ -6,6 +6,7 @@ import (
 )
 
 type breakdown struct {
+	From, To     string
 	By           string
 	UniquesError float64 `json:"uniques_error"`
 	Rows         []struct {
@@ -23,13 +24,24 @@ func testBreakdown(f *fixture) {
 	column := map[string]string{"page": "page", "source": "ref_source", "referrer": "ref_host", "utm_source": "utm_source",
 		"utm_medium": "utm_medium", "utm_campaign": "utm_campaign", "browser": "browser", "os": "os", "device": "device",
 		"country": "country", "screen": "screen"}
+	// The name of the value stored as '', by dimension.
+	empty := map[string]string{"referrer": "(direct)", "utm_source": "(none)", "utm_medium": "(none)", "utm_campaign": "(none)"}
+	emptyName := func(by string) string {
+		if e, ok := empty[by]; ok {
+			return e
+		}
+		return "(unknown)"
+	}
 	// want is the direct count: views and distinct visitors per value,
 	// sorted as the API sorts (views, then the stored value); distinct
-	// visitors with dim_rollup's sketch (see rawCounts).
+	// visitors as rawCounts says: exact for a page (by page, or any
+	// breakdown of one page) below 4096 views, else dim_rollup's sketch.
 	want := func(by, page string) [][]string {
 		p := rangeParams("berlin.example", from, to)
-		p["col"], p["page"] = column[by], page
-		return f.rows("SELECT if({col:Identifier} = '', '(unknown)', toString({col:Identifier})) AS v, count() AS n, uniqCombined64(12)(visitor) FROM views_raw"+
+		p["col"], p["page"], p["empty"] = column[by], page, emptyName(by)
+		p["exact"] = strconv.FormatBool(by == "page" || page != "")
+		return f.rows("SELECT if({col:Identifier} = '', {empty:String}, toString({col:Identifier})) AS v, count() AS n,"+
+			" least(n, if({exact:Bool} AND n < 4096, uniqExact(visitor), uniqCombined64(12)(visitor))) FROM views_raw"+
 			" WHERE site = {site:String} AND verdict = 'valid' AND time >= {from:DateTime64(3)} AND time < {to:DateTime64(3)}"+
 			" AND ({page:String} = '' OR page = {page:String}) GROUP BY {col:Identifier} ORDER BY n DESC, {col:Identifier}", p)
 	}
@@ -106,7 +118,7 @@ func testBreakdown(f *fixture) {
 		}
 		for v, n := range tot.Dims[by] {
 			if v == "" {
-				v = "(unknown)"
+				v = emptyName(by)
 			}
 			if sum[v] != uint64(n) {
 				t.Errorf("by %s over all pages: %s = %d views, want %d", by, v, sum[v], n)
@@ -117,7 +129,7 @@ func testBreakdown(f *fixture) {
 	// its last day is read from the day rows (liveParams).
 	wfrom, wto := time.Date(2026, 3, 23, 0, 0, 0, 0, time.UTC), time.Date(2026, 4, 3, 0, 0, 0, 0, time.UTC) // to= is inclusive
 	wp := rangeParams("utc.example", wfrom, wto)
-	wantPages := f.rows("SELECT page, count() AS n, uniqCombined64(12)(visitor) FROM views_raw WHERE site = {site:String}"+
+	wantPages := f.rows("SELECT page, count() AS n, least(n, if(n < 4096, uniqExact(visitor), uniqCombined64(12)(visitor))) FROM views_raw WHERE site = {site:String}"+
 		" AND verdict = 'valid' AND time >= {from:DateTime64(3)} AND time < {to:DateTime64(3)} GROUP BY page ORDER BY n DESC, page", wp)
 	check("/v1/sites/utc.example/stats/breakdown?from=2026-03-23&to=2026-04-02&limit=1000&by=page", wantPages, len(wantPages))
 	// A page of the ranking: limit and offset; total_values counts all.

@@ -20,21 +20,27 @@
 // Uniques are uniqCombined64 sketches of the daily-rotating visitor ids,
 // merged over the range, never summed. The ids rotate daily (privacy), so
 // over a multi-day range a visitor who returns on another day counts once
-// per day. Answers state the estimator's relative standard error: the
-// site's totals and breakdowns come from dim_rollup's sketches
-// (uniqCombined64(12): exact below 128 distinct ids, then 1.04/√2¹² ≈
-// 1.6 %), a page's totals from page_rollup's (precision 17: exact below
-// 4096, then ≈ 0.29 %).
+// per day. Each quantity has one reading (docs/stats.md, "Unique
+// visitors"): the site's totals, buckets and breakdown values are
+// dim_rollup's sketches (uniqCombined64(12): exact below 128 distinct
+// ids, then 1.04/√2¹² ≈ 1.6 %); a page over a range (its summary, its row
+// of the page ranking) is counted exactly below exactBelow views, from
+// page_rollup's sketches, which are exact sets there, and is dim_rollup's
+// estimate above, so its tile and its row are the same number; a page's
+// buckets are page_rollup's (precision 17: exact below 4096, then
+// ≈ 0.29 %). Answers state the relative standard error, and no answer
+// shows more uniques than views (viewcount.CapUniques).
 //
 // Breakdowns of one page by source, referrer, UTM, browser, os, device,
 // country and screen group that page's rows of page_views over the range
 // (migration 011, which says why they are not sketches per page and what
-// a store upgraded from before it holds), counting uniques with the same
-// uniqCombined64(12) as dim_rollup; by page with a page filter, that
-// page's own row of the site's page ranking.
+// a store upgraded from before it holds), counting each value's uniques by
+// the page's rule (exact below exactBelow views, else uniqCombined64(12));
+// by page with a page filter, that page's own row of the site's page
+// ranking.
 //
 // Answers are cached (Config.CacheBytes, an LRU bounded in bytes): one
-// whose range ended more than the pipeline's lag plus 10 minutes ago never
+// whose range ended more than the site's lag plus 10 minutes ago never
 // changes and is kept until evicted; any other is served for the answers'
 // max-age (10 s), so no cached answer is staler than the Cache-Control
 // already allows. An answer's as_of is when it was read. Realtime is never

@@ -3,6 +3,8 @@ package stats
 import (
 	"strconv"
 	"time"
+
+	"github.com/viewcount/viewcount"
 )
 
 // meta is what every answer carries.
@@ -33,8 +35,8 @@ type sketch struct {
 }
 
 var (
-	pageSketch = sketch{4096, 0.0029}
-	dimSketch  = sketch{128, 0.0163}
+	pageSketch = sketch{4096, 0.0029} // a page's timeseries buckets
+	dimSketch  = sketch{128, 0.0163}  // the site's totals and buckets, every breakdown value
 )
 
 // uniquesError is the relative standard error of a count read from k.
@@ -45,13 +47,27 @@ func (k sketch) uniquesError(uniques uint64) float64 {
 	return k.err
 }
 
-// sketchOf is the sketch a site's (page "") or a page's totals come from.
-func sketchOf(page string) sketch {
-	if page == "" {
-		return dimSketch
+// exactBelow is the most views (exclusive) a page, or one value of a
+// page's breakdown, may have over a range for its distinct visitors to be
+// counted exactly: page_rollup's sketches of it are then exact sets, and
+// so is the precision-17 count of its page_views rows. With more views
+// they are dim_rollup's uniqCombined64(12) estimate. One rule for every
+// reading of a page's range (its tile, its row of the page ranking, its
+// own breakdowns), so they agree; docs/stats.md, "Unique visitors".
+const exactBelow = 4096
+
+// pageUniquesError is the relative standard error of a page's (or a page
+// breakdown value's) uniques over a range with views views.
+func pageUniquesError(views, uniques uint64) float64 {
+	if views < exactBelow {
+		return 0
 	}
-	return pageSketch
+	return dimSketch.uniquesError(uniques)
 }
+
+// shown caps c's uniques at its views (viewcount.CapUniques says why):
+// the last step of every count an answer carries.
+func (c counts) shown() counts { return counts{c.views, viewcount.CapUniques(c.views, c.uniques)} }
 
 type period struct {
 	From     string `json:"from"`
@@ -98,8 +114,12 @@ func (a *API) summary(req *request) (*answer, error) {
 	if err != nil {
 		return nil, err
 	}
-	cur, before, byReason, filtered, prevFiltered := sc.now, sc.before, sc.byReason, sc.filtered, sc.prevFiltered
-	out := summaryJSON{meta: req.meta(s), Views: cur.views, Uniques: cur.uniques, UniquesError: sketchOf(req.page).uniquesError(cur.uniques),
+	cur, before, byReason, filtered, prevFiltered := sc.now.shown(), sc.before.shown(), sc.byReason, sc.filtered, sc.prevFiltered
+	uerr := dimSketch.uniquesError(cur.uniques)
+	if req.page != "" {
+		uerr = pageUniquesError(cur.views, cur.uniques)
+	}
+	out := summaryJSON{meta: req.meta(s), Views: cur.views, Uniques: cur.uniques, UniquesError: uerr,
 		Filtered: filtered, FilteredByReason: byReason,
 		Previous: period{From: req.format(prev.from), To: req.format(prev.to), Views: before.views, Uniques: before.uniques, Filtered: prevFiltered},
 		Change:   change{relChange(cur.views, before.views), relChange(cur.uniques, before.uniques), relChange(filtered, prevFiltered)}}
@@ -134,9 +154,12 @@ func (a *API) timeseries(req *request) (*answer, error) {
 	starts, s := buckets(iv, from, to, req.loc)
 	grain, daily := seriesGrain(iv, req.loc, req.page == "")
 	p := seriesParams(req.site, s, grain, daily, req.loc.String())
-	name := qSeries
+	name, seriesSketch := qSeries, dimSketch
 	if req.page != "" {
-		name, p["page"] = qPageSeries, req.page
+		// A page's buckets come from page_rollup, the one rollup with a
+		// page's minutes and hours (dim_rollup's hour rows of one page are
+		// scattered among every page's: BENCHMARKS.md, "Unique visitors").
+		name, p["page"], seriesSketch = qPageSeries, req.page, pageSketch
 	}
 	rows, err := a.query(req.ctx, name, p, 3)
 	if err != nil {
@@ -148,14 +171,14 @@ func (a *API) timeseries(req *request) (*answer, error) {
 		if err != nil {
 			return nil, err
 		}
-		byT[int64(n[0])] = counts{n[1], n[2]}
+		byT[int64(n[0])] = counts{n[1], n[2]}.shown()
 	}
 	out := seriesJSON{meta: req.meta(span{starts[0], s.to}), Interval: iv, Buckets: make([]bucketJSON, len(starts))}
 	ans := &answer{header: []string{"t", "views", "uniques"}, rows: make([][]string, len(starts)), end: s.to}
 	for i, t := range starts {
 		c := byT[t.Unix()]
 		out.Buckets[i] = bucketJSON{T: req.format(t), Views: c.views, Uniques: c.uniques}
-		out.UniquesError = max(out.UniquesError, sketchOf(req.page).uniquesError(c.uniques))
+		out.UniquesError = max(out.UniquesError, seriesSketch.uniquesError(c.uniques))
 		ans.rows[i] = []string{out.Buckets[i].T, u(c.views), u(c.uniques)}
 	}
 	if iv == day {
@@ -174,7 +197,8 @@ type realtimeJSON struct {
 }
 
 // realtime counts the last five minutes: the current minute and the four
-// before it, from the minute rollup; lag says how far counting is behind.
+// before it, from the minute rollup; lag says how far counting of the site
+// is behind (0 when nothing of it waits).
 func (a *API) realtime(req *request) (*answer, error) {
 	from := req.now.Truncate(time.Minute).Add(-4 * time.Minute)
 	rows, err := a.query(req.ctx, qRealtime, map[string]string{"site": req.site, "from": dbTime(from)}, 2)
@@ -187,11 +211,11 @@ func (a *API) realtime(req *request) (*answer, error) {
 		if err != nil {
 			return nil, err
 		}
-		c = counts{n[0], n[1]}
+		c = counts{n[0], n[1]}.shown()
 	}
 	req.page = "" // realtime is the whole site's
 	out := realtimeJSON{meta: req.meta(span{from, req.now}), Views5m: c.views, VisitorsNow: c.uniques,
-		UniquesError: dimSketch.uniquesError(c.uniques), LagSeconds: a.cfg.Lag().Seconds()}
+		UniquesError: dimSketch.uniquesError(c.uniques), LagSeconds: a.cfg.Lag(req.site).Seconds()}
 	return &answer{json: out, header: []string{"views_5m", "visitors_now", "lag_seconds"},
 		rows: [][]string{{u(c.views), u(c.uniques), f(out.LagSeconds)}}}, nil
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	vcsql "github.com/viewcount/viewcount/sql"
 	"github.com/viewcount/viewcount/sql/store"
@@ -13,7 +16,8 @@ import (
 
 // Query names, files in sql/queries.
 const (
-	qPageTotal     = "stats_page_total"        // site, page, range → views, uniques
+	qPageTotal     = "stats_page_total"        // site, page, range → views, uniques (dim_rollup's 'page' rows)
+	qPageExact     = "stats_page_exact"        // site, pages, range → page, exact uniques (each page under exactBelow views)
 	qSeries        = "stats_series"            // site, grain, from, to, daily, tz → t, views, uniques
 	qPageSeries    = "stats_page_series"       // as qSeries, plus page
 	qBreakdown     = "stats_breakdown"         // site, dim, page, value, range, limit, offset → value, views, total_values
@@ -27,7 +31,7 @@ const (
 	qSummary       = "stats_summary"           // site, range → current, reason, views, uniques
 )
 
-var queryNames = []string{qSummary, qPageTotal, qSeries, qPageSeries, qBreakdown, qBreakdownUniq, qBreakdownPage, qReasons, qReasonSeries, qFilteredPages, qFilteredWhy, qRealtime}
+var queryNames = []string{qSummary, qPageTotal, qPageExact, qSeries, qPageSeries, qBreakdown, qBreakdownUniq, qBreakdownPage, qReasons, qReasonSeries, qFilteredPages, qFilteredWhy, qRealtime}
 
 // counts are valid views and merged uniques.
 type counts struct{ views, uniques uint64 }
@@ -59,8 +63,11 @@ func uints(name string, cells ...string) ([]uint64, error) {
 }
 
 // pageTotal is one page's views and uniques over cur and over prev (the
-// period before it; zero for none), from page_rollup. A site's totals come
-// with its summary (qSummary).
+// period before it; zero for none), read as the site's page ranking reads
+// the page's row (breakdown by page), so the two agree: views and the
+// uniqCombined64(12) estimate from dim_rollup's 'page' rows, then the
+// exact count instead for a period with fewer than exactBelow views
+// (pageExact). A site's totals come with its summary (qSummary).
 func (a *API) pageTotal(ctx context.Context, site, page string, cur, prev span) (now, before counts, err error) {
 	p := periodParams(site, cur, prev, false)
 	p["page"] = page
@@ -80,7 +87,45 @@ func (a *API) pageTotal(ctx context.Context, site, page string, cur, prev span) 
 			before = counts{n[1], n[2]}
 		}
 	}
-	return now, before, nil
+	var g errgroup.Group
+	for _, c := range []struct {
+		c *counts
+		s span
+	}{{&now, cur}, {&before, prev}} {
+		if c.c.views == 0 || c.c.views >= exactBelow {
+			continue
+		}
+		g.Go(func() error {
+			exact, err := a.pageExact(ctx, c.s.params(site), []string{page})
+			if err == nil {
+				c.c.uniques = exact[page]
+			}
+			return err
+		})
+	}
+	return now, before, g.Wait()
+}
+
+// pageExact is the exact number of distinct visitors of each of pages
+// over the range of p (span params), each page having fewer than
+// exactBelow views there: page_rollup's sketches of such a page are exact
+// sets (queries/stats_page_exact.sql).
+func (a *API) pageExact(ctx context.Context, p store.Params, pages []string) (map[string]uint64, error) {
+	p = maps.Clone(p) // the caller's may be read beside this
+	p["pages"] = store.ArrayParam(pages)
+	rows, err := a.query(ctx, qPageExact, p, 2)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]uint64, len(rows))
+	for _, r := range rows {
+		n, err := uints(qPageExact, r[1])
+		if err != nil {
+			return nil, err
+		}
+		out[r[0]] = n[0]
+	}
+	return out, nil
 }
 
 // summary is what a summary counts: views and uniques, and rejected events

@@ -19,4 +19,9 @@ func testRealtime(f *fixture) {
 	if got.Views5m != views || got.VisitorsNow != uniques || views == 0 || got.LagSeconds != 1.5 || got.From != "2026-04-02T10:27:00Z" {
 		t.Errorf("realtime %+v, want %d views %d visitors lag 1.5", got, views, uniques)
 	}
+	// The lag is the site's own.
+	f.getJSON("/v1/sites/berlin.example/stats/realtime", &got)
+	if got.LagSeconds != 0 {
+		t.Errorf("berlin.example: lag %v, want its own 0", got.LagSeconds)
+	}
 }

@@ -38,9 +38,10 @@ type Config struct {
 	Zones Zones
 	// NormPage is ingest's page normalisation, so ?page=/blog/ reads /blog.
 	NormPage func(string) (string, error)
-	// Lag is how far counting is behind (the pipeline's lag metric); nil
-	// reports 0.
-	Lag    func() time.Duration
+	// Lag is how far counting of a site is behind: the age of the oldest
+	// of its events not counted yet, 0 when there is none (api.Snapshot's
+	// Lag); nil reports 0.
+	Lag    func(site string) time.Duration
 	Now    func() time.Time // default time.Now
 	Logger *slog.Logger
 	// CacheBytes bounds the answer cache (see answerCache); 0 keeps no
@@ -67,7 +68,7 @@ func New(cfg Config) (*API, error) {
 		return nil, errors.New("stats: Store, Auth, Zones and NormPage are required")
 	}
 	if cfg.Lag == nil {
-		cfg.Lag = func() time.Duration { return 0 }
+		cfg.Lag = func(string) time.Duration { return 0 }
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -155,7 +156,7 @@ func (a *API) handle(f func(*request) (*answer, error), cacheable bool) gin.Hand
 				ans.encoded, err = json.Marshal(ans.json)
 			}
 			if err == nil && cache != nil {
-				settled := !ans.end.IsZero() && !ans.end.Add(a.cfg.Lag()+settleAfter).After(req.now)
+				settled := !ans.end.IsZero() && !ans.end.Add(a.cfg.Lag(site)+settleAfter).After(req.now)
 				cache.put(key, ans, settled, req.now)
 			}
 		}

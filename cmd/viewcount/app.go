@@ -213,7 +213,7 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 		// The stats API (issue 10) reads with the site, admin or share token;
 		// the dashboard page is its browser client.
-		st, err := stats.New(stats.Config{Store: m.store, Auth: srv.ReadAuth, NormPage: normPage, Lag: m.Metrics.PipelineLag, Now: m.now, Logger: m.logger,
+		st, err := stats.New(stats.Config{Store: m.store, Auth: srv.ReadAuth, NormPage: normPage, Lag: snap.Lag, Now: m.now, Logger: m.logger,
 			CacheBytes: int64(m.cfg.StatsCacheMB) << 20,
 			Zones: stats.ZoneNames(func(ctx context.Context, site string) (string, error) {
 				reg, err := m.sites.Get(ctx, site)
@@ -484,7 +484,7 @@ func (m *Main) pendingCounter() validate.PendingCounter {
 	}
 	pc := validate.PendingCounter{JS: m.stream.JS, Store: m.store, Partitions: m.stream.Partitions, Settle: settle}
 	if m.validator != nil {
-		pc.Held = m.validator.Held
+		pc.Held, pc.HeldSince = m.validator.Held, m.validator.HeldSince
 	}
 	return pc
 }

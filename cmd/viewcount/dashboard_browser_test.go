@@ -122,8 +122,8 @@ func TestDashboardBrowser(t *testing.T) {
 	if v, f := elemText(t, b, "t-views"), elemText(t, b, "filter-page"); v != "3" || f != "/article" {
 		t.Errorf("filtered to /article: views %q, filter %q; want 3, /article", v, f)
 	}
-	if got := tableRows(t, b, "#panel-page"); !slices.Equal(flatRows(got), []string{"/article", "3", "3"}) {
-		t.Errorf("top pages filtered to /article = %v", got)
+	if got := tableRows(t, b, "#panel-page"); !slices.Equal(flatRows(got), []string{"/article", "3", "3"}) || elemText(t, b, "t-uniques") != got[0][2] {
+		t.Errorf("top pages filtered to /article = %v, the tile %s unique visitors: want one row, the tile's number", got, elemText(t, b, "t-uniques"))
 	}
 	// Other breakdowns show the page's views, or, where the store keeps
 	// them for the whole site only, the site's with a note saying so.
@@ -220,9 +220,12 @@ func checkDashboard(t *testing.T, b *browser, when string) {
 	// Where the counted views came from and on what (the pixel hits'
 	// referrers and user agent, as the validators classify them).
 	for sel, want := range map[string][][]string{
-		"#panel-source":  {{"(direct)", "3", "3"}, {"Google", "2", "2"}, {"Hacker News", "1", "1"}},
-		"#panel-browser": {{"Firefox", "6", "6"}},
-		"#panel-device":  {{"desktop", "6", "6"}},
+		"#panel-source": {{"(direct)", "3", "3"}, {"Google", "2", "2"}, {"Hacker News", "1", "1"}},
+		// Direct traffic is named alike in both panels.
+		"#panel-referrer":   {{"(direct)", "3", "3"}, {"google.com", "2", "2"}, {"news.ycombinator.com", "1", "1"}},
+		"#panel-utm_source": {{"(none)", "6", "6"}},
+		"#panel-browser":    {{"Firefox", "6", "6"}},
+		"#panel-device":     {{"desktop", "6", "6"}},
 	} {
 		if got := tableRows(t, b, sel); !equalRows(got, want) {
 			t.Errorf("%s: %s = %v, want %v", when, sel, got, want)

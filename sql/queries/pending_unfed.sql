@@ -1,9 +1,11 @@
 -- pending_unfed: valid views stored in views_raw that no feed has taken to
--- the rollups yet, per site and page: part of a public count's `pending`.
--- {since} bounds the scan to recent parts: rows after a partition's last
--- feed were received after that feed's oldest row, less the settle
--- window (a held view is stored late under its own time).
-SELECT site, page, count()
+-- the rollups yet, per site and page, and the receive time (Unix ms) of
+-- the oldest of them: part of a public count's `pending`, and of how far
+-- a site's counting is behind. {since} bounds the scan to recent parts:
+-- rows after a partition's last feed were received after that feed's
+-- oldest row, less the settle window (a held view is stored late under
+-- its own time).
+SELECT site, page, count(), toUnixTimestamp64Milli(min(time))
 FROM views_raw
 WHERE time >= fromUnixTimestamp64Milli({since:Int64}, 'UTC')
   AND verdict = 'valid'
