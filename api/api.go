@@ -56,6 +56,8 @@ type Config struct {
 	Revalidator Revalidator
 	// Corrector serves /v1/admin/corrections; nil answers 503.
 	Corrector Corrector
+	// Explainer serves /v1/admin/explain; nil answers 503.
+	Explainer Explainer
 }
 
 // Server serves the api routes.
@@ -109,6 +111,7 @@ func (s *Server) Routes(r gin.IRouter) {
 	r.GET("/v1/admin/rules", s.requireAdmin, s.ruleSets)
 	r.POST("/v1/admin/revalidate", s.requireAdmin, s.revalidate)
 	s.correctionRoutes(r)
+	s.explainRoutes(r)
 	s.siteRoutes(r)
 	Health(r, s.checks, s.metrics)
 }

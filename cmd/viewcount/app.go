@@ -140,6 +140,13 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	normPage := func(s string) (string, error) { return ingest.NormalisePage(s, m.cfg.KeepQuery, 0) }
 
+	// Loaded once: the api's explainer takes sample requests as ingest does.
+	var icfg ingest.Config
+	if m.roles.Ingest || m.roles.API {
+		if icfg, err = m.ingestConfig(); err != nil {
+			return err
+		}
+	}
 	if m.roles.Ingest {
 		salts, err := m.stream.KV(ctx, viewcount.BucketSalts)
 		if err != nil {
@@ -149,34 +156,9 @@ func (m *Main) Run(ctx context.Context) error {
 		var pctx context.Context
 		pctx, m.pubCancel = context.WithCancel(context.WithoutCancel(ctx))
 		m.goStage(&m.pubDone, "publisher", func() error { return pub.Run(pctx) })
-		icfg := ingest.Config{KeepQuery: m.cfg.KeepQuery, Limiter: m.clientLimiter()}
-		if len(m.cfg.DatacenterLists) > 0 {
-			ranges, err := ingest.LoadRanges(m.cfg.DatacenterLists...)
-			if err != nil {
-				return err
-			}
-			m.logger.Info("datacenter ranges loaded", "ranges", ranges.Len())
-			icfg.Datacenter = ranges
-		}
-		// Never closed: a handler still running after a timed-out shutdown
-		// must not read unmapped memory. The mapping goes with the process,
-		// or with the reader once unreachable (maxminddb's cleanup).
-		countries, err := openCountries(m.cfg.CountryDB, m.logger)
-		if err != nil {
-			return err
-		}
-		icfg.CountryHeader = m.cfg.CountryHeader
-		if countries != nil {
-			icfg.Countries = countries
-		}
-		asns, err := openASNs(m.cfg.ASNDB, m.logger)
-		if err != nil {
-			return err
-		}
-		if asns != nil {
-			icfg.ASNs = asns
-		}
-		h := ingest.New(icfg, pub, ingest.NewSalts(salts, rand.Reader, m.logger), m.Metrics, m.logger, m.now)
+		limited := icfg
+		limited.Limiter = m.clientLimiter()
+		h := ingest.New(limited, pub, ingest.NewSalts(salts, rand.Reader, m.logger), m.Metrics, m.logger, m.now)
 		h.Routes(engine)
 	}
 	if m.roles.Validate {
@@ -199,8 +181,12 @@ func (m *Main) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		expl, err := newExplainer(ctx, m, icfg)
+		if err != nil {
+			return err
+		}
 		srv, err := api.New(api.Config{PublicLag: m.cfg.PublicLag, AdminToken: token, RuleSets: ruleSets,
-			Revalidator: reval, Corrector: corrector{rv: reval, q: m.store}}, snap, m.store, m.sites, checks, normPage, m.Metrics, m.logger, m.now)
+			Revalidator: reval, Corrector: corrector{rv: reval, q: m.store}, Explainer: expl}, snap, m.store, m.sites, checks, normPage, m.Metrics, m.logger, m.now)
 		if err != nil {
 			return err
 		}
@@ -303,6 +289,40 @@ func (m *Main) startValidate(ctx context.Context) error {
 	m.goStage(&m.valDone, "validate", func() error { return v.Run(vctx) })
 	m.validator = v
 	return nil
+}
+
+// ingestConfig is ingest's configuration from the flags, with the
+// datacenter ranges, the country and the AS databases loaded, but no rate
+// limit (the ingest role adds it; a sample request has none).
+func (m *Main) ingestConfig() (ingest.Config, error) {
+	icfg := ingest.Config{KeepQuery: m.cfg.KeepQuery}
+	if len(m.cfg.DatacenterLists) > 0 {
+		ranges, err := ingest.LoadRanges(m.cfg.DatacenterLists...)
+		if err != nil {
+			return icfg, err
+		}
+		m.logger.Info("datacenter ranges loaded", "ranges", ranges.Len())
+		icfg.Datacenter = ranges
+	}
+	// Never closed: a handler still running after a timed-out shutdown
+	// must not read unmapped memory. The mapping goes with the process,
+	// or with the reader once unreachable (maxminddb's cleanup).
+	countries, err := openCountries(m.cfg.CountryDB, m.logger)
+	if err != nil {
+		return icfg, err
+	}
+	icfg.CountryHeader = m.cfg.CountryHeader
+	if countries != nil {
+		icfg.Countries = countries
+	}
+	asns, err := openASNs(m.cfg.ASNDB, m.logger)
+	if err != nil {
+		return icfg, err
+	}
+	if asns != nil {
+		icfg.ASNs = asns
+	}
+	return icfg, nil
 }
 
 // ruleConfig is the validators' rule configuration from the flags: zero

@@ -29,7 +29,8 @@ usage:
   viewcount token add --role analyst, token list, token revoke ID   analyst tokens for --sql-listen
   viewcount sql "SELECT …" [--format pretty|csv|tsv|json]           one read-only query via --sql-listen
   viewcount revalidate --site S --from T1 --to T2 [--dry-run]   judge a range again with the current rules
-  viewcount correct add|undo|list   exclude a network, referrer or path for a time range (see 'viewcount correct')
+  viewcount correct add|undo|list   exclude a network, referrer or path, or allow a false positive, for a time range (see 'viewcount correct')
+  viewcount explain --site S --id ID | --site S --ua UA …   every rule's decision on a stored view or a sample request
   viewcount reconcile [--from T1] [--to T2] [flags]   compare every rollup with a recount from views_raw; exit 1 on drift
   viewcount check     [flags]   verify progress, stream, store and rollups (server stopped)
   viewcount repair    progress|stream|rollups [flags]   see README, Recovery
@@ -81,6 +82,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runReconcile(rest, stdout, stderr)
 	case "correct":
 		return runCorrect(rest, stdout, stderr)
+	case "explain":
+		return runExplain(rest, stdout, stderr)
 	case "check":
 		return runCheck(rest, stdout, stderr)
 	case "repair":
