@@ -56,9 +56,11 @@ type asnCount struct {
 // reason, in total and per UTC day, with the valid count beside them, the
 // networks (AS numbers) the datacenter views came from, and per reason the
 // user agents and browser and device classes rejected most. from
-// and to are dates (YYYY-MM-DD, both included) or RFC 3339 times; the
-// default is the last 30 days. It needs the site's token, its share token
-// or the admin's.
+// and to are dates (YYYY-MM-DD, both included) or RFC 3339 times, widened
+// to whole UTC hours (the rollups' grain: every number is read from
+// dim_rollup and rejected_rollup, never from views_raw); the default is
+// the last 30 days. It needs the site's token, its share token or the
+// admin's.
 func (s *Server) invalid(c *gin.Context) {
 	site, ok := s.ReadAuth(c)
 	if !ok {
@@ -140,10 +142,13 @@ func (s *Server) invalidReport(ctx context.Context, site string, from, to time.T
 // silently or fails, which a client would see as an empty report or a 503).
 var reportEpoch = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// reportRange parses the from/to of a report into [from, to). A range the
-// report cannot serve is the client's mistake, answered 400, never a store
-// error: from must lie between 1970 and the end of tomorrow (UTC, so every
-// time zone's today is in), to after from and at most maxReportDays later.
+// reportRange parses the from/to of a report into [from, to), widened to
+// whole UTC hours: the rollups the report reads count hours, so a range
+// that starts or ends within one covers all of it (and says so in the
+// report's from and to). A range the report cannot serve is the client's
+// mistake, answered 400, never a store error: from must lie between 1970
+// and the end of tomorrow (UTC, so every time zone's today is in), to
+// after from and at most maxReportDays later (before the widening).
 func reportRange(fromS, toS string, now time.Time) (from, to time.Time, err error) {
 	parse := func(name, v string, end bool) (time.Time, error) {
 		if t, err := time.Parse(time.DateOnly, v); err == nil {
@@ -185,6 +190,9 @@ func reportRange(fromS, toS string, now time.Time) (from, to time.Time, err erro
 		err = fmt.Errorf("from must be before to")
 	case to.Sub(from) > maxReportDays*24*time.Hour:
 		err = fmt.Errorf("at most %d days per report", maxReportDays)
+	}
+	if err == nil {
+		from, to = from.Truncate(time.Hour), to.Add(time.Hour-time.Nanosecond).Truncate(time.Hour)
 	}
 	return
 }

@@ -17,7 +17,9 @@ const (
 	topClassesPerReason = 5
 	// maxReportUA is how much of a user agent the report shows: enough to
 	// tell agents apart and to write a --bot-list pattern. Stored agents are
-	// up to 512 bytes (ingest's cap), every one of them chosen by a client.
+	// up to 512 bytes (ingest's cap), every one of them chosen by a client;
+	// rejected_rollup keeps this much of each (migration 019 cuts them in
+	// SQL the way capUA does).
 	maxReportUA = 300
 )
 
@@ -47,9 +49,12 @@ func (s *Server) topRejected(ctx context.Context, rep *invalidReport, p store.Pa
 	if err != nil {
 		return fmt.Errorf("api: invalid report %s: top user agents: %w", rep.Site, err)
 	}
-	c := columnsOf(res, "verdict", "ua", "ua_browser", "ua_device", "events")
+	c := columnsOf(res, "verdict", "ua", "ua_cut", "ua_browser", "ua_device", "events")
 	for _, row := range res.Rows {
+		// The rollup keeps maxReportUA bytes already (ua_cut: it cut
+		// them); capUA holds the answer to its bound whatever the store.
 		ua, cut := capUA(c.text(row, "ua"))
+		cut = cut || c.uint(row, "ua_cut") == 1
 		a := agentCount{UA: ua, Truncated: cut, Browser: c.text(row, "ua_browser"), Device: c.text(row, "ua_device"), Events: c.uint(row, "events")}
 		reason := c.text(row, "verdict")
 		rep.TopUserAgents[reason] = append(rep.TopUserAgents[reason], a)

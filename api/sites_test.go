@@ -165,7 +165,7 @@ func TestAdminDeleteSite(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Rows per table with a site column, as the store holds them: the three
+	// Rows per table with a site column, as the store holds them: the four
 	// tables named here with exact counts, and any table a later migration
 	// adds (the dashboard's rollups) deleted and kept alike.
 	counts := func(site string) map[string]uint64 {
@@ -174,7 +174,9 @@ func TestAdminDeleteSite(t *testing.T) {
 	}
 	// views_raw holds every event; page_rollup one row per grain and page.
 	before, kept := counts("gone.example"), counts("kept.example")
-	if before["views_raw"] != 10 || before["page_rollup"] != 8 || before["later_rollup"] != 3 || kept["later_rollup"] != 1 {
+	// rejected_rollup: the 3 bot_ua events in one row (one agent, one hour).
+	if before["views_raw"] != 10 || before["page_rollup"] != 8 || before["rejected_rollup"] != 1 || before["later_rollup"] != 3 ||
+		kept["later_rollup"] != 1 || kept["rejected_rollup"] != 1 {
 		t.Fatalf("rows before: %v and %v", before, kept)
 	}
 	if _, ok := before["later_view"]; ok {
@@ -228,7 +230,7 @@ func TestAdminDeleteSite(t *testing.T) {
 	// views_raw holds the one event; rollups of rejected events (the
 	// dashboard's filtered panel) hold whatever they make of it.
 	after := counts("gone.example")
-	if after["views_raw"] != 1 || after["page_rollup"] != 0 || after["later_rollup"] != 0 {
+	if after["views_raw"] != 1 || after["page_rollup"] != 0 || after["rejected_rollup"] != 1 || after["later_rollup"] != 0 {
 		t.Fatalf("rows left behind: %v", after)
 	}
 	rowsJSON, _ = json.Marshal(after)

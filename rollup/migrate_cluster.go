@@ -98,8 +98,9 @@ func execOnCluster(ctx context.Context, s Execer, query, cluster string, params 
 }
 
 // ApplyRawRetentionCluster is ApplyRawRetention on a cluster: the TTL
-// goes on each host's views_raw_local and page_views_local (the
-// Distributed tables store nothing), where it differs.
+// goes on each host's views_raw_local, page_views_local and
+// rejected_rollup_local (the Distributed tables store nothing), where it
+// differs.
 func ApplyRawRetentionCluster(ctx context.Context, q Execer, cluster string, days int, logger *slog.Logger) error {
 	if days < 1 {
 		return fmt.Errorf("raw retention: %d days, want at least 1", days)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -209,15 +210,19 @@ func TestMigrateOneRollupKeepsCounts(t *testing.T) {
 
 // addInsertColumns adds the views_raw columns of later migrations to a
 // schema a test holds at an earlier version: the insert path writes them.
-// 012's batch column (its first statement) and every migration after it
-// (013 on add views_raw columns only); a rerun finds them there (ADD COLUMN
-// IF NOT EXISTS).
+// 012's batch column (its first statement) and every later statement that
+// alters views_raw; a rerun finds them there (ADD COLUMN IF NOT EXISTS).
 func addInsertColumns(t *testing.T, s store.Store) {
 	t.Helper()
 	ms, _ := vcsql.Migrations()
 	stmts := []string{ms[11].Statements[0]}
-	for _, m := range ms[12:] { // 013 on: views_raw columns only
-		stmts = append(stmts, m.Statements...)
+	altersRaw := regexp.MustCompile(`(?m)^ALTER TABLE views_raw\b`)
+	for _, m := range ms[12:] {
+		for _, st := range m.Statements {
+			if altersRaw.MatchString(st) {
+				stmts = append(stmts, st)
+			}
+		}
 	}
 	for _, st := range stmts {
 		if err := s.Exec(t.Context(), st, nil); err != nil {

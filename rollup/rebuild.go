@@ -12,17 +12,24 @@ import (
 )
 
 // Rollups returns the tables materialized views fill from views_raw:
-// page_rollup (counts per page), dim_rollup (the dashboard's breakdowns)
-// and page_views (every valid view, for one page's breakdowns). Each has
-// its scripts in sql/repair: NAME_prepare (a staging table, with what only
-// the table still holds), NAME_fill (one month of views_raw, the view's
-// own SELECT), NAME_swap (the staging table replaces the table's rows)
-// and NAME_recount (the rows that differ from a recount). A table
-// partitioned by month (page_views) is swapped a partition at a time:
-// NAME_partitions lists them, NAME_swap takes {partition}, NAME_drop
-// removes the staging table. A new rollup is one more entry here and its
-// files.
-func Rollups() []string { return []string{PageRollupTable, DimRollupTable, PageViewsTable} }
+// page_rollup (counts per page), dim_rollup (the dashboard's breakdowns),
+// page_views (every valid view, for one page's breakdowns) and
+// rejected_rollup (who was filtered: rejected events per reason, hour and
+// user agent). Each has its scripts in sql/repair: NAME_prepare (a staging
+// table, with what only the table still holds), NAME_fill (one month of
+// views_raw, the view's own SELECT), NAME_swap (the staging table
+// replaces the table's rows) and NAME_recount (the rows that differ from
+// a recount). A table partitioned by month (page_views, rejected_rollup)
+// is swapped a partition at a time: NAME_partitions lists them, NAME_swap
+// takes {partition}, NAME_drop removes the staging table. A table
+// recounted by month (dim_rollup, rejected_rollup) lists its months with
+// NAME_months. Repairs, revalidations and corrections (Rebuild), `viewcount
+// check` and `viewcount reconcile` (Recount) and the raw retention
+// (retained) go by this list; a site's deletion finds every table with a
+// site column itself. A new rollup is one more entry here and its files.
+func Rollups() []string {
+	return []string{PageRollupTable, DimRollupTable, PageViewsTable, RejectedRollupTable}
+}
 
 // DimRollupTable holds the creator dashboard's breakdowns (migration 008).
 const DimRollupTable = "dim_rollup"
@@ -30,8 +37,14 @@ const DimRollupTable = "dim_rollup"
 // PageRollupTable holds the public counts (migration 004).
 const PageRollupTable = "page_rollup"
 
+// RejectedRollupTable holds the rejected events per site, reason, UTC hour,
+// user agent (its first 300 bytes), browser and device class and, for
+// datacenter verdicts, AS number (migration 019): the invalid-traffic
+// report's top lists. Its rows expire with views_raw's.
+const RejectedRollupTable = "rejected_rollup"
+
 // partitioned reports whether table's swap goes a partition at a time.
-func partitioned(table string) bool { return table == PageViewsTable }
+func partitioned(table string) bool { return table == PageViewsTable || table == RejectedRollupTable }
 
 // IsRollup reports whether table is one of Rollups: a table rebuilt from
 // views_raw by `viewcount repair rollups`.

@@ -47,13 +47,13 @@ func recountDiffering(t *testing.T, s store.Store, now time.Time) map[string]uin
 
 // The rebuild's fill SELECTs are the materialized views' own: rows written
 // by the views insert by insert and rows rebuilt a month at a time read
-// the same, row for row, in all three tables; the recount agrees before
+// the same, row for row, in all four tables; the recount agrees before
 // and after.
 func TestRebuildEqualsMaterializedViews(t *testing.T) {
 	s := historyStore(t)
 	now := time.Now()
 	want := storetest.DerivedRows(t, s)
-	for table, n := range map[string]int{"page_rollup": 1000, "dim_rollup": 1000, "page_views": 9000} {
+	for table, n := range map[string]int{"page_rollup": 1000, "dim_rollup": 1000, "page_views": 9000, "rejected_rollup": 100} {
 		if len(want[table]) < n {
 			t.Fatalf("%s holds %d rows, want at least %d: the history did not reach it", table, len(want[table]), n)
 		}
@@ -61,8 +61,11 @@ func TestRebuildEqualsMaterializedViews(t *testing.T) {
 	if got := queryCell(t, s, "SELECT count() FROM page_views"); got != queryCell(t, s, "SELECT count() FROM views_raw WHERE verdict = 'valid'") {
 		t.Fatalf("page_views holds %s rows, not every valid view", got)
 	}
-	if d := recountDiffering(t, s, now); d["page_rollup"] != 0 || d["dim_rollup"] != 0 || d["page_views"] != 0 || len(d) != 3 {
-		t.Fatalf("recount of a sound store = %v, want 0 for each of the three tables", d)
+	if got := queryCell(t, s, "SELECT sum(events) FROM rejected_rollup"); got != queryCell(t, s, "SELECT count() FROM views_raw WHERE verdict != 'valid'") {
+		t.Fatalf("rejected_rollup counts %s events, not every rejected one", got)
+	}
+	if d := recountDiffering(t, s, now); d["page_rollup"] != 0 || d["dim_rollup"] != 0 || d["page_views"] != 0 || d["rejected_rollup"] != 0 || len(d) != 4 {
+		t.Fatalf("recount of a sound store = %v, want 0 for each of the four tables", d)
 	}
 
 	var progress []string
@@ -74,7 +77,7 @@ func TestRebuildEqualsMaterializedViews(t *testing.T) {
 	}
 	feb, mar := queryCell(t, s, "SELECT count() FROM views_raw WHERE toYYYYMM(time) = 202602"), queryCell(t, s, "SELECT count() FROM views_raw WHERE toYYYYMM(time) = 202603")
 	var wantProgress []string
-	for _, table := range []string{"page_rollup", "dim_rollup", "page_views"} {
+	for _, table := range []string{"page_rollup", "dim_rollup", "page_views", "rejected_rollup"} {
 		wantProgress = append(wantProgress, table+" 1/2 "+feb, table+" 2/2 "+mar)
 	}
 	if strings.Join(progress, "\n") != strings.Join(wantProgress, "\n") {
@@ -83,7 +86,7 @@ func TestRebuildEqualsMaterializedViews(t *testing.T) {
 	if diff := storetest.DiffRows(storetest.DerivedRows(t, s), want); diff != "" {
 		t.Errorf("rebuilt rows differ from the views':\n%s", diff)
 	}
-	if d := recountDiffering(t, s, now); d["page_rollup"] != 0 || d["dim_rollup"] != 0 || d["page_views"] != 0 {
+	if d := recountDiffering(t, s, now); d["page_rollup"] != 0 || d["dim_rollup"] != 0 || d["page_views"] != 0 || d["rejected_rollup"] != 0 {
 		t.Errorf("recount after the rebuild = %v", d)
 	}
 	if n := queryCell(t, s, "SELECT count() FROM system.tables WHERE database = currentDatabase() AND name LIKE '%_rebuild'"); n != "0" {
@@ -91,9 +94,10 @@ func TestRebuildEqualsMaterializedViews(t *testing.T) {
 	}
 }
 
-// A damaged dim_rollup part and a damaged page_views part are reported
-// like page_rollup's (health part store_parts, the repair named), the
-// recount finds the rows they held, and a rebuild restores every row.
+// A damaged dim_rollup part, a damaged page_views part and a damaged
+// rejected_rollup part are reported like page_rollup's (health part
+// store_parts, the repair named), the recount finds the rows they held,
+// and a rebuild restores every row.
 func TestBrokenDimAndPageViewsPartsAreRebuilt(t *testing.T) {
 	s := historyStore(t)
 	ctx := t.Context()
@@ -102,25 +106,26 @@ func TestBrokenDimAndPageViewsPartsAreRebuilt(t *testing.T) {
 
 	storetest.BreakPart(t, s, "dim_rollup")
 	storetest.BreakPart(t, s, "page_views")
+	storetest.BreakPart(t, s, "rejected_rollup")
 	parts, err := rollup.BrokenParts(ctx, s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(parts) != 2 || parts[0].Table != "dim_rollup" || parts[1].Table != "page_views" || len(rollup.Harmful(parts)) != 2 {
-		t.Fatalf("broken parts = %+v, want one of dim_rollup and one of page_views", parts)
+	if len(parts) != 3 || parts[0].Table != "dim_rollup" || parts[1].Table != "page_views" || parts[2].Table != "rejected_rollup" || len(rollup.Harmful(parts)) != 3 {
+		t.Fatalf("broken parts = %+v, want one of dim_rollup, page_views and rejected_rollup", parts)
 	}
 	p := rollup.PartsProblem(parts)
-	if p == nil || !strings.Contains(p.Error(), "dim_rollup (1), page_views (1)") || !strings.Contains(p.Error(), "viewcount repair rollups") {
-		t.Errorf("problem = %v, want both tables and the repair", p)
+	if p == nil || !strings.Contains(p.Error(), "dim_rollup (1), page_views (1), rejected_rollup (1)") || !strings.Contains(p.Error(), "viewcount repair rollups") {
+		t.Errorf("problem = %v, want the three tables and the repair", p)
 	}
-	for _, table := range []string{"dim_rollup", "page_views"} {
+	for _, table := range []string{"dim_rollup", "page_views", "rejected_rollup"} {
 		if !rollup.IsRollup(table) || !strings.Contains(rollup.Advice(table), "viewcount repair rollups") {
 			t.Errorf("%s: IsRollup %v, advice %q", table, rollup.IsRollup(table), rollup.Advice(table))
 		}
 	}
 	d := recountDiffering(t, s, now)
-	if d["page_rollup"] != 0 || d["dim_rollup"] == 0 || d["page_views"] == 0 {
-		t.Errorf("recount of the damaged tables = %v, want differences in dim_rollup and page_views only", d)
+	if d["page_rollup"] != 0 || d["dim_rollup"] == 0 || d["page_views"] == 0 || d["rejected_rollup"] == 0 {
+		t.Errorf("recount of the damaged tables = %v, want differences in dim_rollup, page_views and rejected_rollup only", d)
 	}
 	res, err := rollup.Recount(ctx, s, now, 1)
 	if err != nil {
@@ -137,6 +142,10 @@ func TestBrokenDimAndPageViewsPartsAreRebuilt(t *testing.T) {
 			if e.Grain != "day" || e.Page == "" || e.StoredViews >= e.RecountViews || e.StoredChecksum == e.RecountChecksum {
 				t.Errorf("page_views example %+v: want a page's day with fewer stored views and another checksum", e)
 			}
+		case "rejected_rollup":
+			if e.Grain != "hour" || e.Dim == "" || e.Dim == "valid" || e.StoredViews >= e.RecountViews || e.RecountLast == "" {
+				t.Errorf("rejected_rollup example %+v: want a reason's hour with fewer stored events and the newest event's time", e)
+			}
 		}
 	}
 
@@ -149,7 +158,7 @@ func TestBrokenDimAndPageViewsPartsAreRebuilt(t *testing.T) {
 	if parts, err := rollup.BrokenParts(ctx, s); err != nil || len(parts) != 0 {
 		t.Errorf("broken parts after the rebuild = %+v, %v; want none (dropped)", parts, err)
 	}
-	if d := recountDiffering(t, s, now); d["dim_rollup"] != 0 || d["page_views"] != 0 {
+	if d := recountDiffering(t, s, now); d["dim_rollup"] != 0 || d["page_views"] != 0 || d["rejected_rollup"] != 0 {
 		t.Errorf("recount after the rebuild = %v", d)
 	}
 }
@@ -184,8 +193,9 @@ func TestInterruptedRebuildLeavesTablesAsTheyWere(t *testing.T) {
 		t.Fatalf("rebuild with the staging table gone = %v, want dim_rollup_fill's error", err)
 	}
 	got := storetest.DerivedRows(t, s)
-	if diff := storetest.DiffRows(got, map[string][]string{"page_rollup": want["page_rollup"], "dim_rollup": damaged["dim_rollup"], "page_views": want["page_views"]}); diff != "" {
-		t.Errorf("after the failed rebuild (page_rollup rebuilt, dim_rollup as it was, page_views untouched):\n%s", diff)
+	if diff := storetest.DiffRows(got, map[string][]string{"page_rollup": want["page_rollup"], "dim_rollup": damaged["dim_rollup"],
+		"page_views": want["page_views"], "rejected_rollup": want["rejected_rollup"]}); diff != "" {
+		t.Errorf("after the failed rebuild (page_rollup rebuilt, dim_rollup as it was, page_views and rejected_rollup untouched):\n%s", diff)
 	}
 	if parts, _ := rollup.BrokenParts(ctx, s); len(parts) != 1 {
 		t.Errorf("broken parts after the failed rebuild = %+v, want dim_rollup's still there", parts)

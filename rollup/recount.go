@@ -15,7 +15,9 @@ import (
 // site, page and bucket with views and uniques; dim_rollup's add the
 // dimension and its value; page_views' are a site, page and UTC day
 // (grain "day") with the number of views and a checksum of their rows
-// instead of uniques.
+// instead of uniques; rejected_rollup's are a site, reason (Dim), user
+// agent (Value), browser, device, AS number and hour (grain "hour") with
+// the events (as views) and the newest event's time instead of uniques.
 type Difference struct {
 	Table          string `json:"table"`
 	Grain          string `json:"grain"`
@@ -32,6 +34,14 @@ type Difference struct {
 	// altered, doubled or missing shows even where the count is equal.
 	StoredChecksum  uint64 `json:"stored_checksum"`
 	RecountChecksum uint64 `json:"recount_checksum"`
+	// rejected_rollup: the rest of a row's key (Dim is its reason, Value
+	// its user agent, Bucket its hour) and the receive time of its newest
+	// event, which must agree too.
+	Browser     string `json:"browser,omitempty"`
+	Device      string `json:"device,omitempty"`
+	ASN         uint32 `json:"asn,omitempty"`
+	StoredLast  string `json:"stored_last,omitempty"`
+	RecountLast string `json:"recount_last,omitempty"`
 }
 
 // RecountResult is one rollup's comparison with a recount from views_raw.
@@ -104,8 +114,12 @@ func RecountRange(ctx context.Context, q Execer, now time.Time, limit int, from,
 // recountByMonth reports whether table's recount runs a month at a time
 // (NAME_months lists them, NAME_recount takes {month}): dim_rollup's, whose
 // every row lies in one UTC day and whose recount of all months at once
-// held 3.8 GB on a million events (BenchmarkRecountRebuild).
-func recountByMonth(table string) bool { return table == DimRollupTable }
+// held 3.8 GB on a million events (BenchmarkRecountRebuild), and
+// rejected_rollup's, whose keys (user agents) can be as many as its
+// events.
+func recountByMonth(table string) bool {
+	return table == DimRollupTable || table == RejectedRollupTable
+}
 
 // differences reads a recount script's rows by column name: each table's
 // script returns the columns its rows have (see Difference) and
@@ -135,7 +149,9 @@ func differences(table string, res *store.Result) (RecountResult, error) {
 			Page: text("page"), Value: text("value"), Bucket: text("bucket"),
 			StoredViews: n("stored_views"), RecountViews: n("recount_views"),
 			StoredUniques: n("stored_uniques"), RecountUniques: n("recount_uniques"),
-			StoredChecksum: n("stored_checksum"), RecountChecksum: n("recount_checksum")})
+			StoredChecksum: n("stored_checksum"), RecountChecksum: n("recount_checksum"),
+			Browser: text("browser"), Device: text("device"), ASN: uint32(n("asn")),
+			StoredLast: text("stored_last"), RecountLast: text("recount_last")})
 	}
 	return r, nil
 }

@@ -22,8 +22,10 @@ func RetentionDays(d time.Duration) int {
 // with them.
 const PageViewsTable = "page_views"
 
-// retained are the tables --raw-retention applies to.
-var retained = []string{RawTable, PageViewsTable}
+// retained are the tables --raw-retention applies to: views_raw and the
+// rollups that keep rows per view or per user agent (page_views,
+// rejected_rollup), which would otherwise grow with every event for good.
+var retained = []string{RawTable, PageViewsTable, RejectedRollupTable}
 
 // RawRetentionDays reads the days views_raw's TTL keeps rows; 0 = no TTL.
 func RawRetentionDays(ctx context.Context, q Execer) (int, error) {
@@ -45,8 +47,8 @@ func retentionDays(ctx context.Context, q Execer, table string) (int, error) {
 	return days, nil
 }
 
-// ApplyRawRetention sets the TTL of views_raw and page_views to days where
-// it differs. Changing it makes ClickHouse rewrite the TTL information of
+// ApplyRawRetention sets the TTL of views_raw, page_views and
+// rejected_rollup to days where it differs. Changing it makes ClickHouse rewrite the TTL information of
 // every part once, so an unchanged value costs one read of each table's
 // definition and nothing else.
 func ApplyRawRetention(ctx context.Context, q Execer, days int, logger *slog.Logger) error {

@@ -115,10 +115,10 @@ const (
 	SiteCount              = "site_count"               // params site → views, uniques
 	TopPages               = "top_pages"                // params since, limit → site, page: the most viewed since
 	Reasons                = "reasons"                  // params site → verdict, views
-	InvalidByDay           = "invalid_by_day"           // params site, from, to (DateTime64) → day, verdict, events
-	InvalidASNs            = "invalid_asns"             // params site, from, to → asn, events: the top 20 networks of datacenter views
-	InvalidTopAgents       = "invalid_top_agents"       // params site, from, to, limit → verdict, ua, ua_browser, ua_device, events: the top user agents per reason
-	InvalidTopClasses      = "invalid_top_classes"      // params site, from, to, limit → verdict, browser, device, events: the top browser/device classes per reason
+	InvalidByDay           = "invalid_by_day"           // params site, from, to (DateTime64, whole hours) → day, verdict, events, from dim_rollup
+	InvalidASNs            = "invalid_asns"             // params site, from, to → asn, events: the top 20 networks of datacenter views (rejected_rollup)
+	InvalidTopAgents       = "invalid_top_agents"       // params site, from, to, limit → verdict, ua, ua_cut, ua_browser, ua_device, events: the top user agents per reason (rejected_rollup)
+	InvalidTopClasses      = "invalid_top_classes"      // params site, from, to, limit → verdict, browser, device, events: the top browser/device classes per reason (rejected_rollup)
 	Verdicts               = "verdicts"                 // → partition, seq, idx, event_id, verdict in stream order
 	MigrationsInit         = "migrations_init"          // creates schema_migrations
 	MigrationsApplied      = "migrations_applied"       // → version

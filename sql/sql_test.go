@@ -121,16 +121,17 @@ func TestExamples(t *testing.T) {
 }
 
 func TestRepair(t *testing.T) {
-	for _, name := range []string{"page_rollup", "dim_rollup", "page_views"} {
+	for _, name := range []string{"page_rollup", "dim_rollup", "page_views", "rejected_rollup"} {
 		for _, step := range []string{"prepare", "fill", "swap", "recount"} {
 			if st := Repair(name + "_" + step); len(st) == 0 {
 				t.Errorf("repair script %s_%s has no statements", name, step)
 			}
 		}
 	}
-	// page_views is swapped a partition at a time, dim_rollup recounted a
-	// month at a time.
-	for _, name := range []string{"page_views_partitions", "page_views_drop", "dim_rollup_months"} {
+	// page_views and rejected_rollup are swapped a partition at a time,
+	// dim_rollup and rejected_rollup recounted a month at a time.
+	for _, name := range []string{"page_views_partitions", "page_views_drop", "dim_rollup_months",
+		"rejected_rollup_partitions", "rejected_rollup_drop", "rejected_rollup_months"} {
 		if st := Repair(name); len(st) != 1 {
 			t.Errorf("repair script %s has %d statements, want 1", name, len(st))
 		}

@@ -204,7 +204,9 @@ func writeProblems(w io.Writer, rep *checkReport) {
 // describeDifference is one differing row as check prints it, in the
 // words of its table: page_rollup's a page's bucket, dim_rollup's a
 // dimension's value (and page, for a page's rejected events), page_views'
-// a page's day with a checksum of its rows instead of uniques.
+// a page's day with a checksum of its rows instead of uniques,
+// rejected_rollup's a reason's user agent and class in an hour with the
+// newest event's time instead of uniques.
 func describeDifference(d rollup.Difference) string {
 	views := fmt.Sprintf("views %d (recount %d)", d.StoredViews, d.RecountViews)
 	switch d.Table {
@@ -216,6 +218,12 @@ func describeDifference(d rollup.Difference) string {
 		return fmt.Sprintf("%s %s: %s, uniques %d (recount %d)", key, d.Bucket, views, d.StoredUniques, d.RecountUniques)
 	case rollup.PageViewsTable:
 		return fmt.Sprintf("%s %s %q %s: %s, row checksum %d (recount %d)", d.Grain, d.Site, d.Page, d.Bucket, views, d.StoredChecksum, d.RecountChecksum)
+	case rollup.RejectedRollupTable:
+		key := fmt.Sprintf("%s %s %s ua %q (%s · %s)", d.Grain, d.Site, d.Dim, d.Value, d.Browser, d.Device)
+		if d.ASN != 0 {
+			key += fmt.Sprintf(" AS%d", d.ASN)
+		}
+		return fmt.Sprintf("%s %s: events %d (recount %d), newest %s (recount %s)", key, d.Bucket, d.StoredViews, d.RecountViews, d.StoredLast, d.RecountLast)
 	}
 	return fmt.Sprintf("%s %s %q %s: %s, uniques %d (recount %d)", d.Grain, d.Site, d.Page, d.Bucket, views, d.StoredUniques, d.RecountUniques)
 }

@@ -9,13 +9,15 @@
 -- by the rollups' deduplication. That needs the redo to send the same
 -- blocks: the rows in stream order, read by one thread, so the blocks and
 -- each view's blocks from them come out the same however the parts of
--- views_raw were merged in between.
-INSERT INTO views_feed
+-- views_raw were merged in between. The columns are named: migration
+-- 019 added ua and asn after the others.
+INSERT INTO views_feed (time, site, page, visitor, verdict, utm_source, utm_medium, utm_campaign, country,
+    ref_host, ref_source, browser, os, device, screen, ua, asn)
 SETTINGS insert_deduplication_token = {token:String}, insert_deduplicate = 1,
     deduplicate_blocks_in_dependent_materialized_views = 1, async_insert = 0,
     max_threads = 1, max_insert_threads = 1
 SELECT time, site, page, visitor, verdict, utm_source, utm_medium, utm_campaign, country,
-    ref_host, ref_source, browser, os, device, screen
+    ref_host, ref_source, browser, os, device, screen, ua, asn
 FROM views_raw
 WHERE partition = {partition:UInt16}
   AND batch >= {first:UInt64} AND batch <= {last:UInt64}

@@ -1,5 +1,6 @@
--- raw_retention: the days {table}'s TTL (views_raw's or page_views')
--- keeps rows (0 = no TTL), read back from the table definition. ClickHouse prints the interval as
+-- raw_retention: the days {table}'s TTL (views_raw's, page_views' or
+-- rejected_rollup's) keeps rows (0 = no TTL), read back from the table
+-- definition. ClickHouse prints the interval as
 -- toIntervalDay(400) when it was written literally (migration 005) and as
 -- toIntervalDay(_CAST(400, 'UInt32')) when it was bound as a parameter
 -- (raw_retention_set), so both spellings are read.

@@ -15,7 +15,7 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkInsertParts -benchtime 40x ./sql/store/
 func BenchmarkInsertParts(b *testing.B) {
-	wide := []string{"views_raw", "page_rollup", "dim_rollup", "page_views"}
+	wide := []string{"views_raw", "page_rollup", "dim_rollup", "page_views", "rejected_rollup"}
 	for _, v := range []struct {
 		name  string
 		stmts []string
@@ -32,6 +32,7 @@ func BenchmarkInsertParts(b *testing.B) {
 		{"without_page_rollup_mv", []string{"DROP VIEW page_rollup_mv"}, true},
 		{"without_dim_rollup_mv", []string{"DROP VIEW dim_rollup_mv"}, true},
 		{"without_page_views_mv", []string{"DROP VIEW page_views_mv"}, true},
+		{"without_rejected_rollup_mv", []string{"DROP VIEW rejected_rollup_mv"}, true},
 		{"raw_only", nil, false},
 	} {
 		for _, c := range []struct {

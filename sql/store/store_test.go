@@ -215,7 +215,7 @@ func TestMigrateIdempotent(t *testing.T) {
 		for _, r := range res.Rows {
 			tables = append(tables, r[0])
 		}
-		want := "corrections,dim_rollup,dim_rollup_mv,page_day,page_hour,page_minute,page_rollup,page_rollup_mv,page_total,page_views,page_views_mv,revalidations,rollup_feed,schema_migrations,views_feed,views_raw"
+		want := "corrections,dim_rollup,dim_rollup_mv,page_day,page_hour,page_minute,page_rollup,page_rollup_mv,page_total,page_views,page_views_mv,rejected_rollup,rejected_rollup_mv,revalidations,rollup_feed,schema_migrations,views_feed,views_raw"
 		if strings.Join(tables, ",") != want {
 			t.Errorf("tables = %s\nwant     %s", strings.Join(tables, ","), want)
 		}

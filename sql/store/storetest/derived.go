@@ -11,8 +11,8 @@ import (
 
 // derivedRows reads every row of each table the materialized views fill
 // from views_raw, as a reader sees them: the aggregating tables' rows
-// merged per key (views summed, uniques estimated from the merged sketch),
-// page_views' rows one by one. Test-only SQL.
+// merged per key (views summed, uniques estimated from the merged sketch,
+// the newest time taken), page_views' rows one by one. Test-only SQL.
 var derivedRows = map[string]string{
 	"page_rollup": `SELECT grain, site, page, bucket, sum(views), uniqCombined64Merge(uniques)
 		FROM page_rollup GROUP BY grain, site, page, bucket ORDER BY grain, site, page, bucket`,
@@ -21,10 +21,12 @@ var derivedRows = map[string]string{
 	"page_views": `SELECT site, page, time, visitor, ref_source, ref_host, utm_source, utm_medium, utm_campaign,
 		browser, os, device, country, screen
 		FROM page_views ORDER BY ALL`,
+	"rejected_rollup": `SELECT site, verdict, time, ua, ua_cut, browser, device, asn, sum(events), max(last)
+		FROM rejected_rollup GROUP BY site, verdict, time, ua, ua_cut, browser, device, asn ORDER BY ALL`,
 }
 
 // DerivedRows returns, per table filled by a materialized view from
-// views_raw (page_rollup, dim_rollup, page_views), every row as one line
+// views_raw (page_rollup, dim_rollup, page_views, rejected_rollup), every row as one line
 // of tab-separated cells, in a fixed order: two stores whose rows read the
 // same give equal maps. A rebuild's test compares them before and after.
 func DerivedRows(tb testing.TB, st store.Store) map[string][]string {
