@@ -29,6 +29,10 @@ type Hit struct {
 	ID        string // the client's event id; empty: ingest makes one
 	Webdriver bool
 	Hints     viewcount.Hints // from the beacon's "hints" object; zero if absent
+	// Host is the page's host as the tracker reported it (vc.js sends
+	// location.hostname); evidence of the page only when the request's
+	// headers give none (pageOrigin).
+	Host string
 }
 
 // client is what ingest knows of the requester. It exists only for the
@@ -39,6 +43,7 @@ type client struct {
 	Country string                // ISO 3166-1 alpha-2 or ""; see Handler.country
 	Headers viewcount.HeaderFlags // see requestFlags
 	ASN     uint32                // the address's autonomous system; 0 unknown
+	Origin  string                // the page's host by the Origin or Referer header (pageOrigin); "" if neither says
 }
 
 // requestError is a client's mistake, worded for the client: its message
@@ -110,6 +115,10 @@ func (h *Handler) accept(ctx context.Context, hits []Hit, field func(i int) stri
 		evs[i].Country = cl.Country
 		evs[i].Headers = cl.Headers
 		evs[i].ASN = cl.ASN
+		evs[i].Origin = cl.Origin
+		if cl.Origin == "" && hits[i].Host != "" {
+			evs[i].Origin = trackerHost(hits[i].Host)
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.PublishTimeout)
 	defer cancel()
@@ -209,6 +218,10 @@ type BeaconEvent struct {
 	ID        string       `json:"id"`
 	Webdriver bool         `json:"webdriver"`
 	Hints     *BeaconHints `json:"hints,omitempty"`
+	// Host is the page's location.hostname (vc.js from issue 20 on):
+	// what the page says of itself, used when the request's Origin and
+	// Referer headers name no host.
+	Host string `json:"host,omitempty"`
 }
 
 // BeaconHints are what vc.js reports of the browser (see viewcount.Hints).
@@ -292,7 +305,7 @@ func decodeBeacon(body []byte) (hits []Hit, array bool, err error) {
 }
 
 func (e *BeaconEvent) hit() Hit {
-	return Hit{Site: e.Site, Page: e.Page, Referrer: e.Referrer, ID: e.ID, Webdriver: e.Webdriver, Hints: e.Hints.hints()}
+	return Hit{Site: e.Site, Page: e.Page, Referrer: e.Referrer, ID: e.ID, Webdriver: e.Webdriver, Hints: e.Hints.hints(), Host: e.Host}
 }
 
 // eventField is the error prefix of the i-th event of an array body.

@@ -157,7 +157,7 @@ func (h *Handler) Routes(r gin.IRouter) {
 	r.GET("/vc.js", h.script)
 }
 
-// pixel answers GET /p.gif?site=S&page=P[&ref=R][&id=ID][&wd=1]. It always
+// pixel answers GET /p.gif?site=S&page=P[&ref=R][&id=ID][&wd=1][&host=H]. It always
 // returns the GIF, whatever happened, so a pixel never shows as a broken
 // image: 200 once durable, 400 for a hit that cannot be parsed, 429 for a
 // client over its rate (checked before any other work), 503 when it could
@@ -168,7 +168,7 @@ func (h *Handler) pixel(c *gin.Context) {
 	if h.allow(ip) {
 		var q [len(pixelParams)]string
 		viewcount.QueryValues(c.Request.URL.RawQuery, pixelParams[:], q[:])
-		hit := Hit{Site: q[0], Page: q[1], Referrer: q[2], ID: q[3], Webdriver: isTrue(q[4])}
+		hit := Hit{Site: q[0], Page: q[1], Referrer: q[2], ID: q[3], Webdriver: isTrue(q[4]), Host: q[5]}
 		err := h.accept(h.ctx(c), []Hit{hit}, noField, viewcount.SourcePixel, h.clientOf(c, ip, viewcount.SourcePixel))
 		status = http.StatusOK
 		if err != nil {
@@ -229,7 +229,7 @@ func (h *Handler) allow(ip netip.Addr) bool {
 }
 
 // pixelParams are the query parameters the pixel reads.
-var pixelParams = [...]string{"site", "page", "ref", "id", "wd"}
+var pixelParams = [...]string{"site", "page", "ref", "id", "wd", "host"}
 
 // beacon answers POST /v1/events (JSON or text/plain, as sendBeacon sends
 // it): 202 {"accepted":N} once all N events are durable, else
@@ -329,7 +329,7 @@ func (h *Handler) ctx(c *gin.Context) context.Context {
 // names a country, else the country database. Neither the address nor the
 // header's raw value goes further; nor do the headers requestFlags reads.
 func (h *Handler) clientOf(c *gin.Context, ip netip.Addr, src viewcount.Source) client {
-	cl := client{IP: ip, UA: normaliseUA(c.Request.UserAgent()), Headers: requestFlags(c.Request, src, ip)}
+	cl := client{IP: ip, UA: normaliseUA(c.Request.UserAgent()), Headers: requestFlags(c.Request, src, ip), Origin: pageOrigin(c.Request.Header)}
 	if h.cfg.CountryHeader != "" {
 		cl.Country = CountryCode(c.Request.Header.Get(h.cfg.CountryHeader))
 	}
