@@ -39,6 +39,15 @@ type invalidReport struct {
 	// first (the top 20): AS number 0 is unknown (a --datacenter-ranges
 	// match without AS-number data, or a view from before it was kept).
 	DatacenterASNs []asnCount `json:"datacenter_by_asn"`
+	// ForeignOrigins are the page hosts the foreign_origin views came
+	// from, most first (the top 20): another site's pages, or a host of
+	// the site's own its hostnames leave out.
+	ForeignOrigins []hostCount `json:"foreign_origin_by_host"`
+}
+
+type hostCount struct {
+	Host   string `json:"host"`
+	Events uint64 `json:"events"`
 }
 
 type asnCount struct {
@@ -47,8 +56,9 @@ type asnCount struct {
 }
 
 // invalid answers GET /v1/sites/{site}/invalid?from=&to=: rejected events by
-// reason, in total and per UTC day, with the valid count beside them, and
-// the networks (AS numbers) the datacenter views came from. from
+// reason, in total and per UTC day, with the valid count beside them, the
+// networks (AS numbers) the datacenter views came from and the page hosts
+// the foreign_origin views came from. from
 // and to are dates (YYYY-MM-DD, both included) or RFC 3339 times; the
 // default is the last 30 days. It needs the site's token, its share token
 // or the admin's.
@@ -102,7 +112,21 @@ func (s *Server) invalidReport(ctx context.Context, site string, from, to time.T
 		rep.Rejected += n
 		rep.ByReason[row[1]] += n
 	}
-	rep.DatacenterASNs = []asnCount{}
+	rep.DatacenterASNs, rep.ForeignOrigins = []asnCount{}, []hostCount{}
+	if rep.ByReason[string(viewcount.ForeignOrigin)] > 0 {
+		res, err := s.q.Query(ctx, vcsql.Query(vcsql.InvalidOrigins), store.Params{
+			"site": site, "from": from.Format(layout), "to": to.Format(layout)})
+		if err != nil {
+			return nil, fmt.Errorf("api: invalid report %s: foreign hosts: %w", site, err)
+		}
+		for _, row := range res.Rows {
+			n, err := strconv.ParseUint(row[1], 10, 64)
+			if len(row) != 2 || err != nil {
+				return nil, fmt.Errorf("api: invalid report: foreign hosts: bad row %q", row)
+			}
+			rep.ForeignOrigins = append(rep.ForeignOrigins, hostCount{Host: row[0], Events: n})
+		}
+	}
 	if rep.ByReason[string(viewcount.Datacenter)] == 0 {
 		return rep, nil
 	}

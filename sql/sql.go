@@ -117,6 +117,7 @@ const (
 	Reasons                = "reasons"                  // params site → verdict, views
 	InvalidByDay           = "invalid_by_day"           // params site, from, to (DateTime64) → day, verdict, events
 	InvalidASNs            = "invalid_asns"             // params site, from, to → asn, events: the top 20 networks of datacenter views
+	InvalidOrigins         = "invalid_origins"          // params site, from, to → origin, events: the top 20 page hosts of foreign_origin views
 	Verdicts               = "verdicts"                 // → partition, seq, idx, event_id, verdict in stream order
 	MigrationsInit         = "migrations_init"          // creates schema_migrations
 	MigrationsApplied      = "migrations_applied"       // → version
