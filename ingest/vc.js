@@ -3,9 +3,13 @@
 // Counts on the page, filled once it has loaded, all with one request:
 // <span data-vc-count></span> shows this page's ("12,345 views"),
 // data-vc-count="/other/page" another page's, data-vc-label="reads" another word.
+// Sends nothing from localhost, 127.0.0.0/8, [::1] or file: pages, nor when
+// localStorage.vc_ignore is "true" (to exclude your own visits).
 (function () {
   var s = document.currentScript, d = document, l = location, n = navigator;
   if (!s) return;
+  var off = l.protocol == 'file:' || /^(localhost|.*\.localhost|127(\.\d+){3}|\[::1\])$/.test(l.hostname);
+  try { off = off || localStorage.getItem('vc_ignore') == 'true'; } catch (_) {}
   var site = s.getAttribute('data-site') || l.hostname;
   var base = new URL(s.src, l.href).origin; // endpoint: the script's origin
   var ref = d.referrer, last, tz, pend = [];
@@ -17,15 +21,15 @@
   function rnd() { return Math.random().toString(36).slice(2); }
   function pixel(e) {
     new Image().src = base + '/p.gif?' + q('site', site) + '&' + q('page', e.page) +
-      '&' + q('ref', e.referrer) + '&' + q('id', e.id) + (e.webdriver ? '&wd=1' : '');
+      '&' + q('ref', e.referrer) + '&' + q('id', e.id) + '&' + q('host', e.host) + (e.webdriver ? '&wd=1' : '');
   }
   function view() {
     var page = l.pathname;
-    if (page === last) return; // pushState to the same path: not a new view
+    if (off || page === last) return; // pushState to the same path: not a new view
     last = page;
     // The query goes along for its utm_* tags (the rest is dropped unless
     // --keep-query); the id makes a pixel sent after its beacon count once.
-    var e = { site: site, page: page + l.search, referrer: ref, id: rnd() + rnd(), webdriver: !!n.webdriver, hints: hints };
+    var e = { site: site, page: page + l.search, referrer: ref, id: rnd() + rnd(), webdriver: !!n.webdriver, hints: hints, host: l.hostname };
     ref = l.origin + page; // referrer of the next in-app view
     try {
       if (n.sendBeacon && n.sendBeacon(base + '/v1/events', JSON.stringify(e))) {
