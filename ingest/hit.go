@@ -61,15 +61,16 @@ func badInput(format string, args ...any) error {
 	return &requestError{kind: ErrBadInput, msg: fmt.Sprintf(format, args...)}
 }
 
-// accept turns hits into events and returns once they are durable. field
-// names a hit in error messages. The whole request is rejected if any hit
-// is bad: nothing is published then.
-func (h *Handler) accept(ctx context.Context, hits []Hit, field func(i int) string, src viewcount.Source, cl client) error {
+// accept turns hits into events and returns once they are durable, with
+// where they are (EventPublisher). field names a hit in error messages.
+// The whole request is rejected if any hit is bad: nothing is published
+// then.
+func (h *Handler) accept(ctx context.Context, hits []Hit, field func(i int) string, src viewcount.Source, cl client) (viewcount.StreamPosition, error) {
 	now := h.now().UTC().Truncate(time.Millisecond)
 	evs := make([]viewcount.Event, len(hits))
 	for i := range hits {
 		if err := h.event(&evs[i], &hits[i], field, i, src, cl.UA, now); err != nil {
-			return err
+			return viewcount.StreamPosition{}, err
 		}
 		// A batch's events usually share a referrer: parse it once.
 		if i > 0 && hits[i].Referrer == hits[i-1].Referrer {
@@ -83,7 +84,7 @@ func (h *Handler) accept(ctx context.Context, hits []Hit, field func(i int) stri
 	if err != nil {
 		// Answered 503 like a failed publish, and counted as one.
 		h.metrics.PublishErrors.Add(uint64(len(evs)))
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return viewcount.StreamPosition{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	// The visitor id's low 32 bits (its partition) come from the /24 or
 	// the /32 (PartitionKey).
@@ -122,13 +123,14 @@ func (h *Handler) accept(ctx context.Context, hits []Hit, field func(i int) stri
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.PublishTimeout)
 	defer cancel()
-	if err := h.pub.Publish(ctx, evs); err != nil {
+	pos, err := h.pub.Publish(ctx, evs)
+	if err != nil {
 		if errors.Is(err, ErrUnavailable) {
-			return err
+			return viewcount.StreamPosition{}, err
 		}
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return viewcount.StreamPosition{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
-	return nil
+	return pos, nil
 }
 
 // event validates and normalises one hit into e (all but the referrer and

@@ -72,10 +72,11 @@ type IPRanges interface {
 }
 
 // EventPublisher makes events durable. Publish returns nil only once every
-// event is stored, and a wrapped ErrUnavailable otherwise (also when ctx
-// ends first). *Publisher satisfies it.
+// event is stored, with where (zero when not known), and a wrapped
+// ErrUnavailable otherwise (also when ctx ends first). *Publisher
+// satisfies it.
 type EventPublisher interface {
-	Publish(ctx context.Context, evs []viewcount.Event) error
+	Publish(ctx context.Context, evs []viewcount.Event) (viewcount.StreamPosition, error)
 }
 
 // SaltSource returns the visitor-id salt of t's UTC day; an error means no
@@ -169,7 +170,7 @@ func (h *Handler) pixel(c *gin.Context) {
 		var q [len(pixelParams)]string
 		viewcount.QueryValues(c.Request.URL.RawQuery, pixelParams[:], q[:])
 		hit := Hit{Site: q[0], Page: q[1], Referrer: q[2], ID: q[3], Webdriver: isTrue(q[4]), Host: q[5]}
-		err := h.accept(h.ctx(c), []Hit{hit}, noField, viewcount.SourcePixel, h.clientOf(c, ip, viewcount.SourcePixel))
+		_, err := h.accept(h.ctx(c), []Hit{hit}, noField, viewcount.SourcePixel, h.clientOf(c, ip, viewcount.SourcePixel))
 		status = http.StatusOK
 		if err != nil {
 			status = h.failed(err)
@@ -232,9 +233,13 @@ func (h *Handler) allow(ip netip.Addr) bool {
 var pixelParams = [...]string{"site", "page", "ref", "id", "wd", "host"}
 
 // beacon answers POST /v1/events (JSON or text/plain, as sendBeacon sends
-// it): 202 {"accepted":N} once all N events are durable, else
-// {"error": "..."} with 400, 413, 415 or 503. A bad event rejects the whole
-// request, so a client can retry it as a unit.
+// it): 202 {"accepted":N,"position":"P:S"} once all N events are durable,
+// P:S their stream position (viewcount.StreamPosition; absent when not
+// known), else {"error": "..."} with 400, 413, 415 or 503. A bad event
+// rejects the whole request, so a client can retry it as a unit. A page
+// showing its own count passes the position back to the counts endpoint
+// (its own view), which can tell from it whether a count includes the
+// view yet.
 func (h *Handler) beacon(c *gin.Context) {
 	c.Header("Access-Control-Allow-Origin", "*")
 	ip := clientIP(c)
@@ -245,19 +250,24 @@ func (h *Handler) beacon(c *gin.Context) {
 		return
 	}
 	hits, array, err := h.readBeacon(c)
+	var pos viewcount.StreamPosition
 	if err == nil {
 		field := noField
 		if array {
 			field = eventField
 		}
-		err = h.accept(h.ctx(c), hits, field, viewcount.SourceBeacon, h.clientOf(c, ip, viewcount.SourceBeacon))
+		pos, err = h.accept(h.ctx(c), hits, field, viewcount.SourceBeacon, h.clientOf(c, ip, viewcount.SourceBeacon))
 	}
 	if err != nil {
 		status := h.failed(err)
 		c.JSON(status, gin.H{"error": messageOf(status, err)})
 		return
 	}
-	c.JSON(http.StatusAccepted, gin.H{"accepted": len(hits)})
+	if pos.IsZero() {
+		c.JSON(http.StatusAccepted, gin.H{"accepted": len(hits)})
+		return
+	}
+	c.JSON(http.StatusAccepted, gin.H{"accepted": len(hits), "position": pos.String()})
 }
 
 // errBodyTooLarge is one value, not one per request: the beacon path is hot.

@@ -46,7 +46,7 @@ func newRecorder(t testing.TB) *recorder {
 	return &recorder{pub: runPublisher(t, c.JS, 4, viewcount.NewMetrics()), js: c.JS, t: t}
 }
 
-func (r *recorder) Publish(ctx context.Context, evs []viewcount.Event) error {
+func (r *recorder) Publish(ctx context.Context, evs []viewcount.Event) (viewcount.StreamPosition, error) {
 	r.mu.Lock()
 	r.reqs++
 	r.mu.Unlock()
@@ -287,6 +287,13 @@ func TestBeacon(t *testing.T) {
 		t.Helper()
 		before := pub.reqs
 		w := srv.beacon(contentType, body)
+		if status == http.StatusAccepted {
+			// Where the events are: the stream's last message.
+			msgs := readStream(t, pub.js)
+			last := msgs[len(msgs)-1]
+			wantBody = strings.TrimSuffix(wantBody, "}") + `,"position":"` +
+				strings.TrimPrefix(last.Subject, viewcount.SubjectPrefix) + ":" + strconv.FormatUint(last.Seq, 10) + `"}`
+		}
 		if w.Code != status || w.Body.String() != wantBody {
 			t.Fatalf("%s %.60q:\n got %d %s\nwant %d %s", contentType, body, w.Code, w.Body, status, wantBody)
 		}
@@ -547,4 +554,6 @@ func benchmarkBeacon(b *testing.B, n int) {
 // measure the CPU of request → event, not publishing (BenchmarkPublish does).
 type nopPublisher struct{}
 
-func (nopPublisher) Publish(context.Context, []viewcount.Event) error { return nil }
+func (nopPublisher) Publish(context.Context, []viewcount.Event) (viewcount.StreamPosition, error) {
+	return viewcount.StreamPosition{}, nil
+}
