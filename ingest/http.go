@@ -99,7 +99,10 @@ var pixelGIF = []byte{
 }
 
 //go:embed vc.js
-var trackerJS []byte
+var trackerSource []byte
+
+// trackerJS is vc.js as served (trimScript).
+var trackerJS = trimScript(trackerSource)
 
 // Handler serves the ingest endpoints: GET /p.gif, POST /v1/events and the
 // tracker script GET /vc.js.

@@ -430,10 +430,16 @@ func TestScript(t *testing.T) {
 	}
 	js := w.Body.String()
 	for _, s := range []string{"sendBeacon", "'/v1/events'", "'/p.gif?'", "data-site", "pushState", "webdriver", "document.currentScript",
-		"securitypolicyviolation", "data-vc-count", "data-vc-label", "'/counts?'", "toLocaleString"} {
+		"securitypolicyviolation", "data-vc-count", "data-vc-label", "'/counts'", "toLocaleString", "keepalive", "j.position", "c.own", "'vc_own'"} {
 		if !strings.Contains(js, s) {
 			t.Errorf("tracker lacks %s", s)
 		}
+	}
+	// Served without its whole-line comments and indentation, line for line
+	// otherwise (trimScript).
+	if strings.Contains(js, "\n//") || strings.Contains(js, "\n ") || strings.HasPrefix(js, "//") ||
+		!strings.Contains(js, "if (!s) return;\n") || !strings.Contains(string(trackerSource), "// Viewcount tracker") {
+		t.Errorf("tracker served with its comments or indentation:\n%.300s", js)
 	}
 	req := httptest.NewRequest(http.MethodGet, "/vc.js", nil)
 	req.Header.Set("If-None-Match", w.Header().Get("ETag"))
