@@ -14,7 +14,7 @@ import (
 //	message := version(1) uvarint(count) event*
 //	event   := varint(unix ms) flags(1) ext source(1) visitor(8, LE) network(8, LE)
 //	           str(site) str(page) str(referrer) str(ua) str(id) [hints] [utm] [country]
-//	           [headers] [asn] [window]
+//	           [headers] [asn] [window] [origin]
 //	ext     := uvarint(extension flags)                          version 4 only
 //	hints   := uvarint(screen w) uvarint(screen h) languages(1)   if flagHints
 //	utm     := str(source) str(medium) str(campaign)              if flagUTM
@@ -22,6 +22,7 @@ import (
 //	headers := uvarint(header flags)                               if extHeaders
 //	asn     := uvarint(autonomous system number)                   if extASN
 //	window  := uvarint(outer width) uvarint(outer height)          if extWindow
+//	origin  := str(page host)                                     if extOrigin
 //	str     := uvarint(len) bytes
 //
 // Version 1 had no hints and only the webdriver flag; version 2 had no UTM
@@ -55,8 +56,9 @@ const (
 	extHeaders = 1 << iota // header flags follow
 	extASN                 // an autonomous system number follows
 	extWindow              // the window's outer size follows (Hints.Window)
+	extOrigin              // the page's host follows (Event.Origin)
 
-	extKnown = extWindow<<1 - 1 // a decoder refuses bits it does not know: they would misalign the rest
+	extKnown = extOrigin<<1 - 1 // a decoder refuses bits it does not know: they would misalign the rest
 )
 
 // MaxBatch bounds the events one message may carry, so a corrupt count can
@@ -84,7 +86,7 @@ func appendEvent(dst []byte, e *Event) []byte {
 		bit(e.Hints.TZ, flagTZ) | bit(e.Hints.UAData, flagUAData) | bit(e.Hints.Secure, flagSecure) |
 		bit(utm, flagUTM) | bit(country, flagCountry)
 	window := e.Hints.Present && e.Hints.Window
-	ext := bit(e.Headers != 0, extHeaders) | bit(e.ASN != 0, extASN) | bit(window, extWindow)
+	ext := bit(e.Headers != 0, extHeaders) | bit(e.ASN != 0, extASN) | bit(window, extWindow) | bit(e.Origin != "", extOrigin)
 	dst = append(dst, flags, ext, byte(e.Source))
 	dst = binary.LittleEndian.AppendUint64(dst, e.Visitor)
 	dst = binary.LittleEndian.AppendUint64(dst, e.Network)
@@ -116,17 +118,21 @@ func appendEvent(dst []byte, e *Event) []byte {
 		dst = binary.AppendUvarint(dst, uint64(e.Hints.OuterW))
 		dst = binary.AppendUvarint(dst, uint64(e.Hints.OuterH))
 	}
+	if e.Origin != "" {
+		dst = binary.AppendUvarint(dst, uint64(len(e.Origin)))
+		dst = append(dst, e.Origin...)
+	}
 	return dst
 }
 
 // EncodedSize bounds the bytes appendEvent writes for e, so a producer can
 // size messages without encoding: 19 fixed (flags, extension flags,
-// source, visitor, network), a time varint of at most 10, eight string
+// source, visitor, network), a time varint of at most 10, nine string
 // length prefixes of at most 10, 7 for hints, 2 for the country, 3 for the
 // header flags, 5 for the ASN and 6 for the window.
 func EncodedSize(e *Event) int {
-	return 19 + 10 + 8*10 + 7 + 2 + 3 + 5 + 6 + len(e.Site) + len(e.Page) + len(e.Referrer) + len(e.UA) + len(e.ID) +
-		len(e.UTM.Source) + len(e.UTM.Medium) + len(e.UTM.Campaign)
+	return 19 + 10 + 9*10 + 7 + 2 + 3 + 5 + 6 + len(e.Site) + len(e.Page) + len(e.Referrer) + len(e.UA) + len(e.ID) +
+		len(e.UTM.Source) + len(e.UTM.Medium) + len(e.UTM.Campaign) + len(e.Origin)
 }
 
 // validCountry reports whether c is what Event.Country may hold besides
@@ -238,6 +244,11 @@ func DecodeEvents(dst []Event, b []byte) ([]Event, error) {
 				d.fail(errors.New("window size out of range or without hints"))
 			}
 			e.Hints.Window, e.Hints.OuterW, e.Hints.OuterH = true, uint16(w), uint16(h)
+		}
+		if ext&extOrigin != 0 {
+			if e.Origin = d.str(); e.Origin == "" && d.err == nil {
+				d.fail(errors.New("empty origin"))
+			}
 		}
 		if d.err != nil {
 			return dst, fmt.Errorf("%w: event %d: %v", ErrCorrupt, i, d.err)

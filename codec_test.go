@@ -46,6 +46,7 @@ func signalEvents() []Event {
 	evs[0].ASN = 3320
 	evs[1].Headers = HeadersSeen
 	evs[2].ASN = 4200000000 // a 32-bit private-use ASN takes the uvarint's widest form
+	evs[1].Origin = "blog.example.com"
 	return evs
 }
 
@@ -112,7 +113,7 @@ func TestCodecExtension(t *testing.T) {
 		t.Errorf("unknown extension: err = %v, want ErrCorrupt", err)
 	}
 	// Present fields must hold a value: zero is written by leaving the bit out.
-	for _, f := range []byte{extHeaders, extASN} {
+	for _, f := range []byte{extHeaders, extASN, extOrigin} {
 		b := AppendEvents(nil, []Event{{Time: time.UnixMilli(0).UTC()}})
 		b[ext] = f
 		b = append(b, 0)

@@ -39,6 +39,15 @@ type Event struct {
 	// operator is not personal data, and it tells an operator which
 	// provider a datacenter view came from.
 	ASN uint32
+	// Origin is the host of the page the view was sent from, lower case,
+	// without port ("blog.example.com", "localhost", "127.0.0.1"), as the
+	// request showed it: the Origin header, else the Referer's host (what
+	// the browser says, which a page's script cannot change), else the
+	// host the tracker reported; "" when the request said nothing of its
+	// page (a stripped Referer, a server-side client). The validator
+	// judges it against the site's hostnames (ForeignOrigin); "" is no
+	// evidence, never a foreign origin.
+	Origin string
 }
 
 // HeaderFlags are the request-consistency facts ingest records for a hit.
@@ -189,11 +198,12 @@ const (
 	Excluded        Reason = "excluded"         // an operator's correction excludes it (viewcount correct)
 	Rate            Reason = "rate"             // the visitor or its network exceeded the rate limit
 	NetworkRotation Reason = "network_rotation" // one network rotating through many user agents / visitor ids
+	ForeignOrigin   Reason = "foreign_origin"   // a browser view from a page on a host the site does not allow (HostLookup)
 )
 
 // Reasons lists every verdict, valid first; metrics and reports iterate it.
 var Reasons = []Reason{Valid, BotUA, EmptyUA, Headless, BadHints, Datacenter, UnknownSite, BadReferrer, Excluded,
-	DuplicateID, Duplicate, Rate, NetworkRotation, HeaderMismatch}
+	DuplicateID, Duplicate, Rate, NetworkRotation, HeaderMismatch, ForeignOrigin}
 
 // Verdict is an event with its judgement and its place in the stream, which
 // is exactly one row of views_raw. Partition and Seq identify the JetStream

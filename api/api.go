@@ -28,6 +28,7 @@ type Registry interface {
 	List(ctx context.Context) ([]stream.Site, error)
 	RotateToken(ctx context.Context, domain string, keepShare bool) (token string, shared bool, err error)
 	SetTimezone(ctx context.Context, domain, zone string) (stream.Site, error)
+	SetHostnames(ctx context.Context, domain string, hosts []string) (stream.Site, error)
 	CreateShare(ctx context.Context, domain string) (string, error)
 	RevokeShare(ctx context.Context, domain string) error
 	Delete(ctx context.Context, domain string) error

@@ -33,6 +33,10 @@ type pageCount struct {
 	Views   uint64 `json:"views"`
 	Uniques uint64 `json:"uniques"`
 	Pending uint64 `json:"pending"`
+	// Own is 1 when views certainly lacks the reader's own view of the
+	// page (the POST's "own"): views + own is the count with it. Absent
+	// otherwise.
+	Own uint64 `json:"own,omitempty"`
 }
 
 type countsResponse struct {
@@ -47,7 +51,9 @@ type countsResponse struct {
 // normalises it. Pages the snapshot holds cost nothing; the others are read
 // with one store query for the whole batch. as_of is the oldest reading's,
 // so every count includes at least the views counted by then; pages read
-// together are refreshed together, so in steady state they share it.
+// together are refreshed together, so in steady state they share it. A
+// POST's "own" names the reader's own views (own.go); such an answer is
+// the reader's alone, and not stored by caches.
 func (s *Server) counts(c *gin.Context) {
 	allowAnyOrigin(c)
 	site, err := viewcount.NormaliseSite(c.Param("site"))
@@ -56,10 +62,15 @@ func (s *Server) counts(c *gin.Context) {
 		return
 	}
 	var raw []string
+	var own []ownView
 	field := "page"
 	if c.Request.Method == http.MethodPost {
 		field = "pages"
-		raw, err = readBatchBody(c)
+		var body batchBody
+		if body, err = readBatchBody(c); err == nil {
+			raw = body.Pages
+			own, err = s.ownViews(body.Own)
+		}
 	} else {
 		raw, err = batchQuery(c.Request.URL.RawQuery)
 	}
@@ -85,14 +96,20 @@ func (s *Server) counts(c *gin.Context) {
 	oldest := rs[0].AsOf
 	for i, r := range rs {
 		resp.Counts[i].Views, resp.Counts[i].Uniques, resp.Counts[i].Pending = r.Views, r.Uniques, r.Pending
+		resp.Counts[i].Own = s.snap.ownOf(c.Request.Context(), own, pages[i], r)
 		if r.AsOf.Before(oldest) {
 			oldest = r.AsOf
 		}
 	}
 	resp.AsOf = oldest.UTC().Format(time.RFC3339)
 	c.Writer.Header()["Cache-Control"] = s.cacheControl
+	if len(own) > 0 {
+		c.Writer.Header()["Cache-Control"] = noStore
+	}
 	c.JSON(http.StatusOK, resp)
 }
+
+var noStore = []string{"no-store"}
 
 // batchQuery returns the page parameters of a GET, read as url.ParseQuery
 // reads them (as /count does: a pair with a bad escape is skipped).
@@ -106,29 +123,37 @@ func batchQuery(raw string) ([]string, error) {
 
 var errBatchBody = errBadRequest(`body: want {"pages":["/a","/b"]}`)
 
-// readBatchBody reads a POST's {"pages":[…]}. text/plain is accepted as
-// well as application/json, as the beacon does: a cross-origin POST of
-// text/plain needs no preflight, one round trip less for a page.
-func readBatchBody(c *gin.Context) ([]string, error) {
+// batchBody is a POST's body: the pages, and the reader's own views.
+type batchBody struct {
+	Pages []string  `json:"pages"`
+	Own   []ownJSON `json:"own"`
+}
+
+// readBatchBody reads a POST's {"pages":[…],"own":[…]}. text/plain is
+// accepted as well as application/json, as the beacon does: a
+// cross-origin POST of text/plain needs no preflight, one round trip less
+// for a page.
+func readBatchBody(c *gin.Context) (batchBody, error) {
 	switch strings.ToLower(c.ContentType()) {
 	case "application/json", "text/plain":
 	default:
-		return nil, &httpError{http.StatusUnsupportedMediaType, "content type must be application/json or text/plain"}
+		return batchBody{}, &httpError{http.StatusUnsupportedMediaType, "content type must be application/json or text/plain"}
 	}
 	body, err := readAllLimited(c, maxBatchBody)
 	if err != nil {
-		return nil, err
+		return batchBody{}, err
 	}
 	if !utf8.Valid(body) {
-		return nil, errBadRequest("pages: invalid UTF-8")
+		return batchBody{}, errBadRequest("pages: invalid UTF-8")
 	}
-	var req struct {
-		Pages []string `json:"pages"`
-	}
+	var req batchBody
 	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, errBatchBody
+		if isOwnError(err) {
+			return batchBody{}, errOwnBody
+		}
+		return batchBody{}, errBatchBody
 	}
-	return req.Pages, nil
+	return req, nil
 }
 
 func readAllLimited(c *gin.Context, limit int64) ([]byte, error) {

@@ -247,7 +247,8 @@ func sameHeaders(got, want http.Header) bool {
 // the store out of it.
 func FuzzCountsBody(f *testing.F) {
 	fx := newFixture(f, nil)
-	for _, s := range []string{`{"pages":["/a"]}`, `["/a"]`, `{"pages":["/a","\ud800"]}`, `{"pages":[1]}`, `{"pages":null}`, "{\"pages\":[\"\xff\"]}"} {
+	for _, s := range []string{`{"pages":["/a"]}`, `["/a"]`, `{"pages":["/a","\ud800"]}`, `{"pages":[1]}`, `{"pages":null}`, "{\"pages\":[\"\xff\"]}",
+		`{"pages":["/a"],"own":[{"page":"/a","position":"0:1"}]}`, `{"pages":["/a"],"own":[{"page":"/a","position":"0:x"}]}`, `{"pages":["/a"],"own":[null]}`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {

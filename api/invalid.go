@@ -45,6 +45,15 @@ type invalidReport struct {
 	// browser rejected as bot_ua stands out there.
 	TopUserAgents map[string][]agentCount `json:"top_user_agents"`
 	TopClasses    map[string][]classCount `json:"top_classes"`
+	// ForeignOrigins are the page hosts the foreign_origin views came
+	// from, most first (the top 20): another site's pages, or a host of
+	// the site's own its hostnames leave out.
+	ForeignOrigins []hostCount `json:"foreign_origin_by_host"`
+}
+
+type hostCount struct {
+	Host   string `json:"host"`
+	Events uint64 `json:"events"`
 }
 
 type asnCount struct {
@@ -54,13 +63,13 @@ type asnCount struct {
 
 // invalid answers GET /v1/sites/{site}/invalid?from=&to=: rejected events by
 // reason, in total and per UTC day, with the valid count beside them, the
-// networks (AS numbers) the datacenter views came from, and per reason the
-// user agents and browser and device classes rejected most. from
-// and to are dates (YYYY-MM-DD, both included) or RFC 3339 times, widened
-// to whole UTC hours (the rollups' grain: every number is read from
-// dim_rollup and rejected_rollup, never from views_raw); the default is
-// the last 30 days. It needs the site's token, its share token or the
-// admin's.
+// networks (AS numbers) the datacenter views came from, the page hosts
+// the foreign_origin views came from, and per reason the user agents and
+// browser and device classes rejected most. from and to are dates
+// (YYYY-MM-DD, both included) or RFC 3339 times, widened to whole UTC
+// hours (the rollups' grain: every number is read from dim_rollup and
+// rejected_rollup, never from views_raw); the default is the last 30
+// days. It needs the site's token, its share token or the admin's.
 func (s *Server) invalid(c *gin.Context) {
 	site, ok := s.ReadAuth(c)
 	if !ok {
@@ -112,11 +121,26 @@ func (s *Server) invalidReport(ctx context.Context, site string, from, to time.T
 		rep.Rejected += n
 		rep.ByReason[row[1]] += n
 	}
+	rep.ForeignOrigins = []hostCount{}
 	if rep.Rejected == 0 {
 		return rep, nil
 	}
 	if err := s.topRejected(ctx, rep, store.Params{"site": site, "from": from.Format(layout), "to": to.Format(layout)}); err != nil {
 		return nil, err
+	}
+	if rep.ByReason[string(viewcount.ForeignOrigin)] > 0 {
+		res, err := s.q.Query(ctx, vcsql.Query(vcsql.InvalidOrigins), store.Params{
+			"site": site, "from": from.Format(layout), "to": to.Format(layout)})
+		if err != nil {
+			return nil, fmt.Errorf("api: invalid report %s: foreign hosts: %w", site, err)
+		}
+		for _, row := range res.Rows {
+			n, err := strconv.ParseUint(row[1], 10, 64)
+			if len(row) != 2 || err != nil {
+				return nil, fmt.Errorf("api: invalid report: foreign hosts: bad row %q", row)
+			}
+			rep.ForeignOrigins = append(rep.ForeignOrigins, hostCount{Host: row[0], Events: n})
+		}
 	}
 	if rep.ByReason[string(viewcount.Datacenter)] == 0 {
 		return rep, nil

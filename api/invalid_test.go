@@ -38,6 +38,11 @@ func TestInvalidReport(t *testing.T) {
 	add(day2, viewcount.Valid, 5)
 	add(day2, viewcount.Rate, 7)
 	add(day2, viewcount.BotUA, 2)
+	n = len(rows)
+	add(day2, viewcount.ForeignOrigin, 3)
+	for i := n; i < len(rows); i++ {
+		rows[i].Origin = []string{"localhost", "fraud.test", "fraud.test"}[i-n]
+	}
 	add(day2.AddDate(0, 0, 5), viewcount.BotUA, 100) // outside the range asked for
 	if err := storetest.InsertFed(context.Background(), f.store, "", rows); err != nil {
 		t.Fatal(err)
@@ -85,7 +90,7 @@ func TestInvalidReport(t *testing.T) {
 	check(token, "?from=9999-01-01&to=9999-12-31", 400, "to: must be between")
 	// The default range is the last 30 days before the fixture's clock
 	// (2026-11-29 12:00): the six-days-later rows are in the future.
-	check(token, "", 200, `"rejected":17`)
+	check(token, "", 200, `"rejected":20`)
 }
 
 // TestReportRange: every from/to the report cannot serve is a worded client

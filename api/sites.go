@@ -23,6 +23,7 @@ import (
 // siteRoutes registers the endpoints that manage sites and share links.
 func (s *Server) siteRoutes(r gin.IRouter) {
 	r.GET("/v1/admin/sites", s.requireAdmin, s.listSites)
+	r.GET("/v1/admin/sites/:site", s.requireAdmin, s.getSite)
 	r.POST("/v1/admin/sites/:site/token", s.requireAdmin, s.rotateToken)
 	r.PATCH("/v1/admin/sites/:site", s.requireAdmin, s.patchSite)
 	r.DELETE("/v1/admin/sites/:site", s.requireAdmin, s.deleteSite)
@@ -36,6 +37,11 @@ type siteInfo struct {
 	Created  string `json:"created"`
 	Timezone string `json:"timezone"` // IANA name; "UTC" when none was set
 	Shared   bool   `json:"shared"`   // a read-only share link is active
+	// Hostnames are the page hosts the site's views may come from (the
+	// default, its domain and subdomains, until set); HostnamesSince is
+	// when the list took effect, null for the default.
+	Hostnames      []string `json:"hostnames"`
+	HostnamesSince *string  `json:"hostnames_since"`
 }
 
 func newSiteInfo(site stream.Site) siteInfo {
@@ -43,7 +49,29 @@ func newSiteInfo(site stream.Site) siteInfo {
 	if tz == "" {
 		tz = "UTC"
 	}
-	return siteInfo{Site: site.Domain, Created: site.Created.UTC().Format(time.RFC3339), Timezone: tz, Shared: site.ShareHash != ""}
+	info := siteInfo{Site: site.Domain, Created: site.Created.UTC().Format(time.RFC3339), Timezone: tz, Shared: site.ShareHash != "",
+		Hostnames: site.Hostnames()}
+	if n := len(site.Hosts); n > 0 && !site.Hosts[n-1].Since.IsZero() {
+		since := site.Hosts[n-1].Since.UTC().Format(time.RFC3339Nano)
+		info.HostnamesSince = &since
+	}
+	return info
+}
+
+// getSite answers GET /v1/admin/sites/{site}: the site as the list shows
+// it, without the last view.
+func (s *Server) getSite(c *gin.Context) {
+	domain, ok := s.adminSite(c)
+	if !ok {
+		return
+	}
+	site, err := s.sites.Get(c.Request.Context(), domain)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Header("Cache-Control", "no-store")
+	c.JSON(http.StatusOK, newSiteInfo(site))
 }
 
 type listedSite struct {
@@ -130,40 +158,66 @@ func (s *Server) rotateToken(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"site": site, "token": token, "share_link": link})
 }
 
-// patchSite answers PATCH /v1/admin/sites/{site} {"timezone":"Europe/Berlin"}.
+// patchSite answers PATCH /v1/admin/sites/{site} with {"timezone":"Europe/Berlin"},
+// {"hostnames":["example.com","*.example.com"]} or both: the site as
+// stored. A body naming neither, or another field, is refused; so is the
+// whole body when either value is bad (nothing is changed then).
 func (s *Server) patchSite(c *gin.Context) {
 	site, ok := s.adminSite(c)
 	if !ok {
 		return
 	}
+	const want = `{"timezone":"Europe/Berlin"} or {"hostnames":["example.com","*.example.com"]}`
 	var req struct {
-		Timezone *string `json:"timezone"`
+		Timezone  *string   `json:"timezone"`
+		Hostnames *[]string `json:"hostnames"`
 	}
-	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, 4096)
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, 16<<10)
 	dec := json.NewDecoder(c.Request.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		msg := `body: want {"timezone":"Europe/Berlin"}`
+		msg := "body: want " + want
 		if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			msg = "body: unknown field " + field + ` (want {"timezone":"Europe/Berlin"})`
+			msg = "body: unknown field " + field + " (want " + want + ")"
 		}
 		s.fail(c, errBadRequest(msg))
 		return
 	}
-	if req.Timezone == nil {
-		s.fail(c, errBadRequest("timezone: required"))
+	if req.Timezone == nil && req.Hostnames == nil {
+		s.fail(c, errBadRequest("body: timezone or hostnames required"))
 		return
 	}
-	updated, err := s.sites.SetTimezone(c.Request.Context(), site, *req.Timezone)
-	if errors.Is(err, stream.ErrBadTimezone) {
-		s.fail(c, errBadRequest("timezone: not an IANA time zone name such as Europe/Berlin or UTC"))
-		return
+	// Both are checked before either is stored: a bad value changes nothing.
+	if req.Timezone != nil {
+		if err := stream.CheckTimezone(*req.Timezone); err != nil {
+			s.fail(c, errBadRequest("timezone: not an IANA time zone name such as Europe/Berlin or UTC"))
+			return
+		}
 	}
-	if err != nil {
-		s.fail(c, err)
-		return
+	if req.Hostnames != nil {
+		if _, err := viewcount.CheckHostnames(*req.Hostnames); err != nil {
+			s.fail(c, errBadRequest("hostnames: "+strings.TrimPrefix(err.Error(), viewcount.ErrBadHostname.Error()+": ")+
+				` (want host names such as example.com, "*.example.com" for its subdomains, or "*" for any host)`))
+			return
+		}
 	}
-	s.logger.Info("site time zone set", "site", site, "timezone", updated.Timezone)
+	ctx := c.Request.Context()
+	var updated stream.Site
+	var err error
+	if req.Timezone != nil {
+		if updated, err = s.sites.SetTimezone(ctx, site, *req.Timezone); err != nil {
+			s.fail(c, err)
+			return
+		}
+		s.logger.Info("site time zone set", "site", site, "timezone", updated.Timezone)
+	}
+	if req.Hostnames != nil {
+		if updated, err = s.sites.SetHostnames(ctx, site, *req.Hostnames); err != nil {
+			s.fail(c, err)
+			return
+		}
+		s.logger.Info("site hostnames set", "site", site, "hostnames", updated.Hostnames())
+	}
 	c.JSON(http.StatusOK, newSiteInfo(updated))
 }
 

@@ -39,8 +39,10 @@ func TestAdminListSites(t *testing.T) {
 		return site.Created.Format(time.RFC3339)
 	}
 	want := `{"sites":[` +
-		`{"site":"busy.example","created":"` + created("busy.example") + `","timezone":"Europe/Berlin","shared":false,"last_view":"2026-11-29T12:01:00Z"},` +
-		`{"site":"quiet.example","created":"` + created("quiet.example") + `","timezone":"UTC","shared":true,"last_view":null}]}`
+		`{"site":"busy.example","created":"` + created("busy.example") + `","timezone":"Europe/Berlin","shared":false,` +
+		`"hostnames":["busy.example","*.busy.example"],"hostnames_since":null,"last_view":"2026-11-29T12:01:00Z"},` +
+		`{"site":"quiet.example","created":"` + created("quiet.example") + `","timezone":"UTC","shared":true,` +
+		`"hostnames":["quiet.example","*.quiet.example"],"hostnames_since":null,"last_view":null}]}`
 	w := f.do(t, "GET", "/v1/admin/sites", testAdmin, "")
 	if w.Code != 200 || w.Body.String() != want {
 		t.Errorf("list: %d\n got %s\nwant %s", w.Code, w.Body, want)
@@ -102,7 +104,8 @@ func TestAdminPatchTimezone(t *testing.T) {
 			t.Errorf("PATCH %s: %d %s, want %d %s", body, w.Code, w.Body, want, wantBody)
 		}
 	}
-	patch(`{"timezone":"Europe/Berlin"}`, 200, `{"site":"tz.example","created":"`+created+`","timezone":"Europe/Berlin","shared":false}`)
+	const hosts = `"hostnames":["tz.example","*.tz.example"],"hostnames_since":null`
+	patch(`{"timezone":"Europe/Berlin"}`, 200, `{"site":"tz.example","created":"`+created+`","timezone":"Europe/Berlin","shared":false,`+hosts+`}`)
 	if got, _ := f.sites.Get(ctx, "tz.example"); got.Timezone != "Europe/Berlin" {
 		t.Errorf("stored time zone %q", got.Timezone)
 	}
@@ -110,15 +113,90 @@ func TestAdminPatchTimezone(t *testing.T) {
 	patch(`{"timezone":"Mars/Olympus"}`, 400, bad)
 	patch(`{"timezone":"Local"}`, 400, bad)
 	patch(`{"timezone":""}`, 400, bad)
-	patch(`{}`, 400, `{"error":"timezone: required"}`)
-	patch(`{"timezone":"UTC","color":"red"}`, 400, `{"error":"body: unknown field \"color\" (want {\"timezone\":\"Europe/Berlin\"})"}`)
-	patch(`not json`, 400, `{"error":"body: want {\"timezone\":\"Europe/Berlin\"}"}`)
+	patch(`{}`, 400, `{"error":"body: timezone or hostnames required"}`)
+	patch(`{"timezone":"UTC","color":"red"}`, 400, `{"error":"body: unknown field \"color\" (want {\"timezone\":\"Europe/Berlin\"} or {\"hostnames\":[\"example.com\",\"*.example.com\"]})"}`)
+	patch(`not json`, 400, `{"error":"body: want {\"timezone\":\"Europe/Berlin\"} or {\"hostnames\":[\"example.com\",\"*.example.com\"]}"}`)
 	if got, _ := f.sites.Get(ctx, "tz.example"); got.Timezone != "Europe/Berlin" {
 		t.Errorf("refused patches changed the zone to %q", got.Timezone)
 	}
-	patch(`{"timezone":"UTC"}`, 200, `{"site":"tz.example","created":"`+created+`","timezone":"UTC","shared":false}`)
+	patch(`{"timezone":"UTC"}`, 200, `{"site":"tz.example","created":"`+created+`","timezone":"UTC","shared":false,`+hosts+`}`)
 	if w := f.do(t, "PATCH", "/v1/admin/sites/none.example", testAdmin, `{"timezone":"UTC"}`); w.Code != 404 {
 		t.Errorf("unknown site: %d, want 404", w.Code)
+	}
+}
+
+// TestAdminHostnames: a site's hostnames are its domain and subdomains
+// until set; PATCH sets them (checked against the host-name allow-list,
+// normalised), GET shows them with when they took effect, and a bad list,
+// or a bad time zone beside a good list, changes nothing.
+func TestAdminHostnames(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	site, _, err := f.sites.Add(ctx, "www.hosts.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := site.Created.Format(time.RFC3339)
+	get := func() string {
+		t.Helper()
+		w := f.do(t, "GET", "/v1/admin/sites/www.hosts.example", testAdmin, "")
+		if w.Code != 200 {
+			t.Fatalf("GET: %d %s", w.Code, w.Body)
+		}
+		return w.Body.String()
+	}
+	head := `{"site":"www.hosts.example","created":"` + created + `","timezone":"UTC","shared":false,`
+	if got, want := get(), head+`"hostnames":["hosts.example","*.hosts.example"],"hostnames_since":null}`; got != want {
+		t.Errorf("default:\n got %s\nwant %s", got, want)
+	}
+	w := f.do(t, "PATCH", "/v1/admin/sites/www.hosts.example", testAdmin, `{"hostnames":["Hosts.Example.","*.hosts.example","hosts-example.translate.goog","hosts.example"]}`)
+	stored, err := f.sites.Get(ctx, "www.hosts.example")
+	if err != nil || len(stored.Hosts) != 1 {
+		t.Fatalf("stored: %+v, %v", stored, err)
+	}
+	at := stored.Hosts[0].Since // the registry's clock
+	set := head + `"hostnames":["hosts.example","*.hosts.example","hosts-example.translate.goog"],"hostnames_since":"` + at.Format(time.RFC3339Nano) + `"}`
+	if w.Code != 200 || w.Body.String() != set {
+		t.Errorf("PATCH: %d\n got %s\nwant %s", w.Code, w.Body, set)
+	}
+	if got := get(); got != set {
+		t.Errorf("GET after PATCH:\n got %s\nwant %s", got, set)
+	}
+	if !f.sites.AllowsHost("www.hosts.example", "hosts-example.translate.goog", at) || f.sites.AllowsHost("www.hosts.example", "hosts-example.translate.goog", at.Add(-time.Millisecond)) {
+		t.Error("the registry does not allow the host added from then on")
+	}
+	for _, c := range []struct{ body, err string }{
+		{`{"hostnames":[]}`, `hostnames: at least one hostname is required`},
+		{`{"hostnames":["localhost"]}`, `hostnames: [0] \"localhost\": a single label, not a public host name`},
+		{`{"hostnames":["hosts.example","127.0.0.1"]}`, `hostnames: [1] \"127.0.0.1\": an IP address, not a host name`},
+		{`{"hostnames":["https://hosts.example/"]}`, `no scheme, port or path`},
+		{`{"hostnames":["*.com"]}`, `a single label`},
+		{`{"hostnames":"hosts.example"}`, `body: want`},
+		{`{"hostnames":["hosts.example"],"timezone":"Mars/Olympus"}`, `timezone: not an IANA time zone name`},
+		{`{"timezone":"UTC","hostnames":["a b"]}`, `hostnames: [0]`},
+	} {
+		if w := f.do(t, "PATCH", "/v1/admin/sites/www.hosts.example", testAdmin, c.body); w.Code != 400 || !strings.Contains(w.Body.String(), c.err) {
+			t.Errorf("PATCH %s: %d %s, want 400 with %s", c.body, w.Code, w.Body, c.err)
+		}
+	}
+	if got := get(); got != set {
+		t.Errorf("refused patches changed the site:\n got %s\nwant %s", got, set)
+	}
+	if w := f.do(t, "PATCH", "/v1/admin/sites/www.hosts.example", testAdmin, `{"hostnames":["*"],"timezone":"Europe/Berlin"}`); w.Code != 200 ||
+		!strings.Contains(w.Body.String(), `"timezone":"Europe/Berlin"`) || !strings.Contains(w.Body.String(), `"hostnames":["*"]`) {
+		t.Errorf("PATCH both: %d %s", w.Code, w.Body)
+	}
+	for _, c := range []struct {
+		method, path, token string
+		want                int
+	}{
+		{"GET", "/v1/admin/sites/none.example", testAdmin, 404},
+		{"GET", "/v1/admin/sites/www.hosts.example", "", 401},
+		{"PATCH", "/v1/admin/sites/none.example", testAdmin, 404},
+	} {
+		if w := f.do(t, c.method, c.path, c.token, `{"hostnames":["none.example"]}`); w.Code != c.want {
+			t.Errorf("%s %s: %d, want %d", c.method, c.path, w.Code, c.want)
+		}
 	}
 }
 

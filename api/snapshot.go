@@ -34,6 +34,10 @@ type Count struct {
 	Uniques uint64
 	AsOf    time.Time
 	Pending uint64
+	// done is the snapshot's read counter once the count's query had
+	// answered: feed progress read after it bounds what the count holds
+	// (own views).
+	done uint64
 }
 
 // PendingFunc counts the events not in the counts yet, per site and page,
@@ -91,6 +95,12 @@ type Snapshot struct {
 
 	pendingFunc PendingFunc
 	pending     atomic.Pointer[pendingReading]
+
+	// reads orders count queries and feed progress reads (own.go); a
+	// counter, not the clock, which tests stop and which may step back.
+	reads   atomic.Uint64
+	fedFunc FedFunc
+	fed     atomic.Pointer[fedState]
 }
 
 // CountPending makes the snapshot count what is pending with f before each
@@ -251,7 +261,7 @@ func (s *Snapshot) fetch(ctx context.Context, k key) (Count, error) {
 	if err != nil {
 		return Count{}, fmt.Errorf("api: count %s%s: %w", k.site, k.page, err)
 	}
-	c := Count{AsOf: asOf, Pending: s.pendingOf(k)}
+	c := Count{AsOf: asOf, Pending: s.pendingOf(k), done: s.reads.Add(1)}
 	if len(res.Rows) > 0 {
 		c.Views, c.Uniques, err = parseCount(res)
 		if err != nil {
@@ -374,6 +384,11 @@ func (s *Snapshot) fetchMany(ctx context.Context, site string, pages []string) (
 	if err != nil {
 		return nil, fmt.Errorf("api: counts of %d pages of %s: %w", len(named), site, err)
 	}
+	done := s.reads.Add(1)
+	for p, c := range out {
+		c.done = max(c.done, done)
+		out[p] = c
+	}
 	for _, row := range res.Rows {
 		if len(row) != 3 {
 			return nil, fmt.Errorf("api: counts of %s: %d columns, want 3", site, len(row))
@@ -383,7 +398,7 @@ func (s *Snapshot) fetchMany(ctx context.Context, site string, pages []string) (
 		if err := errors.Join(err1, err2); err != nil {
 			return nil, fmt.Errorf("api: counts of %s: %w", site, err)
 		}
-		out[row[0]] = Count{Views: views, Uniques: viewcount.CapUniques(views, uniques), AsOf: asOf, Pending: s.pendingOf(key{site, row[0]})}
+		out[row[0]] = Count{Views: views, Uniques: viewcount.CapUniques(views, uniques), AsOf: asOf, Pending: s.pendingOf(key{site, row[0]}), done: done}
 	}
 	return out, nil
 }

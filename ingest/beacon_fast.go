@@ -110,6 +110,8 @@ func (p *beaconParser) object(h *Hit) bool {
 			h.ID, ok = p.str()
 		case "webdriver":
 			h.Webdriver, ok = p.boolean()
+		case "host":
+			h.Host, ok = p.str()
 		case "hints":
 			// A repeated hints object would merge into the first in
 			// encoding/json; not worth mirroring.

@@ -17,6 +17,7 @@ func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, ni
 // streamMsg is one message of the VIEWS stream, decoded.
 type streamMsg struct {
 	Subject string
+	Seq     uint64 // stream sequence
 	MsgID   string
 	Data    []byte
 	Events  []viewcount.Event
@@ -55,7 +56,11 @@ func readStream(t testing.TB, js jetstream.JetStream) []streamMsg {
 			if err != nil {
 				t.Fatalf("message on %s: %v", m.Subject(), err)
 			}
-			out = append(out, streamMsg{Subject: m.Subject(), MsgID: m.Headers().Get(jetstream.MsgIDHeader), Data: m.Data(), Events: evs})
+			meta, err := m.Metadata()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, streamMsg{Subject: m.Subject(), Seq: meta.Sequence.Stream, MsgID: m.Headers().Get(jetstream.MsgIDHeader), Data: m.Data(), Events: evs})
 		}
 		if err := batch.Error(); err != nil {
 			t.Fatal(err)

@@ -29,6 +29,10 @@ type Hit struct {
 	ID        string // the client's event id; empty: ingest makes one
 	Webdriver bool
 	Hints     viewcount.Hints // from the beacon's "hints" object; zero if absent
+	// Host is the page's host as the tracker reported it (vc.js sends
+	// location.hostname); evidence of the page only when the request's
+	// headers give none (pageOrigin).
+	Host string
 }
 
 // client is what ingest knows of the requester. It exists only for the
@@ -39,6 +43,7 @@ type client struct {
 	Country string                // ISO 3166-1 alpha-2 or ""; see Handler.country
 	Headers viewcount.HeaderFlags // see requestFlags
 	ASN     uint32                // the address's autonomous system; 0 unknown
+	Origin  string                // the page's host by the Origin or Referer header (pageOrigin); "" if neither says
 }
 
 // requestError is a client's mistake, worded for the client: its message
@@ -56,15 +61,16 @@ func badInput(format string, args ...any) error {
 	return &requestError{kind: ErrBadInput, msg: fmt.Sprintf(format, args...)}
 }
 
-// accept turns hits into events and returns once they are durable. field
-// names a hit in error messages. The whole request is rejected if any hit
-// is bad: nothing is published then.
-func (h *Handler) accept(ctx context.Context, hits []Hit, field func(i int) string, src viewcount.Source, cl client) error {
+// accept turns hits into events and returns once they are durable, with
+// where they are (EventPublisher). field names a hit in error messages.
+// The whole request is rejected if any hit is bad: nothing is published
+// then.
+func (h *Handler) accept(ctx context.Context, hits []Hit, field func(i int) string, src viewcount.Source, cl client) (viewcount.StreamPosition, error) {
 	now := h.now().UTC().Truncate(time.Millisecond)
 	evs := make([]viewcount.Event, len(hits))
 	for i := range hits {
 		if err := h.event(&evs[i], &hits[i], field, i, src, cl.UA, now); err != nil {
-			return err
+			return viewcount.StreamPosition{}, err
 		}
 		// A batch's events usually share a referrer: parse it once.
 		if i > 0 && hits[i].Referrer == hits[i-1].Referrer {
@@ -78,7 +84,7 @@ func (h *Handler) accept(ctx context.Context, hits []Hit, field func(i int) stri
 	if err != nil {
 		// Answered 503 like a failed publish, and counted as one.
 		h.metrics.PublishErrors.Add(uint64(len(evs)))
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return viewcount.StreamPosition{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	// The visitor id's low 32 bits (its partition) come from the /24 or
 	// the /32 (PartitionKey).
@@ -110,16 +116,21 @@ func (h *Handler) accept(ctx context.Context, hits []Hit, field func(i int) stri
 		evs[i].Country = cl.Country
 		evs[i].Headers = cl.Headers
 		evs[i].ASN = cl.ASN
+		evs[i].Origin = cl.Origin
+		if cl.Origin == "" && hits[i].Host != "" {
+			evs[i].Origin = trackerHost(hits[i].Host)
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.cfg.PublishTimeout)
 	defer cancel()
-	if err := h.pub.Publish(ctx, evs); err != nil {
+	pos, err := h.pub.Publish(ctx, evs)
+	if err != nil {
 		if errors.Is(err, ErrUnavailable) {
-			return err
+			return viewcount.StreamPosition{}, err
 		}
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return viewcount.StreamPosition{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
-	return nil
+	return pos, nil
 }
 
 // event validates and normalises one hit into e (all but the referrer and
@@ -209,6 +220,10 @@ type BeaconEvent struct {
 	ID        string       `json:"id"`
 	Webdriver bool         `json:"webdriver"`
 	Hints     *BeaconHints `json:"hints,omitempty"`
+	// Host is the page's location.hostname (vc.js from issue 20 on):
+	// what the page says of itself, used when the request's Origin and
+	// Referer headers name no host.
+	Host string `json:"host,omitempty"`
 }
 
 // BeaconHints are what vc.js reports of the browser (see viewcount.Hints).
@@ -292,7 +307,7 @@ func decodeBeacon(body []byte) (hits []Hit, array bool, err error) {
 }
 
 func (e *BeaconEvent) hit() Hit {
-	return Hit{Site: e.Site, Page: e.Page, Referrer: e.Referrer, ID: e.ID, Webdriver: e.Webdriver, Hints: e.Hints.hints()}
+	return Hit{Site: e.Site, Page: e.Page, Referrer: e.Referrer, ID: e.ID, Webdriver: e.Webdriver, Hints: e.Hints.hints(), Host: e.Host}
 }
 
 // eventField is the error prefix of the i-th event of an array body.

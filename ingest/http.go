@@ -72,10 +72,11 @@ type IPRanges interface {
 }
 
 // EventPublisher makes events durable. Publish returns nil only once every
-// event is stored, and a wrapped ErrUnavailable otherwise (also when ctx
-// ends first). *Publisher satisfies it.
+// event is stored, with where (zero when not known), and a wrapped
+// ErrUnavailable otherwise (also when ctx ends first). *Publisher
+// satisfies it.
 type EventPublisher interface {
-	Publish(ctx context.Context, evs []viewcount.Event) error
+	Publish(ctx context.Context, evs []viewcount.Event) (viewcount.StreamPosition, error)
 }
 
 // SaltSource returns the visitor-id salt of t's UTC day; an error means no
@@ -98,7 +99,10 @@ var pixelGIF = []byte{
 }
 
 //go:embed vc.js
-var trackerJS []byte
+var trackerSource []byte
+
+// trackerJS is vc.js as served (trimScript).
+var trackerJS = trimScript(trackerSource)
 
 // Handler serves the ingest endpoints: GET /p.gif, POST /v1/events and the
 // tracker script GET /vc.js.
@@ -157,7 +161,7 @@ func (h *Handler) Routes(r gin.IRouter) {
 	r.GET("/vc.js", h.script)
 }
 
-// pixel answers GET /p.gif?site=S&page=P[&ref=R][&id=ID][&wd=1]. It always
+// pixel answers GET /p.gif?site=S&page=P[&ref=R][&id=ID][&wd=1][&host=H]. It always
 // returns the GIF, whatever happened, so a pixel never shows as a broken
 // image: 200 once durable, 400 for a hit that cannot be parsed, 429 for a
 // client over its rate (checked before any other work), 503 when it could
@@ -168,8 +172,8 @@ func (h *Handler) pixel(c *gin.Context) {
 	if h.allow(ip) {
 		var q [len(pixelParams)]string
 		viewcount.QueryValues(c.Request.URL.RawQuery, pixelParams[:], q[:])
-		hit := Hit{Site: q[0], Page: q[1], Referrer: q[2], ID: q[3], Webdriver: isTrue(q[4])}
-		err := h.accept(h.ctx(c), []Hit{hit}, noField, viewcount.SourcePixel, h.clientOf(c, ip, viewcount.SourcePixel))
+		hit := Hit{Site: q[0], Page: q[1], Referrer: q[2], ID: q[3], Webdriver: isTrue(q[4]), Host: q[5]}
+		_, err := h.accept(h.ctx(c), []Hit{hit}, noField, viewcount.SourcePixel, h.clientOf(c, ip, viewcount.SourcePixel))
 		status = http.StatusOK
 		if err != nil {
 			status = h.failed(err)
@@ -229,12 +233,16 @@ func (h *Handler) allow(ip netip.Addr) bool {
 }
 
 // pixelParams are the query parameters the pixel reads.
-var pixelParams = [...]string{"site", "page", "ref", "id", "wd"}
+var pixelParams = [...]string{"site", "page", "ref", "id", "wd", "host"}
 
 // beacon answers POST /v1/events (JSON or text/plain, as sendBeacon sends
-// it): 202 {"accepted":N} once all N events are durable, else
-// {"error": "..."} with 400, 413, 415 or 503. A bad event rejects the whole
-// request, so a client can retry it as a unit.
+// it): 202 {"accepted":N,"position":"P:S"} once all N events are durable,
+// P:S their stream position (viewcount.StreamPosition; absent when not
+// known), else {"error": "..."} with 400, 413, 415 or 503. A bad event
+// rejects the whole request, so a client can retry it as a unit. A page
+// showing its own count passes the position back to the counts endpoint
+// (its own view), which can tell from it whether a count includes the
+// view yet.
 func (h *Handler) beacon(c *gin.Context) {
 	c.Header("Access-Control-Allow-Origin", "*")
 	ip := clientIP(c)
@@ -245,19 +253,24 @@ func (h *Handler) beacon(c *gin.Context) {
 		return
 	}
 	hits, array, err := h.readBeacon(c)
+	var pos viewcount.StreamPosition
 	if err == nil {
 		field := noField
 		if array {
 			field = eventField
 		}
-		err = h.accept(h.ctx(c), hits, field, viewcount.SourceBeacon, h.clientOf(c, ip, viewcount.SourceBeacon))
+		pos, err = h.accept(h.ctx(c), hits, field, viewcount.SourceBeacon, h.clientOf(c, ip, viewcount.SourceBeacon))
 	}
 	if err != nil {
 		status := h.failed(err)
 		c.JSON(status, gin.H{"error": messageOf(status, err)})
 		return
 	}
-	c.JSON(http.StatusAccepted, gin.H{"accepted": len(hits)})
+	if pos.IsZero() {
+		c.JSON(http.StatusAccepted, gin.H{"accepted": len(hits)})
+		return
+	}
+	c.JSON(http.StatusAccepted, gin.H{"accepted": len(hits), "position": pos.String()})
 }
 
 // errBodyTooLarge is one value, not one per request: the beacon path is hot.
@@ -329,7 +342,7 @@ func (h *Handler) ctx(c *gin.Context) context.Context {
 // names a country, else the country database. Neither the address nor the
 // header's raw value goes further; nor do the headers requestFlags reads.
 func (h *Handler) clientOf(c *gin.Context, ip netip.Addr, src viewcount.Source) client {
-	cl := client{IP: ip, UA: normaliseUA(c.Request.UserAgent()), Headers: requestFlags(c.Request, src, ip)}
+	cl := client{IP: ip, UA: normaliseUA(c.Request.UserAgent()), Headers: requestFlags(c.Request, src, ip), Origin: pageOrigin(c.Request.Header)}
 	if h.cfg.CountryHeader != "" {
 		cl.Country = CountryCode(c.Request.Header.Get(h.cfg.CountryHeader))
 	}

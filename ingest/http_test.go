@@ -46,7 +46,7 @@ func newRecorder(t testing.TB) *recorder {
 	return &recorder{pub: runPublisher(t, c.JS, 4, viewcount.NewMetrics()), js: c.JS, t: t}
 }
 
-func (r *recorder) Publish(ctx context.Context, evs []viewcount.Event) error {
+func (r *recorder) Publish(ctx context.Context, evs []viewcount.Event) (viewcount.StreamPosition, error) {
 	r.mu.Lock()
 	r.reqs++
 	r.mu.Unlock()
@@ -287,6 +287,13 @@ func TestBeacon(t *testing.T) {
 		t.Helper()
 		before := pub.reqs
 		w := srv.beacon(contentType, body)
+		if status == http.StatusAccepted {
+			// Where the events are: the stream's last message.
+			msgs := readStream(t, pub.js)
+			last := msgs[len(msgs)-1]
+			wantBody = strings.TrimSuffix(wantBody, "}") + `,"position":"` +
+				strings.TrimPrefix(last.Subject, viewcount.SubjectPrefix) + ":" + strconv.FormatUint(last.Seq, 10) + `"}`
+		}
 		if w.Code != status || w.Body.String() != wantBody {
 			t.Fatalf("%s %.60q:\n got %d %s\nwant %d %s", contentType, body, w.Code, w.Body, status, wantBody)
 		}
@@ -423,10 +430,16 @@ func TestScript(t *testing.T) {
 	}
 	js := w.Body.String()
 	for _, s := range []string{"sendBeacon", "'/v1/events'", "'/p.gif?'", "data-site", "pushState", "webdriver", "document.currentScript",
-		"securitypolicyviolation", "data-vc-count", "data-vc-label", "'/counts?'", "toLocaleString"} {
+		"securitypolicyviolation", "data-vc-count", "data-vc-label", "'/counts'", "toLocaleString", "keepalive", "j.position", "c.own", "'vc_own'"} {
 		if !strings.Contains(js, s) {
 			t.Errorf("tracker lacks %s", s)
 		}
+	}
+	// Served without its whole-line comments and indentation, line for line
+	// otherwise (trimScript).
+	if strings.Contains(js, "\n//") || strings.Contains(js, "\n ") || strings.HasPrefix(js, "//") ||
+		!strings.Contains(js, "if (!s) return;\n") || !strings.Contains(string(trackerSource), "// Viewcount tracker") {
+		t.Errorf("tracker served with its comments or indentation:\n%.300s", js)
 	}
 	req := httptest.NewRequest(http.MethodGet, "/vc.js", nil)
 	req.Header.Set("If-None-Match", w.Header().Get("ETag"))
@@ -547,4 +560,6 @@ func benchmarkBeacon(b *testing.B, n int) {
 // measure the CPU of request → event, not publishing (BenchmarkPublish does).
 type nopPublisher struct{}
 
-func (nopPublisher) Publish(context.Context, []viewcount.Event) error { return nil }
+func (nopPublisher) Publish(context.Context, []viewcount.Event) (viewcount.StreamPosition, error) {
+	return viewcount.StreamPosition{}, nil
+}

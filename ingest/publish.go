@@ -86,7 +86,9 @@ type request struct {
 	size      int
 	remaining int
 	err       error
-	done      chan error // buffered: the completer never blocks on a gone caller
+	pos       viewcount.StreamPosition // the first of its messages; zero if they span partitions
+	spans     bool                     // its messages went to more than one partition
+	done      chan error               // buffered: the completer never blocks on a gone caller
 }
 
 type group struct {
@@ -97,10 +99,11 @@ type group struct {
 
 // message is one published group on its way to the completer.
 type message struct {
-	paf     jetstream.PubAckFuture
-	err     error // the publish itself failed
-	events  int
-	waiters []*request
+	paf       jetstream.PubAckFuture
+	err       error // the publish itself failed
+	partition int
+	events    int
+	waiters   []*request
 }
 
 // NewPublisher returns a publisher to the VIEWS stream on js with the given
@@ -139,8 +142,11 @@ func NewPublisher(js jetstream.JetStream, partitions int, metrics *viewcount.Met
 	return p
 }
 
-// Publish returns nil once every event in evs is stored in the stream. It
-// returns a wrapped ErrUnavailable if any of them could not be stored, if
+// Publish returns nil once every event in evs is stored in the stream, and
+// where: the partition and stream sequence of their message, or of the
+// earliest of their messages (zero if they went to more than one
+// partition, which one client's events never do). It returns a wrapped
+// ErrUnavailable if any of them could not be stored, if
 // ctx ends first (callers must give ctx a deadline) or if Run has stopped;
 // some events may then be stored anyway, which a retry with the same event
 // ids makes harmless (validation drops duplicate ids). A request over
@@ -148,22 +154,27 @@ func NewPublisher(js jetstream.JetStream, partitions int, metrics *viewcount.Met
 //
 // The publisher reads evs after Publish returned on ctx's end, so callers
 // must not modify it once passed.
-func (p *Publisher) Publish(ctx context.Context, evs []viewcount.Event) error {
+func (p *Publisher) Publish(ctx context.Context, evs []viewcount.Event) (viewcount.StreamPosition, error) {
 	if len(evs) == 0 {
-		return nil
+		return viewcount.StreamPosition{}, nil
 	}
 	size := 0
 	for i := range evs {
 		size += viewcount.EncodedSize(&evs[i])
 	}
 	if len(evs) > maxBatchEvents || size > maxRequestBytes {
-		return fmt.Errorf("%w: %d events (%d bytes) do not fit one message", ErrBadInput, len(evs), size)
+		return viewcount.StreamPosition{}, fmt.Errorf("%w: %d events (%d bytes) do not fit one message", ErrBadInput, len(evs), size)
 	}
-	err := p.publish(ctx, &request{ctx: ctx, evs: evs, size: size, done: make(chan error, 1)})
-	if err != nil {
+	r := &request{ctx: ctx, evs: evs, size: size, done: make(chan error, 1)}
+	if err := p.publish(ctx, r); err != nil {
 		p.metrics.PublishErrors.Add(uint64(len(evs)))
+		return viewcount.StreamPosition{}, err
 	}
-	return err
+	// Written by the completer before it sent on done.
+	if r.spans {
+		return viewcount.StreamPosition{}, nil
+	}
+	return r.pos, nil
 }
 
 func (p *Publisher) publish(ctx context.Context, r *request) error {
@@ -307,7 +318,7 @@ func (p *Publisher) commit(batch []*request) {
 		}
 		p.slots <- struct{}{} // back pressure: at most maxInflight unacked
 		paf, err := p.js.PublishMsgAsync(msg)
-		p.inflight <- message{paf: paf, err: err, events: len(g.evs), waiters: g.waiters}
+		p.inflight <- message{paf: paf, err: err, partition: part, events: len(g.evs), waiters: g.waiters}
 		clear(g.evs) // drop string references; the buffer is reused
 		g.evs, g.size, g.waiters = g.evs[:0], 0, nil
 	}
@@ -320,9 +331,11 @@ func (p *Publisher) complete() {
 	var lastLog time.Time
 	for m := range p.inflight {
 		err := m.err
+		var seq uint64
 		if err == nil {
 			select {
-			case <-m.paf.Ok():
+			case ack := <-m.paf.Ok():
+				seq = ack.Sequence
 			case err = <-m.paf.Err():
 			}
 		}
@@ -341,6 +354,13 @@ func (p *Publisher) complete() {
 		for _, r := range m.waiters {
 			if err != nil && r.err == nil {
 				r.err = fmt.Errorf("%w: publish: %w", ErrUnavailable, err)
+			}
+			switch {
+			case err != nil:
+			case r.pos.IsZero():
+				r.pos = viewcount.StreamPosition{Partition: m.partition, Seq: seq}
+			case r.pos.Partition != m.partition:
+				r.spans = true
 			}
 			if r.remaining--; r.remaining == 0 {
 				r.done <- r.err

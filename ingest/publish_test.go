@@ -31,6 +31,12 @@ func TestPublishConcurrentExactlyOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	var sent atomic.Int64
 	errs := make(chan error, workers*calls)
+	// Where Publish said each call's events are (by its first event id).
+	var posMu sync.Mutex
+	positions := map[string]struct {
+		pos   viewcount.StreamPosition
+		parts map[int]bool
+	}{}
 	for w := range workers {
 		wg.Add(1)
 		go func() {
@@ -43,12 +49,22 @@ func TestPublishConcurrentExactlyOnce(t *testing.T) {
 					evs[j] = testEvent(fmt.Sprintf("w%d-c%d-e%d", w, i, j), rng.Uint64())
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				err := p.Publish(ctx, evs)
+				pos, err := p.Publish(ctx, evs)
 				cancel()
 				if err != nil {
 					errs <- err
 					return
 				}
+				parts := map[int]bool{}
+				for _, e := range evs {
+					parts[viewcount.Partition(e.Visitor, partitions)] = true
+				}
+				posMu.Lock()
+				positions[evs[0].ID] = struct {
+					pos   viewcount.StreamPosition
+					parts map[int]bool
+				}{pos, parts}
+				posMu.Unlock()
 				sent.Add(int64(len(evs)))
 			}
 		}()
@@ -62,7 +78,26 @@ func TestPublishConcurrentExactlyOnce(t *testing.T) {
 	msgs := readStream(t, c.JS)
 	seen := map[string]int{}
 	msgIDs := map[string]bool{}
+	spanning := 0
 	for _, msg := range msgs {
+		// A call's position is its first event's message (its only one
+		// when the call's events share a partition, as one client's do).
+		for _, e := range msg.Events {
+			got, ok := positions[e.ID]
+			if !ok {
+				continue
+			}
+			if len(got.parts) > 1 {
+				spanning++
+				if !got.pos.IsZero() {
+					t.Errorf("call of %s spans partitions %v: position %v, want none", e.ID, got.parts, got.pos)
+				}
+				continue
+			}
+			if want := (viewcount.StreamPosition{Partition: viewcount.Partition(e.Visitor, partitions), Seq: msg.Seq}); got.pos != want {
+				t.Errorf("call of %s: position %v, want %v (%s)", e.ID, got.pos, want, msg.Subject)
+			}
+		}
 		if msg.MsgID == "" || msgIDs[msg.MsgID] {
 			t.Fatalf("message id %q missing or repeated", msg.MsgID)
 		}
@@ -76,6 +111,9 @@ func TestPublishConcurrentExactlyOnce(t *testing.T) {
 				t.Fatalf("event %s came back as %+v", e.ID, e)
 			}
 		}
+	}
+	if spanning == 0 || spanning == len(positions) {
+		t.Errorf("%d of %d calls span partitions: the test covers both kinds", spanning, len(positions))
 	}
 	if int64(len(seen)) != sent.Load() {
 		t.Fatalf("%d distinct events in the stream, %d published", len(seen), sent.Load())
@@ -103,7 +141,7 @@ func publishFails(t *testing.T, p *Publisher, timeout time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	start := time.Now()
-	err := p.Publish(ctx, []viewcount.Event{testEvent("x", 1), testEvent("y", 2)})
+	_, err := p.Publish(ctx, []viewcount.Event{testEvent("x", 1), testEvent("y", 2)})
 	if !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("Publish: %v, want ErrUnavailable", err)
 	}
@@ -116,7 +154,7 @@ func TestPublishConnectionClosed(t *testing.T) {
 	c := streamtest.Open(t, 2)
 	m := viewcount.NewMetrics()
 	p := runPublisher(t, c.JS, 2, m)
-	if err := p.Publish(context.Background(), []viewcount.Event{testEvent("a", 1)}); err != nil {
+	if _, err := p.Publish(context.Background(), []viewcount.Event{testEvent("a", 1)}); err != nil {
 		t.Fatal(err)
 	}
 	c.Close() // stops the embedded server too
@@ -144,7 +182,7 @@ func TestPublishServerDown(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- p.Run(rctx) }()
 
-	if err := p.Publish(ctx, []viewcount.Event{testEvent("a", 1)}); err != nil {
+	if _, err := p.Publish(ctx, []viewcount.Event{testEvent("a", 1)}); err != nil {
 		t.Fatal(err)
 	}
 	srv.Shutdown()
@@ -182,10 +220,10 @@ func TestPublishLifecycle(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
-	if err := p.Publish(context.Background(), nil); err != nil {
+	if _, err := p.Publish(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Publish(context.Background(), []viewcount.Event{testEvent("a", 1)}); err != nil {
+	if _, err := p.Publish(context.Background(), []viewcount.Event{testEvent("a", 1)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.Run(ctx); err == nil {
@@ -197,7 +235,7 @@ func TestPublishLifecycle(t *testing.T) {
 	}
 	// Stopped: fails at once, without waiting for its (absent) deadline.
 	start := time.Now()
-	if err := p.Publish(context.Background(), []viewcount.Event{testEvent("b", 1)}); !errors.Is(err, ErrUnavailable) {
+	if _, err := p.Publish(context.Background(), []viewcount.Event{testEvent("b", 1)}); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("after Run: %v", err)
 	}
 	if time.Since(start) > time.Second {
@@ -205,7 +243,7 @@ func TestPublishLifecycle(t *testing.T) {
 	}
 	// Oversized requests are a caller's bug, not an outage.
 	big := make([]viewcount.Event, maxBatchEvents+1)
-	if err := p.Publish(context.Background(), big); !errors.Is(err, ErrBadInput) {
+	if _, err := p.Publish(context.Background(), big); !errors.Is(err, ErrBadInput) {
 		t.Fatalf("oversized request: %v", err)
 	}
 }
@@ -230,7 +268,7 @@ func BenchmarkPublish(b *testing.B) {
 				ev[0].Visitor = rng.Uint64()
 				ev[0].ID = newEventID()
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				if err := p.Publish(ctx, ev); err != nil {
+				if _, err := p.Publish(ctx, ev); err != nil {
 					b.Error(err)
 				}
 				cancel()

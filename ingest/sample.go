@@ -64,9 +64,10 @@ type keeper struct {
 	evs []viewcount.Event
 }
 
-func (k *keeper) Publish(_ context.Context, evs []viewcount.Event) error {
+// Publish keeps evs; a sample has no place in the stream.
+func (k *keeper) Publish(_ context.Context, evs []viewcount.Event) (viewcount.StreamPosition, error) {
 	k.mu.Lock()
 	k.evs = append(k.evs, evs...)
 	k.mu.Unlock()
-	return nil
+	return viewcount.StreamPosition{}, nil
 }

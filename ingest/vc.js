@@ -1,14 +1,20 @@
 // Viewcount tracker: a view per page load and per SPA navigation. No cookies.
 // <script defer src="https://stats.example.com/vc.js" data-site="example.com"></script>
 // Counts on the page, filled once it has loaded, all with one request:
-// <span data-vc-count></span> shows this page's ("12,345 views"),
-// data-vc-count="/other/page" another page's, data-vc-label="reads" another word.
+// <span data-vc-count></span> shows this page's ("12,345 views"), with the
+// reader's own view at once; data-vc-count="/other/page" another page's,
+// data-vc-label="reads" another word.
+// Sends nothing from localhost, 127.0.0.0/8, [::1] or file: pages, nor when
+// localStorage.vc_ignore is "true" (to exclude your own visits).
+// Served without its whole-line comments (ingest.trimScript).
 (function () {
   var s = document.currentScript, d = document, l = location, n = navigator;
   if (!s) return;
+  var off = l.protocol == 'file:' || /^(localhost|.*\.localhost|127(\.\d+){3}|\[::1\])$/.test(l.hostname);
+  try { off = off || localStorage.getItem('vc_ignore') == 'true'; } catch (_) {}
   var site = s.getAttribute('data-site') || l.hostname;
   var base = new URL(s.src, l.href).origin; // endpoint: the script's origin
-  var ref = d.referrer, last, tz, pend = [];
+  var ref = d.referrer, last, tz, pend = [], mine;
   try { tz = !!Intl.DateTimeFormat().resolvedOptions().timeZone; } catch (_) {}
   // Browser facts validators check for automation (see viewcount.Hints).
   var hints = { sw: screen.width, sh: screen.height, lang: (n.languages || []).length,
@@ -17,16 +23,54 @@
   function rnd() { return Math.random().toString(36).slice(2); }
   function pixel(e) {
     new Image().src = base + '/p.gif?' + q('site', site) + '&' + q('page', e.page) +
-      '&' + q('ref', e.referrer) + '&' + q('id', e.id) + (e.webdriver ? '&wd=1' : '');
+      '&' + q('ref', e.referrer) + '&' + q('id', e.id) + '&' + q('host', e.host) + (e.webdriver ? '&wd=1' : '');
+  }
+  // Whether an element shows this page's count.
+  function shows() {
+    return [].some.call(d.querySelectorAll('[data-vc-count]'), function (el) {
+      var p = el.getAttribute('data-vc-count');
+      return !p || p == l.pathname;
+    });
+  }
+  // The reader's own views, for the counts: the stream position (the
+  // beacon's answer) of the first view of each page this UTC day, '' while
+  // or when unknown. Later views of the day may be that one's duplicates,
+  // so only the first is ever shown as the reader's own, and a count that
+  // may hold it shows none (api/own.go). Kept in localStorage.vc_own, and
+  // only by pages that show counts; at most 100 pages a day; f changes the
+  // memory and says whether to keep it. Without storage there is no own view.
+  function own(f) {
+    try {
+      var m = JSON.parse(localStorage.getItem('vc_own')), day = new Date().toISOString().slice(0, 10);
+      if (!m || m.d != day) m = { d: day, p: {}, fresh: 1 };
+      if (f(m)) { delete m.fresh; localStorage.setItem('vc_own', JSON.stringify(m)); }
+      return m;
+    } catch (_) {}
   }
   function view() {
-    var page = l.pathname;
-    if (page === last) return; // pushState to the same path: not a new view
+    var page = l.pathname, load = !last, first;
+    if (off || page === last) return; // pushState to the same path: not a new view
     last = page;
     // The query goes along for its utm_* tags (the rest is dropped unless
     // --keep-query); the id makes a pixel sent after its beacon count once.
-    var e = { site: site, page: page + l.search, referrer: ref, id: rnd() + rnd(), webdriver: !!n.webdriver, hints: hints };
+    var e = { site: site, page: page + l.search, referrer: ref, id: rnd() + rnd(), webdriver: !!n.webdriver, hints: hints, host: l.hostname };
     ref = l.origin + page; // referrer of the next in-app view
+    var m = own(function (m) {
+      first = !(page in m.p) && (!m.fresh || d.querySelector('[data-vc-count]')) && Object.keys(m.p).length < 100;
+      if (first) m.p[page] = '';
+      return first;
+    });
+    if (load && m && shows()) {
+      // This page's count waits for the answer: by fetch, which reads it.
+      mine = !first ? Promise.resolve(m.p[page]) : !window.fetch ? 0 : fetch(base + '/v1/events', { method: 'POST', body: JSON.stringify(e), keepalive: true })
+        .then(function (r) { return r.json(); })
+        .then(function (j) {
+          var p = j.position || '';
+          own(function (m) { return m.p[page] === '' && (m.p[page] = p); });
+          return p;
+        }, function () { pixel(e); }); // blocked (CSP connect-src) or failed: the pixel
+      if (first && window.fetch) return;
+    }
     try {
       if (n.sendBeacon && n.sendBeacon(base + '/v1/events', JSON.stringify(e))) {
         // Chromium returns true even when the page's CSP (connect-src) then
@@ -44,17 +88,25 @@
   });
   function fill() {
     var els = [].slice.call(d.querySelectorAll('[data-vc-count]'));
-    for (var i = 0; i < els.length; i += 100) (function (part) {
-      fetch(base + '/v1/sites/' + encodeURIComponent(site) + '/counts?' + part.map(function (el) {
-        return q('page', el.getAttribute('data-vc-count') || l.pathname);
-      }).join('&')).then(function (r) { return r.json(); }).then(function (j) {
-        j.counts.forEach(function (c, i) {
-          var w = part[i].getAttribute('data-vc-label');
-          part[i].textContent = c.views.toLocaleString() + ' ' + (w || (c.views == 1 ? 'view' : 'views'));
-        });
-      }).catch(function () {});
-    })(els.slice(i, i + 100));
+    Promise.resolve(mine).then(function (pos) {
+      for (var i = 0; i < els.length; i += 100) (function (part) {
+        var pages = part.map(function (el) { return el.getAttribute('data-vc-count') || l.pathname; }),
+          u = base + '/v1/sites/' + encodeURIComponent(site) + '/counts';
+        // With an own view, POSTed as text/plain: no preflight.
+        (pos ? fetch(u, { method: 'POST', body: JSON.stringify({ pages: pages, own: [{ page: l.pathname, position: pos }] }) })
+          : fetch(u + '?' + pages.map(function (p) { return q('page', p); }).join('&'))
+        ).then(function (r) { return r.json(); }).then(function (j) {
+          j.counts.forEach(function (c, i) {
+            var v = c.views + (c.own || 0), w = part[i].getAttribute('data-vc-label');
+            part[i].textContent = v.toLocaleString() + ' ' + (w || (v == 1 ? 'view' : 'views'));
+          });
+        }).catch(function () {});
+      })(els.slice(i, i + 100));
+    });
   }
+  // A prerendered page the user never opens is not a view.
+  if (d.prerendering) d.addEventListener('prerenderingchange', view, { once: true });
+  else view();
   if (window.fetch) {
     if (d.readyState == 'loading') d.addEventListener('DOMContentLoaded', fill);
     else fill();
@@ -68,7 +120,4 @@
     };
     addEventListener('popstate', view);
   }
-  // A prerendered page the user never opens is not a view.
-  if (d.prerendering) d.addEventListener('prerenderingchange', view, { once: true });
-  else view();
 })();

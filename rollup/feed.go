@@ -127,6 +127,24 @@ func FeedProgress(ctx context.Context, q Execer) (map[int]feedRange, error) {
 	return out, nil
 }
 
+// FedThrough returns, per partition, the highest stream sequence a feed
+// has reached: no row of a higher sequence is in the rollups, nor in a
+// feed yet (a row is stored by a batch at or after its own sequence, and
+// fed by that batch). Read after a count, it tells whether the count can
+// include an event at a given stream position (the public counts' own
+// views). A partition never fed is absent: nothing of it is counted.
+func FedThrough(ctx context.Context, q Execer) (map[int]uint64, error) {
+	fed, err := FeedProgress(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int]uint64, len(fed))
+	for p, r := range fed {
+		out[p] = r.Last
+	}
+	return out, nil
+}
+
 // CatchUp feeds every stored row no feed has taken yet, partition by
 // partition, after redoing each partition's latest feed (which a crash may
 // have cut short). It is for when no validator runs: repairs and tools

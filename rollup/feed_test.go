@@ -17,7 +17,7 @@ var noFeed = rollup.Config{MaxRows: 1 << 20, Feed: rollup.FeedConfig{Rows: 1 << 
 // TestFeedTakesRowsByBatch: a verdict held for settling is stored by a
 // later batch under its own, earlier sequence. The feed takes rows by the
 // batch that stored them, so it is counted although its sequence lies in
-// a range already fed.
+// a range already fed. FedThrough says how far the feeds reached.
 func TestFeedTakesRowsByBatch(t *testing.T) {
 	p := newPipe(t, 4, 10)
 	ctx := context.Background()
@@ -25,6 +25,20 @@ func TestFeedTakesRowsByBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	fedThrough := func(want map[int]uint64) {
+		t.Helper()
+		got, err := rollup.FedThrough(ctx, p.store)
+		if err != nil || len(got) != len(want) {
+			t.Fatalf("FedThrough: %v %v, want %v", got, err, want)
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Fatalf("FedThrough: %v, want %v", got, want)
+			}
+		}
+	}
+	// Nothing fed: no partition.
+	fedThrough(map[int]uint64{})
 	if err := p.feed(t, w); err != nil { // messages 1-4: 40 views
 		t.Fatal(err)
 	}
@@ -34,6 +48,7 @@ func TestFeedTakesRowsByBatch(t *testing.T) {
 	if raw, views := p.counts(t); raw != 40 || views != 40 {
 		t.Fatalf("raw %d views %d, want 40", raw, views)
 	}
+	fedThrough(map[int]uint64{0: 4})
 	held := viewcount.Verdict{Event: viewcount.Event{Time: time.Now().UTC(), Site: "sink.example", Page: "/p", ID: "held", Visitor: 99,
 		Source: viewcount.SourcePixel}, Reason: viewcount.Valid, Seq: 2, Index: 10}
 	if err := w.Add(ctx, 5, []viewcount.Verdict{held}); err != nil { // released by a tick at 5
@@ -45,6 +60,7 @@ func TestFeedTakesRowsByBatch(t *testing.T) {
 	if raw, views := p.counts(t); raw != 41 || views != 41 {
 		t.Fatalf("after the held view: raw %d views %d, want 41", raw, views)
 	}
+	fedThrough(map[int]uint64{0: 5})
 }
 
 // TestFeedRedoneAfterCrash: a crash between recording a feed and running

@@ -158,6 +158,17 @@ func (r *Rules) Explain(e *viewcount.Event) Explanation {
 	}
 	step(viewcount.UnknownSite, site, fmt.Sprintf("%q is registered", e.Site))
 
+	origin, from := "", "the request named no page host (no Origin, Referer or tracker report): no evidence either way"
+	switch {
+	case e.Origin != "" && foreignOrigin(e, r.hosts):
+		origin = fmt.Sprintf("the page's host %q is not among the site's hostnames at %s", e.Origin, e.Time.UTC().Format(time.RFC3339))
+	case e.Origin != "" && r.hosts == nil:
+		from = fmt.Sprintf("the page's host %q; no hostnames to judge it by", e.Origin)
+	case e.Origin != "":
+		from = fmt.Sprintf("the page's host %q is among the site's hostnames", e.Origin)
+	}
+	step(viewcount.ForeignOrigin, origin, from)
+
 	spam, ref := "", "no referrer"
 	if e.Referrer != "" {
 		ref = fmt.Sprintf("the referrer's host %q is not on the spam list", hostOf(e.Referrer))

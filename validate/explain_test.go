@@ -27,8 +27,8 @@ func TestExplain(t *testing.T) {
 		if x.Verdict != verdict {
 			t.Errorf("%s: verdict %s, want %s", name, x.Verdict, verdict)
 		}
-		if x.Rules == "" || len(x.Steps) != 13 {
-			t.Errorf("%s: rules %q, %d steps, want a version and 13", name, x.Rules, len(x.Steps))
+		if x.Rules == "" || len(x.Steps) != 14 {
+			t.Errorf("%s: rules %q, %d steps, want a version and 14", name, x.Rules, len(x.Steps))
 		}
 		for _, s := range x.Steps {
 			if s.Rule != rule {
@@ -84,6 +84,13 @@ func TestExplain(t *testing.T) {
 	other.Site = "nowhere.example"
 	f("unknown site", other, viewcount.UnknownSite, viewcount.UnknownSite, Rejects, `"nowhere.example" is not a registered site`)
 
+	foreign := view(uaFirefoxWin, browserRequest)
+	foreign.Origin = "busy-page.test"
+	f("foreign origin", foreign, viewcount.ForeignOrigin, viewcount.ForeignOrigin, Rejects, `"busy-page.test" is not among the site's hostnames`)
+	foreign.Origin = "blog.example.com"
+	f("own subdomain", foreign, viewcount.Valid, viewcount.ForeignOrigin, Passes, `"blog.example.com" is among`)
+	f("no page host", view(uaFirefoxWin, browserRequest), viewcount.Valid, viewcount.ForeignOrigin, Passes, "no evidence")
+
 	wd := view(uaFirefoxWin, browserRequest)
 	wd.Webdriver = true
 	f("webdriver", wd, viewcount.Headless, viewcount.Headless, Rejects, "navigator.webdriver")
@@ -114,7 +121,8 @@ func TestExplainAgreesWithJudge(t *testing.T) {
 		e := viewcount.Event{Time: t0.Add(time.Duration(rng.IntN(3600)) * time.Second), Site: []string{"example.com", "other.org", "nowhere.example"}[rng.IntN(3)],
 			Page: []string{"/", "/promo/a", "/b"}[rng.IntN(3)], UA: uas[rng.IntN(len(uas))], Visitor: uint64(i), Network: uint64(i),
 			Headers: viewcount.HeaderFlags(rng.Uint32() & 0x1ff), ASN: []uint32{0, 3320, 16509}[rng.IntN(3)],
-			Referrer: []string{"", "https://semalt.com/", "https://news.example/"}[rng.IntN(3)], Webdriver: rng.IntN(20) == 0}
+			Referrer: []string{"", "https://semalt.com/", "https://news.example/"}[rng.IntN(3)], Webdriver: rng.IntN(20) == 0,
+			Origin: []string{"", "example.com", "www.other.org", "localhost", "busy-page.test"}[rng.IntN(5)]}
 		if rng.IntN(2) == 0 {
 			e.Source = viewcount.SourceBeacon
 			e.Hints = viewcount.Hints{Present: rng.IntN(10) > 0, ScreenW: uint16(rng.IntN(2000)), ScreenH: uint16(rng.IntN(1200)),

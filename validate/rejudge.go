@@ -268,8 +268,8 @@ func (r *Revalidator) readRaw(ctx context.Context, p int, start, end time.Time, 
 // rawEvent rebuilds an event from a row of revalidate_events.
 func rawEvent(row []string) (viewcount.Event, error) {
 	var e viewcount.Event
-	if len(row) != 29 {
-		return e, fmt.Errorf("views_raw row of %d columns, want 29", len(row))
+	if len(row) != 30 {
+		return e, fmt.Errorf("views_raw row of %d columns, want 30", len(row))
 	}
 	var errs []error
 	u := func(i, bits int) uint64 {
@@ -296,5 +296,6 @@ func rawEvent(row []string) (viewcount.Event, error) {
 	e.Country = row[26]
 	e.Headers = viewcount.HeaderFlags(u(27, 16))
 	e.ASN = uint32(u(28, 32))
+	e.Origin = row[29]
 	return e, errors.Join(errs...)
 }

@@ -1,9 +1,9 @@
 // Package validate judges every event in the stream: valid, or the reason it
 // is rejected (a bot user agent, a headless browser, impossible browser hints,
 // a request without the headers its claimed browser sends, a datacenter
-// address or hosting network, an unknown site, referrer spam, a client retry, a
-// flood from one visitor or network, a network rotating user agents, a
-// repeated view). The rules (Rules) are a pure function of the event
+// address or hosting network, an unknown site, a page on a host its site
+// does not allow, referrer spam, a client retry, a flood from one visitor or
+// network, a network rotating user agents, a repeated view). The rules (Rules) are a pure function of the event
 // sequence fed to them, clocked by the events' own receive times; the consumer
 // loop feeds them one partition of the stream and hands the verdicts on,
 // each with the event's dashboard dimensions (browser, OS, device class,
@@ -278,6 +278,7 @@ func (c Config) withDefaults() (Config, error) {
 type Rules struct {
 	cfg      Config
 	sites    SiteLookup
+	hosts    viewcount.HostLookup // sites' hostnames; nil when sites keeps none
 	ua       *uaMatcher
 	spam     spamReferrers
 	excluded corrections
@@ -329,7 +330,9 @@ func NewRules(cfg Config, sites SiteLookup) (*Rules, error) {
 	if err != nil {
 		return nil, err
 	}
+	hosts, _ := sites.(viewcount.HostLookup)
 	return &Rules{
+		hosts:        hosts,
 		excluded:     excluded,
 		allowed:      allowed,
 		hosting:      hosting,
@@ -372,26 +375,32 @@ func NewRules(cfg Config, sites SiteLookup) (*Rules, error) {
 //     came: a view received before its site's current registration
 //     (viewcount.InRegistration), in flight while the site was deleted
 //     and added again, counts for neither.
-//  8. BadReferrer: the referrer's host, or a parent domain of it, is on the
+//  8. ForeignOrigin: the request named the page it came from (Origin or
+//     Referer header, else the tracker's report: viewcount.Event.Origin)
+//     and the site's hostnames in force when the view came do not allow
+//     that host (see foreignOrigin). A view naming no page is not judged.
+//  9. BadReferrer: the referrer's host, or a parent domain of it, is on the
 //     spam list.
-//  9. Excluded: an operator's correction (Corrections) excludes the view's
+//  10. Excluded: an operator's correction (Corrections) excludes the view's
 //     network, AS number, referrer or path for its time.
-//  10. DuplicateID: the same (site, event id) was seen less than RetryWindow
+//  11. DuplicateID: the same (site, event id) was seen less than RetryWindow
 //     ago; only for events with an id.
-//  11. Rate: the visitor made more than VisitorRateLimit views, or its
+//  12. Rate: the visitor made more than VisitorRateLimit views, or its
 //     network more than NetworkRateLimit, or its IPv6 /32 more than
 //     BlockRateLimit of this page, within RateWindow (this view included).
-//  12. NetworkRotation: the network's views carry more than RotationMaxUAs
+//  13. NetworkRotation: the network's views carry more than RotationMaxUAs
 //     distinct user agents within RotationWindow.
-//  13. Duplicate: the same visitor viewed the same page of the same site less
+//  14. Duplicate: the same visitor viewed the same page of the same site less
 //     than DuplicateWindow ago.
 //
 // An operator's allow correction (Corrections, KindAllow) restores what
-// checks 2-6, 8, 11 and 12 reject (Restorable) for the views it names: the
+// checks 2-6, 9, 12 and 13 reject (Restorable) for the views it names: the
 // check is passed over and judging goes on, so an allowed view can still be
-// Excluded (an exclusion always wins), a DuplicateID or a Duplicate.
+// Excluded (an exclusion always wins), a DuplicateID or a Duplicate. A
+// ForeignOrigin is not restorable: the site's hostnames say where it may be
+// shown, and adding the host there is the correction.
 //
-// Checks 1-9 are stateless, and events they reject leave no state behind:
+// Checks 1-10 are stateless, and events they reject leave no state behind:
 // bots, datacenter traffic and junk for unregistered sites cannot fill the
 // capped windows and push out real visitors' keys, nor count against the
 // rate of the real people sharing their network. A DuplicateID is the same
@@ -459,6 +468,9 @@ func (r *Rules) judgeUA(e *viewcount.Event, ua uaInfo, t int64) viewcount.Reason
 	}
 	if !viewcount.InRegistration(r.sites, e.Site, e.Time) {
 		return viewcount.UnknownSite
+	}
+	if foreignOrigin(e, r.hosts) {
+		return viewcount.ForeignOrigin
 	}
 	if r.spam.match(e.Referrer) != "" && reject(viewcount.BadReferrer) {
 		return viewcount.BadReferrer

@@ -147,7 +147,9 @@ func TestJudgeWindows(t *testing.T) {
 // late), unknown sites, automation with bad hints, datacenter traffic,
 // scripts with a browser's user agent, referrer spam, floods from one visitor
 // and view farms rotating user agents on one network (these add events
-// beyond n), with receive times up to 2s out of order.
+// beyond n), views from pages on hosts their site does not allow, with
+// receive times up to 2s out of order. Most views name their page's host
+// (www. or the bare domain), one in ten none (a stripped Referer).
 func stream(n int, span time.Duration, visitors int, seed uint64) []viewcount.Event {
 	rnd := rand.New(rand.NewPCG(seed, 1))
 	browsers := browserUAs(300)
@@ -172,6 +174,14 @@ func stream(n int, span time.Duration, visitors int, seed uint64) []viewcount.Ev
 		if rnd.IntN(2) == 0 {
 			e.Source, e.Hints = viewcount.SourceBeacon, realHints(e.UA)
 		}
+		// Not drawn from rnd, which would change every other event.
+		switch i % 10 {
+		case 0:
+		case 1, 2, 3, 4, 5:
+			e.Origin = "www." + e.Site
+		default:
+			e.Origin = e.Site
+		}
 		switch x := rnd.IntN(1000); {
 		case x < 100:
 			e.UA = bots[rnd.IntN(len(bots))]
@@ -181,7 +191,7 @@ func stream(n int, span time.Duration, visitors int, seed uint64) []viewcount.Ev
 			e.Webdriver = true
 		case x < 200 && i > 0: // a reload of a recent view
 			p := evs[max(0, len(evs)-1-rnd.IntN(min(len(evs), 200)))]
-			e.Visitor, e.Network, e.Site, e.Page, e.UA, e.Source, e.Hints = p.Visitor, p.Network, p.Site, p.Page, p.UA, p.Source, p.Hints
+			e.Visitor, e.Network, e.Site, e.Page, e.UA, e.Source, e.Hints, e.Origin = p.Visitor, p.Network, p.Site, p.Page, p.UA, p.Source, p.Hints, p.Origin
 		case x < 240 && i > 0: // a retry, soon or up to a day and a half late
 			p := evs[max(0, len(evs)-1-rnd.IntN(min(len(evs), n/2)))]
 			p.Time = e.Time
@@ -206,8 +216,10 @@ func stream(n int, span time.Duration, visitors int, seed uint64) []viewcount.Ev
 				ua := browsers[(i+j)%len(browsers)]
 				evs = append(evs, viewcount.Event{Time: at.Add(time.Duration(j) * 3 * time.Second), Site: "example.com",
 					Page: "/watch", UA: ua, ID: e.ID + "-farm" + strconv.Itoa(j), Source: viewcount.SourcePixel,
-					Visitor: viewcount.NetworkKey(uint64(j)<<32, farm), Network: farm, Headers: realHeaders(ua)})
+					Visitor: viewcount.NetworkKey(uint64(j)<<32, farm), Network: farm, Headers: realHeaders(ua), Origin: "example.com"})
 			}
+		case x < 262: // another site's page, or a developer's copy, carrying the tag
+			e.Origin = [...]string{"fraud.test", "localhost", "127.0.0.1", e.Site + ".evil.test"}[x-258]
 		}
 		if e.Headers == 0 {
 			e.Headers = realHeaders(e.UA)

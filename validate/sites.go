@@ -10,6 +10,10 @@ import "github.com/viewcount/viewcount"
 // under (viewcount.InRegistration): one received before its site was
 // registered, or before the site was deleted and added again, is
 // UnknownSite however late it is judged, and verdicts are never revisited.
+//
+// A lookup that also implements viewcount.HostLookup (the registry does)
+// has its sites' hostnames judged too (ForeignOrigin), by the list in
+// force when each view came; one that does not allows every host.
 type SiteLookup interface {
 	viewcount.Registrations
 }

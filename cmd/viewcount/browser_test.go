@@ -51,8 +51,9 @@ func requireChromium(t *testing.T) string {
 
 // newBrowser starts headless Chromium with a desktop Chrome user agent, so
 // the validators judge its views by what the page reports (webdriver), not
-// by the "HeadlessChrome" in its default user agent. The tab's actions
-// must be done within 4 minutes of its start.
+// by the "HeadlessChrome" in its default user agent. Names under .example
+// and .test resolve to 127.0.0.1, so a test's pages can be on its site's
+// own host. The tab's actions must be done within 4 minutes of its start.
 func newBrowser(t *testing.T, width, height int) *browser {
 	t.Helper()
 	path := requireChromium(t)
@@ -61,6 +62,7 @@ func newBrowser(t *testing.T, width, height int) *browser {
 		chromedp.UserAgent(chromeUA),
 		chromedp.WindowSize(width, height),
 		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("host-resolver-rules", "MAP *.example 127.0.0.1, MAP *.test 127.0.0.1"),
 	)
 	if os.Geteuid() == 0 {
 		opts = append(opts, chromedp.NoSandbox) // Chromium refuses root with its sandbox on

@@ -33,10 +33,12 @@ func testSite(t *testing.T, stats, site string) string {
 });</script></body></html>`, r.URL.Path, stats, site)
 	}))
 	t.Cleanup(srv.Close)
-	// Another origin than the stats server's 127.0.0.1: the host differs
-	// as well as the port.
+	// The site's own host (newBrowser resolves *.example to loopback), so
+	// its views come from where they belong; another origin than the stats
+	// server's 127.0.0.1: the host differs as well as the port. Not
+	// localhost, from which vc.js sends nothing.
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
-	return "http://localhost:" + port
+	return "http://" + site + ":" + port
 }
 
 // TestDashboardBrowser drives headless Chromium through what a creator does:

@@ -27,10 +27,12 @@ import (
 
 // TestBrowsersCounted measures the header rule's false positives on real
 // browsers and its catch on scripts, through the whole process (embedded
-// NATS and chDB). A page on http://localhost embeds the pixel <img> and
-// vc.js from viewcount on http://127.0.0.1 (another site; both loopback,
-// so the browsers treat the requests as secure and send everything they
-// send over https):
+// NATS and chDB). A page on the site's own host, http://signals.example
+// (the browsers resolve it to loopback and treat it as a secure context:
+// vc.js sends nothing from localhost itself, and a page on another host
+// is foreign_origin), embeds the pixel <img> and vc.js from viewcount on
+// http://127.0.0.1 (another site; loopback, so the browsers treat the
+// requests as secure and send everything they send over https):
 //
 //   - headful Chromium and headful Firefox ESR under Xvfb, launched as a
 //     person would (no automation protocol, fresh profile): both of their
@@ -62,18 +64,18 @@ func TestBrowsersCounted(t *testing.T) {
 			`<script defer src="%s/vc.js" data-site="%s"></script><p>%s</p>`, name, vc, site, name, vc, site, name)
 	}))
 	t.Cleanup(pages.Close)
-	pageURL := func(name string) string {
-		return strings.Replace(pages.URL, "127.0.0.1", "localhost", 1) + "/b/" + name
-	}
+	origin := strings.Replace(pages.URL, "127.0.0.1", site, 1)
+	pageURL := func(name string) string { return origin + "/b/" + name }
 
 	// The browsers, all at once: they take seconds to start on a busy box.
 	xenv := []string{"DISPLAY=" + display}
-	chromiumArgs := []string{"--no-first-run", "--no-default-browser-check", "--disable-gpu", "--password-store=basic"}
+	chromiumArgs := []string{"--no-first-run", "--no-default-browser-check", "--disable-gpu", "--password-store=basic",
+		"--host-resolver-rules=MAP " + site + " 127.0.0.1", "--unsafely-treat-insecure-origin-as-secure=" + origin}
 	if os.Geteuid() == 0 {
 		chromiumArgs = append(chromiumArgs, "--no-sandbox") // Chromium refuses root with its sandbox on
 	}
 	launch(t, xenv, chromium, append(chromiumArgs, "--user-data-dir="+t.TempDir(), pageURL("chromium"))...)
-	launch(t, append(xenv, "HOME="+t.TempDir()), firefox, "--new-instance", "--profile", firefoxProfile(t), pageURL("firefox"))
+	launch(t, append(xenv, "HOME="+t.TempDir()), firefox, "--new-instance", "--profile", firefoxProfile(t, site), pageURL("firefox"))
 	launch(t, nil, chromium, append(chromiumArgs, "--headless=new", "--user-data-dir="+t.TempDir(), pageURL("headless"))...)
 	// The user agent of a current Chrome.
 	const ua = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36"
@@ -244,8 +246,9 @@ func tail(s string, n int) string {
 }
 
 // firefoxProfile is a fresh profile that skips first-run pages and
-// background chatter, which would only slow the page down.
-func firefoxProfile(t *testing.T) string {
+// background chatter, which would only slow the page down, and resolves
+// host to loopback as a secure context.
+func firefoxProfile(t *testing.T, host string) string {
 	t.Helper()
 	dir := t.TempDir()
 	prefs := []string{
@@ -255,6 +258,8 @@ func firefoxProfile(t *testing.T) string {
 		`user_pref("datareporting.policy.dataSubmissionEnabled", false);`,
 		`user_pref("toolkit.telemetry.reportingpolicy.firstRun", false);`,
 		`user_pref("app.update.enabled", false);`,
+		`user_pref("network.dns.localDomains", "` + host + `");`,
+		`user_pref("dom.securecontext.allowlist", "` + host + `");`,
 	}
 	if err := os.WriteFile(filepath.Join(dir, "user.js"), []byte(strings.Join(prefs, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -18,14 +18,16 @@ import (
 
 const siteUsage = `usage:
   viewcount site add DOMAIN              register a site, print its token
-  viewcount site list [--json]           registered sites: created, time zone, last view
+  viewcount site list [--json]           registered sites: created, time zone, last view, hostnames
+  viewcount site hosts DOMAIN [HOST…]    the page hosts the site's views may come from: shown, or set (example.com,
+                                         "*.example.com" for its subdomains, "*" for any); others are foreign_origin
   viewcount site rotate DOMAIN [--keep-share]
                                          a new site token; the old one and the site's share link stop working at once
   viewcount site delete DOMAIN --confirm DOMAIN
                                          remove the site and all its data (without --confirm: say what would go)
 common flags: [--server URL] [--admin-token-file FILE] [--data DIR]; the admin token: VIEWCOUNT_ADMIN_TOKEN, the file, else DIR/admin_token`
 
-// runSite implements `viewcount site add|list|rotate|delete` against a
+// runSite implements `viewcount site add|list|rotate|delete|hosts` against a
 // running server's admin API.
 func runSite(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
@@ -47,6 +49,7 @@ func runSite(args []string, stdout, stderr io.Writer) error {
 	case "list":
 		jsonOut = fs.Bool("json", false, "print the server's JSON answer")
 		wantDomain = false
+	case "hosts":
 	default:
 		return errors.New(siteUsage)
 	}
@@ -60,10 +63,27 @@ func runSite(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(rest); err != nil {
 		return err
 	}
+	var hosts []string
+	if cmd == "hosts" {
+		// Hosts and flags in any order: parse again after each host.
+		for fs.NArg() > 0 {
+			hosts = append(hosts, fs.Arg(0))
+			if err := fs.Parse(fs.Args()[1:]); err != nil {
+				return err
+			}
+		}
+		if domain == "" && len(hosts) > 0 {
+			domain, hosts = hosts[0], hosts[1:]
+		}
+	}
 	switch {
+	case cmd == "hosts":
 	case wantDomain && domain == "" && fs.NArg() == 1:
 		domain = fs.Arg(0)
 	case fs.NArg() > 0 || wantDomain && domain == "":
+		return errors.New(siteUsage)
+	}
+	if wantDomain && domain == "" {
 		return errors.New(siteUsage)
 	}
 	admin, err := af.client("/v1/admin/sites", stderr)
@@ -81,6 +101,12 @@ func runSite(args []string, stdout, stderr io.Writer) error {
 			path += "?keep_share=true"
 		}
 		return admin.print(stdout, "site rotate", http.MethodPost, path, nil, http.StatusOK)
+	case "hosts":
+		if len(hosts) == 0 {
+			return admin.print(stdout, "site hosts", http.MethodGet, "/"+site, nil, http.StatusOK)
+		}
+		body, _ := json.Marshal(map[string][]string{"hostnames": hosts})
+		return admin.print(stdout, "site hosts", http.MethodPatch, "/"+site, body, http.StatusOK)
 	case "delete":
 		if *confirm == "" {
 			return admin.previewDelete(site, domain)
@@ -172,18 +198,19 @@ func (a adminClient) list(w io.Writer) error {
 	}
 	var ans struct {
 		Sites []struct {
-			Site     string  `json:"site"`
-			Created  string  `json:"created"`
-			Timezone string  `json:"timezone"`
-			Shared   bool    `json:"shared"`
-			LastView *string `json:"last_view"`
+			Site      string   `json:"site"`
+			Created   string   `json:"created"`
+			Timezone  string   `json:"timezone"`
+			Shared    bool     `json:"shared"`
+			LastView  *string  `json:"last_view"`
+			Hostnames []string `json:"hostnames"`
 		} `json:"sites"`
 	}
 	if err := json.Unmarshal(out, &ans); err != nil {
 		return fmt.Errorf("site list: answer: %w", err)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SITE\tCREATED\tTIMEZONE\tLAST VIEW\tSHARE LINK")
+	fmt.Fprintln(tw, "SITE\tCREATED\tTIMEZONE\tLAST VIEW\tSHARE LINK\tHOSTNAMES")
 	for _, s := range ans.Sites {
 		last, shared := "never", "no"
 		if s.LastView != nil {
@@ -192,7 +219,7 @@ func (a adminClient) list(w io.Writer) error {
 		if s.Shared {
 			shared = "yes"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Site, s.Created, s.Timezone, last, shared)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Site, s.Created, s.Timezone, last, shared, strings.Join(s.Hostnames, " "))
 	}
 	return tw.Flush()
 }

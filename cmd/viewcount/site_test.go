@@ -61,14 +61,28 @@ func TestSiteCommands(t *testing.T) {
 		}
 		return s.Created.Format(time.RFC3339)
 	}
-	want := "SITE          CREATED               TIMEZONE  LAST VIEW             SHARE LINK\n" +
-		"cli.example   " + created("cli.example") + "  UTC       2026-11-30T10:00:00Z  no\n" +
-		"idle.example  " + created("idle.example") + "  UTC       never                 no\n"
+	want := "SITE          CREATED               TIMEZONE  LAST VIEW             SHARE LINK  HOSTNAMES\n" +
+		"cli.example   " + created("cli.example") + "  UTC       2026-11-30T10:00:00Z  no          cli.example *.cli.example\n" +
+		"idle.example  " + created("idle.example") + "  UTC       never                 no          idle.example *.idle.example\n"
 	if out := must("list"); out != want {
 		t.Errorf("list:\n%s\nwant:\n%s", out, want)
 	}
 	if out := must("list", "--json"); !strings.HasPrefix(out, `{"sites":[{"site":"cli.example",`) || !strings.HasSuffix(out, "\"last_view\":null}]}\n") {
 		t.Errorf("list --json: %q", out)
+	}
+
+	// Hostnames: shown, set, refused when not host names.
+	if out := must("hosts", "idle.example"); !strings.Contains(out, `"hostnames":["idle.example","*.idle.example"],"hostnames_since":null`) {
+		t.Errorf("hosts: %q", out)
+	}
+	if out := must("hosts", "idle.example", "idle.example", "*.idle.example", "idle-example.translate.goog"); !strings.Contains(out, `"hostnames":["idle.example","*.idle.example","idle-example.translate.goog"],"hostnames_since":"`) {
+		t.Errorf("hosts set: %q", out)
+	}
+	if _, err := site("hosts", "idle.example", "localhost:3000"); err == nil || !strings.Contains(err.Error(), `400 Bad Request: {"error":"hostnames: [0]`) {
+		t.Errorf("hosts localhost:3000: %v", err)
+	}
+	if out := must("hosts", "idle.example", "idle.example", "*.idle.example"); !strings.Contains(out, `"hostnames":["idle.example","*.idle.example"]`) {
+		t.Errorf("hosts reset: %q", out)
 	}
 
 	// Rotation: the old token is refused at once, the new one works.
@@ -127,12 +141,12 @@ func TestSiteCommands(t *testing.T) {
 	if code := report(token); code != 401 {
 		t.Errorf("token of the deleted site: %d, want 401", code)
 	}
-	want = "SITE          CREATED               TIMEZONE  LAST VIEW  SHARE LINK\n" +
-		"idle.example  " + created("idle.example") + "  UTC       never      no\n"
+	want = "SITE          CREATED               TIMEZONE  LAST VIEW  SHARE LINK  HOSTNAMES\n" +
+		"idle.example  " + created("idle.example") + "  UTC       never      no          idle.example *.idle.example\n"
 	if out := must("list"); out != want {
 		t.Errorf("list after delete:\n%s\nwant:\n%s", out, want)
 	}
-	for _, args := range [][]string{{"nope"}, {"rotate"}, {"list", "extra"}, {"delete", "a.example", "b.example"}} {
+	for _, args := range [][]string{{"nope"}, {"rotate"}, {"list", "extra"}, {"delete", "a.example", "b.example"}, {"hosts"}} {
 		if _, err := site(args...); err == nil || !strings.HasPrefix(err.Error(), "usage:") {
 			t.Errorf("site %v: %v, want the usage", args, err)
 		}

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -37,23 +39,85 @@ func vcjsChromium(t *testing.T) string {
 	return ""
 }
 
+// personChromium starts headless Chromium made to look like a person's
+// browser, as the vc.js tests need their views to count: no automation
+// flag (navigator.webdriver false), a user agent without "Headless", and,
+// through setUA (run it before the first navigation of a tab), a desktop
+// screen (headless Chromium's 800 × 600 is judged headless). flags are
+// more command-line switches, e.g. host-resolver-rules. The browser lives
+// for 2 minutes at most.
+func personChromium(t *testing.T, exe string, flags ...chromedp.ExecAllocatorOption) (context.Context, chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe),
+		// What makes navigator.webdriver true in a browser under CDP.
+		chromedp.Flag("enable-automation", false), chromedp.Flag("disable-blink-features", "AutomationControlled"))
+	opts = append(opts, flags...)
+	if os.Geteuid() == 0 {
+		opts = append(opts, chromedp.NoSandbox) // Chromium refuses root with its sandbox
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(cancelAlloc)
+	bctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
+	t.Cleanup(cancelBrowser)
+	ua, err := chromedp.Run(bctx, chromedp.Evaluate[string](`navigator.userAgent`))
+	if err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	ua = strings.Replace(ua, "HeadlessChrome/", "Chrome/", 1)
+	setUA := chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		if _, err := cdp.Call(ctx, tg, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{UserAgent: ua}); err != nil {
+			return err
+		}
+		_, err := cdp.Call(ctx, tg, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
+			Width: 1280, Height: 720, DeviceScaleFactor: 1, ScreenWidth: 1920, ScreenHeight: 1080})
+		return err
+	})
+	return bctx, setUA
+}
+
 // requestLog is a reverse proxy in front of the viewcount process that
 // records every request it passes on: the test's view of what the browser
 // actually sent, and to where.
 type requestLog struct {
-	mu   sync.Mutex
-	seen []string // "METHOD /path?query"
+	mu      sync.Mutex
+	seen    []string // "METHOD /path?query"
+	headers []string // "METHOD /path Origin=… Referer=…", for the log
+	bodies  []string // the bodies of POST /v1/events
 }
 
 func (l *requestLog) handler(target string) http.Handler {
 	u, _ := url.Parse(target)
 	proxy := httputil.NewSingleHostReverseProxy(u)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body []byte
+		if r.Method == http.MethodPost && r.URL.Path == "/v1/events" {
+			body, _ = io.ReadAll(io.LimitReader(r.Body, 1<<20))
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
 		l.mu.Lock()
+		if body != nil {
+			l.bodies = append(l.bodies, string(body))
+		}
 		l.seen = append(l.seen, r.Method+" "+r.URL.RequestURI())
+		l.headers = append(l.headers, fmt.Sprintf("%s %s Origin=%q Referer=%q", r.Method, r.URL.Path, r.Header.Get("Origin"), r.Header.Get("Referer")))
 		l.mu.Unlock()
 		proxy.ServeHTTP(w, r)
 	})
+}
+
+// beacons returns the beacon bodies that name page.
+func (l *requestLog) beacons(page string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, b := range l.bodies {
+		if strings.Contains(b, `"page":"`+page+`"`) {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 func (l *requestLog) all() []string {
@@ -82,7 +146,8 @@ func (l *requestLog) matching(method, pathPrefix, page string) []string {
 }
 
 // TestVCJSInBrowser drives Chromium against the whole process on embedded
-// NATS and chDB, with the tracker loaded by pages of another origin:
+// NATS and chDB, with the tracker loaded by pages of another origin (the
+// site's own, www.example.com):
 //
 //   - a page whose CSP allows the viewcount origin in script-src and img-src
 //     but not connect-src: Chromium blocks the beacon (sendBeacon still says
@@ -149,41 +214,14 @@ func TestVCJSInBrowser(t *testing.T) {
 		}
 	}))
 	t.Cleanup(pages.Close)
-	if strings.TrimPrefix(vc.URL, "http://") == strings.TrimPrefix(pages.URL, "http://") {
-		t.Fatal("the pages and viewcount share an origin")
-	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe),
-		// What makes navigator.webdriver true in a browser under CDP.
-		chromedp.Flag("enable-automation", false), chromedp.Flag("disable-blink-features", "AutomationControlled"))
-	if os.Geteuid() == 0 {
-		opts = append(opts, chromedp.NoSandbox) // Chromium refuses root with its sandbox
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
-	defer cancelBrowser()
-	ua, err := chromedp.Run(bctx, chromedp.Evaluate[string](`navigator.userAgent`))
-	if err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	ua = strings.Replace(ua, "HeadlessChrome/", "Chrome/", 1)
-	// A person's browser: a desktop user agent and screen (headless
-	// Chromium's 800 × 600 screen is judged headless: this test is about
-	// the tracker under a CSP, not about catching it).
-	setUA := chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		if _, err := cdp.Call(ctx, tg, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{UserAgent: ua}); err != nil {
-			return err
-		}
-		_, err := cdp.Call(ctx, tg, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
-			Width: 1280, Height: 720, DeviceScaleFactor: 1, ScreenWidth: 1920, ScreenHeight: 1080})
-		return err
-	})
+	// The pages are on the site's own host (Chromium resolves it to
+	// loopback), as a real site's are: vc.js sends nothing from localhost
+	// or 127.0.0.1, and a view from another host is foreign_origin.
+	site := strings.Replace(pages.URL, "127.0.0.1", "www.example.com", 1)
+	bctx, setUA := personChromium(t, exe, chromedp.Flag("host-resolver-rules", "MAP www.example.com 127.0.0.1"))
 
 	// The CSP page: the beacon is blocked, the pixel carries the view.
-	if err := chromedp.Do(bctx, setUA, chromedp.Navigate(pages.URL+"/csp")); err != nil {
+	if err := chromedp.Do(bctx, setUA, chromedp.Navigate(site+"/csp")); err != nil {
 		t.Fatal(err)
 	}
 	if webdriver, err := chromedp.Run(bctx, chromedp.Evaluate[bool](`navigator.webdriver`)); err != nil || webdriver {
@@ -213,7 +251,7 @@ func TestVCJSInBrowser(t *testing.T) {
 
 	// What sendBeacon answers when CSP blocks it (the reason vc.js listens
 	// for violations): logged, not asserted, as Chromium may change it.
-	if err := chromedp.Do(bctx, chromedp.Navigate(pages.URL+"/probe")); err != nil {
+	if err := chromedp.Do(bctx, chromedp.Navigate(site+"/probe")); err != nil {
 		t.Fatal(err)
 	}
 	sent, err := chromedp.Run(bctx, chromedp.Evaluate[bool](`navigator.sendBeacon('`+vc.URL+`/v1/events', '{}')`))
@@ -221,7 +259,7 @@ func TestVCJSInBrowser(t *testing.T) {
 
 	// The count page: three elements, one batch request, the page's own
 	// view by the beacon (connect-src is not restricted there).
-	if err := chromedp.Do(bctx, chromedp.Navigate(pages.URL+"/count")); err != nil {
+	if err := chromedp.Do(bctx, chromedp.Navigate(site+"/count")); err != nil {
 		t.Fatal(err)
 	}
 	if err := chromedp.Do(bctx, untilJS(`document.getElementById('c').textContent !== ''`,

@@ -55,7 +55,8 @@ func TestExternalServerStallAndRestart(t *testing.T) {
 	hit := func(id string) error {
 		hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
-		return pub.Publish(hctx, []viewcount.Event{{Time: time.Now().UTC(), Site: "example.com", Page: "/p", ID: id, Source: viewcount.SourceBeacon}})
+		_, err := pub.Publish(hctx, []viewcount.Event{{Time: time.Now().UTC(), Site: "example.com", Page: "/p", ID: id, Source: viewcount.SourceBeacon}})
+		return err
 	}
 	cons, err := c.JS.OrderedConsumer(ctx, viewcount.StreamName, jetstream.OrderedConsumerConfig{FilterSubjects: []string{viewcount.Subject(0)}})
 	if err != nil {

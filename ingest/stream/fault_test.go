@@ -177,7 +177,7 @@ func faultScenario(t *testing.T, dir string, inject, clear func()) {
 	hit := func(id string) error {
 		hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
-		err := pub.Publish(hctx, []viewcount.Event{{Time: time.Now().UTC(), Site: "example.com", Page: "/p", ID: id, Source: viewcount.SourceBeacon}})
+		_, err := pub.Publish(hctx, []viewcount.Event{{Time: time.Now().UTC(), Site: "example.com", Page: "/p", ID: id, Source: viewcount.SourceBeacon}})
 		if err == nil {
 			acked++
 		}

@@ -39,6 +39,49 @@ type Site struct {
 	// ShareHash is the hash of the site's read-only share token ("" = no
 	// share link); see CreateShare.
 	ShareHash string `json:"share_sha256,omitempty"`
+	// Hosts is the history of the site's hostnames (SetHostnames), oldest
+	// first, at most maxHostHistory versions; before the first, and when
+	// there is none, the site has viewcount.DefaultHostnames. A view is
+	// judged by the version in force when it was received (AllowsHost).
+	Hosts []viewcount.Hostnames `json:"hostnames,omitempty"`
+}
+
+// maxHostHistory bounds the versions of a site's hostnames kept: a view is
+// judged by the version in force when it came, and views older than the
+// oldest version kept (16 changes ago) are judged by that one (its Since
+// is then zero).
+const maxHostHistory = 16
+
+// Hostnames returns the site's hostnames in force now.
+func (site Site) Hostnames() []string {
+	if n := len(site.Hosts); n > 0 {
+		return site.Hosts[n-1].Hosts
+	}
+	return viewcount.DefaultHostnames(site.Domain)
+}
+
+// registration is what the in-memory registry keeps of a site: the start
+// of its registration and its hostnames' versions, the default first.
+type registration struct {
+	created time.Time
+	hosts   []viewcount.Hostnames
+}
+
+func newRegistration(domain string, site Site) registration {
+	hosts := make([]viewcount.Hostnames, 0, 1+len(site.Hosts))
+	hosts = append(hosts, viewcount.Hostnames{Hosts: viewcount.DefaultHostnames(domain)})
+	return registration{created: site.Created, hosts: append(hosts, site.Hosts...)}
+}
+
+// hostsAt is the version of the hostnames in force at t: the newest that
+// began at or before it, else the default.
+func (r registration) hostsAt(t time.Time) []string {
+	for i := len(r.hosts) - 1; i > 0; i-- {
+		if !t.Before(r.hosts[i].Since) {
+			return r.hosts[i].Hosts
+		}
+	}
+	return r.hosts[0].Hosts
 }
 
 // Sites is the site registry. Every role process holds one; a watch on the
@@ -52,7 +95,7 @@ type Sites struct {
 	now     func() time.Time
 
 	mu    sync.RWMutex
-	known map[string]time.Time // domain → its registration's Created
+	known map[string]registration // domain → its registration
 
 	// fence orders this process's inserts against its deletions: a Writer
 	// holds it (Hold) from checking a batch against the registry until the
@@ -79,7 +122,7 @@ func OpenSites(ctx context.Context, c *Conn, now func() time.Time) (*Sites, erro
 	if now == nil {
 		now = time.Now
 	}
-	s := &Sites{kv: kv, watcher: w, done: make(chan struct{}), now: now, known: map[string]time.Time{}}
+	s := &Sites{kv: kv, watcher: w, done: make(chan struct{}), now: now, known: map[string]registration{}}
 	// The watch delivers every current key, then a nil marker. Waiting for
 	// it means a validator never judges against a half-loaded registry.
 	for initial := true; initial; {
@@ -111,19 +154,19 @@ func (s *Sites) follow() {
 }
 
 func (s *Sites) apply(e jetstream.KeyValueEntry) {
-	var created time.Time
+	var site Site
 	if e.Operation() == jetstream.KeyValuePut {
 		// An entry that does not decode still registers its site, with no
-		// start (as before registrations had one): Get reports the damage.
-		var site Site
-		if json.Unmarshal(e.Value(), &site) == nil {
-			created = site.Created
+		// start (as before registrations had one) and the default
+		// hostnames: Get reports the damage.
+		if json.Unmarshal(e.Value(), &site) != nil {
+			site = Site{}
 		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e.Operation() == jetstream.KeyValuePut {
-		s.known[e.Key()] = created
+		s.known[e.Key()] = newRegistration(e.Key(), site)
 	} else {
 		delete(s.known, e.Key())
 	}
@@ -140,8 +183,18 @@ func (s *Sites) Known(domain string) bool {
 func (s *Sites) Registered(domain string) (since time.Time, ok bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	since, ok = s.known[domain]
-	return since, ok
+	r, ok := s.known[domain]
+	return r.created, ok
+}
+
+// AllowsHost reports whether a view of domain received at t from a page on
+// host may count: the site's hostnames in force at t allow it
+// (viewcount.HostLookup). False for a site not registered.
+func (s *Sites) AllowsHost(domain, host string, t time.Time) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	r, ok := s.known[domain]
+	return ok && viewcount.HostAllowed(r.hostsAt(t), host)
 }
 
 // Quiesce waits until every Hold taken before it is released: for a
@@ -191,7 +244,7 @@ func (s *Sites) Add(ctx context.Context, domain string) (site Site, token string
 	// Seen locally at once, so a hit right after registration is not judged
 	// against a registry that has not heard of the site yet.
 	s.mu.Lock()
-	s.known[domain] = site.Created
+	s.known[domain] = newRegistration(domain, site)
 	s.mu.Unlock()
 	return site, token, nil
 }

@@ -8,11 +8,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/viewcount/viewcount"
 )
 
 // ErrBadTimezone is returned (wrapped) by SetTimezone for a name that is not
@@ -110,6 +113,45 @@ func (s *Sites) SetTimezone(ctx context.Context, domain, zone string) (Site, err
 		site.Timezone = zone
 		return nil
 	})
+}
+
+// SetHostnames sets the page hosts the site's views may come from
+// (viewcount.CheckHostnames checks and normalises them) and returns the
+// site as stored. The list applies to views received from now on (the
+// registry's clock): views received before are judged by the list then
+// in force, however late, so a replay judges them alike. Setting the list
+// in force changes nothing. Errors: a wrapped viewcount.ErrBadHostname,
+// ErrSiteUnknown.
+func (s *Sites) SetHostnames(ctx context.Context, domain string, hosts []string) (Site, error) {
+	hosts, err := viewcount.CheckHostnames(hosts)
+	if err != nil {
+		return Site{}, err
+	}
+	site, err := s.modify(ctx, domain, func(site *Site) error {
+		if slices.Equal(site.Hostnames(), hosts) {
+			return nil
+		}
+		since := s.now().UTC().Truncate(time.Millisecond)
+		if n := len(site.Hosts); n > 0 && !since.After(site.Hosts[n-1].Since) {
+			since = site.Hosts[n-1].Since.Add(time.Millisecond) // versions strictly in order
+		}
+		site.Hosts = append(site.Hosts, viewcount.Hostnames{Since: since, Hosts: hosts})
+		if n := len(site.Hosts); n > maxHostHistory {
+			site.Hosts = slices.Clone(site.Hosts[n-maxHostHistory:])
+			site.Hosts[0].Since = time.Time{} // now stands for all that came before
+		}
+		return nil
+	})
+	if err != nil {
+		return Site{}, err
+	}
+	// In force here at once, as Add is, without waiting for the watch.
+	s.mu.Lock()
+	if _, ok := s.known[domain]; ok {
+		s.known[domain] = newRegistration(domain, site)
+	}
+	s.mu.Unlock()
+	return site, nil
 }
 
 // CheckTimezone returns nil for an IANA zone name. "Local" (the server's

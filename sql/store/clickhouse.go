@@ -148,7 +148,7 @@ func appendColumns(batch driver.Batch, rows []viewcount.Verdict) error {
 	var (
 		times                                 = make([]time.Time, n)
 		sites, pages, refs, uas, ids, sources = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		verdicts, rules                       = make([]string, n), make([]string, n)
+		verdicts, rules, origins              = make([]string, n), make([]string, n), make([]string, n)
 		visitors, networks, seqs, batches     = make([]uint64, n), make([]uint64, n), make([]uint64, n), make([]uint64, n)
 		webdrivers, dcs, present, tzs, uads   = make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n)
 		secure, windows                       = make([]bool, n), make([]bool, n)
@@ -170,7 +170,7 @@ func appendColumns(batch driver.Batch, rows []viewcount.Verdict) error {
 		dcs[i], present[i], screenW[i], screenH[i], langs[i] = r.Datacenter, h.Present, h.ScreenW, h.ScreenH, h.Languages
 		tzs[i], uads[i], secure[i] = h.TZ, h.UAData, h.Secure
 		windows[i], outerW[i], outerH[i] = h.Window, h.OuterW, h.OuterH
-		sources[i], verdicts[i], rules[i] = r.Source.String(), string(r.Reason), r.Rules
+		sources[i], verdicts[i], rules[i], origins[i] = r.Source.String(), string(r.Reason), r.Rules, r.Origin
 		partitions[i], seqs[i], idxs[i], batches[i] = r.Partition, r.Seq, r.Index, r.Batch
 		reqFlags[i], asns[i] = uint16(r.Headers), r.ASN
 		d := &r.Dims
@@ -184,7 +184,7 @@ func appendColumns(batch driver.Batch, rows []viewcount.Verdict) error {
 	for _, d := range dims {
 		cols = append(cols, d)
 	}
-	cols = append(cols, batches, reqFlags, asns, rules, windows, outerW, outerH)
+	cols = append(cols, batches, reqFlags, asns, rules, windows, outerW, outerH, origins)
 	for i, col := range cols {
 		if err := batch.Column(i).Append(col); err != nil {
 			return fmt.Errorf("column %d: %w", i, err)

@@ -21,7 +21,7 @@ import (
 )
 
 // viewsRawTypes are the views_raw columns as a server describes them in the
-// header block it answers an INSERT with (sql/migrations/001, 003, 007 and 013), in
+// header block it answers an INSERT with (sql/migrations/001, 003, 007, 013 and 018), in
 // viewsColumns order, the order clickhouse-go sorts that header into.
 var viewsRawTypes = [][2]string{
 	{"time", "DateTime64(3, 'UTC')"}, {"site", "LowCardinality(String)"}, {"page", "String"},
@@ -35,6 +35,7 @@ var viewsRawTypes = [][2]string{
 	{"browser", "LowCardinality(String)"}, {"os", "LowCardinality(String)"}, {"device", "LowCardinality(String)"},
 	{"screen", "LowCardinality(String)"}, {"batch", "UInt64"}, {"req_flags", "UInt16"}, {"asn", "UInt32"},
 	{"rules", "LowCardinality(String)"}, {"window_reported", "Bool"}, {"window_w", "UInt16"}, {"window_h", "UInt16"},
+	{"origin", "LowCardinality(String)"},
 }
 
 // newViewsBlock returns an empty views_raw block, as PrepareBatch gets one
@@ -79,7 +80,7 @@ func nativeRow(r *viewcount.Verdict) []any {
 		r.Source.String(), string(r.Reason), r.Partition, r.Seq, r.Index,
 		r.UTM.Source, r.UTM.Medium, r.UTM.Campaign, r.Country, r.Dims.RefHost, r.Dims.RefSource,
 		r.Dims.Browser, r.Dims.OS, r.Dims.Device, r.Dims.Screen, r.Batch, uint16(r.Headers), r.ASN, r.Rules,
-		h.Window, h.OuterW, h.OuterH}
+		h.Window, h.OuterW, h.OuterH, r.Origin}
 }
 
 // nativeBenchRows returns n verdicts shaped like makeFixtureSpan's (two

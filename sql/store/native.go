@@ -13,7 +13,7 @@ const viewsColumns = "time, site, page, referrer, ua, event_id, visitor, network
 	"datacenter, hints_present, screen_w, screen_h, languages, tz, ua_data, secure_context, " +
 	"source, verdict, partition, seq, idx, " +
 	"utm_source, utm_medium, utm_campaign, country, ref_host, ref_source, browser, os, device, screen, batch, " +
-	"req_flags, asn, rules, window_reported, window_w, window_h"
+	"req_flags, asn, rules, window_reported, window_w, window_h, origin"
 
 // viewsColumnCount is the number of columns appendNative writes: one per
 // name in viewsColumns, in its order.
@@ -105,6 +105,7 @@ func appendNative(dst []byte, rows []viewcount.Verdict) []byte {
 	u8("window_reported", "Bool", func(r *viewcount.Verdict) uint8 { return b2u(r.Hints.Window) })
 	u16("window_w", func(r *viewcount.Verdict) uint16 { return r.Hints.OuterW })
 	u16("window_h", func(r *viewcount.Verdict) uint16 { return r.Hints.OuterH })
+	str("origin", func(r *viewcount.Verdict) string { return r.Origin })
 	return dst
 }
 

@@ -26,8 +26,9 @@ func TestAppendNative(t *testing.T) {
 	v.Dims = viewcount.Dims{RefHost: "h", RefSource: "s", Browser: "B", OS: "O", Device: "d", Screen: "x"}
 	v.Headers = viewcount.HeadersSeen | viewcount.HeaderSecure
 	v.ASN = 0x01020304
+	v.Origin = "o.example"
 	got := appendNative(nil, []viewcount.Verdict{v})
-	want := []byte{39, 1}
+	want := []byte{40, 1}
 	var names []string
 	col := func(name, typ string, value ...byte) {
 		names = append(names, name)
@@ -74,6 +75,7 @@ func TestAppendNative(t *testing.T) {
 	col("window_reported", "Bool", 1)
 	col("window_w", "UInt16", 0x00, 0x05)
 	col("window_h", "UInt16", 0x00, 0x03)
+	col("origin", "String", append([]byte{9}, "o.example"...)...)
 	if string(got) != string(want) {
 		t.Errorf("got  %x\nwant %x", got, want)
 	}

@@ -268,6 +268,7 @@ func makeFixtureSpan(n int, seed uint64, start time.Time, span time.Duration) *f
 				Hints: viewcount.Hints{Present: i%3 != 0, ScreenW: uint16(rng.IntN(4000)), ScreenH: uint16(rng.IntN(3000)),
 					Languages: uint8(rng.IntN(5)), TZ: i%2 == 0, UAData: i%5 == 0, Secure: i%7 != 0},
 				Headers: viewcount.HeaderFlags(i * 37 % 512), ASN: uint32(i * 7919),
+				Origin: [...]string{"", "www.a.example", "fraud.test"}[i%3],
 			},
 			Reason:    reason,
 			Partition: uint16(rng.IntN(8)),
@@ -365,7 +366,7 @@ func TestInsertViewsRollups(t *testing.T) {
 		want := f.rows[7]
 		row := mustQuery(t, s, "SELECT time, site, page, referrer, ua, event_id, visitor, network, webdriver, "+
 			"datacenter, hints_present, screen_w, screen_h, languages, tz, ua_data, secure_context, "+
-			"source, verdict, partition, seq, idx, req_flags, asn FROM views_raw WHERE event_id = {id:String}",
+			"source, verdict, partition, seq, idx, req_flags, asn, origin FROM views_raw WHERE event_id = {id:String}",
 			store.Params{"id": want.ID}).Rows
 		wantRow := []string{
 			want.Time.UTC().Format("2006-01-02 15:04:05.000"), want.Site, want.Page, want.Referrer, want.UA, want.ID,
@@ -374,7 +375,7 @@ func TestInsertViewsRollups(t *testing.T) {
 			strconv.Itoa(int(want.Hints.ScreenH)), strconv.Itoa(int(want.Hints.Languages)), strconv.FormatBool(want.Hints.TZ),
 			strconv.FormatBool(want.Hints.UAData), strconv.FormatBool(want.Hints.Secure),
 			want.Source.String(), string(want.Reason), strconv.Itoa(int(want.Partition)), strconv.FormatUint(want.Seq, 10), strconv.Itoa(int(want.Index)),
-			"259", "55433", // f.rows[7]: 7*37 % 512 and 7*7919
+			"259", "55433", "www.a.example", // f.rows[7]: 7*37 % 512, 7*7919, 7%3
 		}
 		if len(row) != 1 || strings.Join(row[0], "|") != strings.Join(wantRow, "|") {
 			t.Errorf("row = %q\nwant  %q", row, wantRow)

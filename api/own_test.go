@@ -1,0 +1,189 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/viewcount/viewcount/rollup"
+)
+
+// TestCountsOwnView: a POST's own views are added to the counts that
+// certainly lack them, by their stream position against the feed progress
+// read after the count: never to a count that may hold them (one over),
+// at worst not to one that lacks them (one short, until the next reading).
+func TestCountsOwnView(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	if _, _, err := f.sites.Add(ctx, "example.com"); err != nil {
+		t.Fatal(err)
+	}
+	f.views(t, "example.com", "/a", 5)
+	fedReads := 0
+	fedThrough := func() uint64 { // partition 0's, where the fixture's views are
+		t.Helper()
+		through, err := rollup.FedThrough(ctx, f.store)
+		if err != nil || through[0] == 0 {
+			t.Fatalf("feed progress %v %v", through, err)
+		}
+		return through[0]
+	}
+	const path = "/v1/sites/example.com/counts"
+	post := func(body string) (*httptest.ResponseRecorder, []pageCount) {
+		t.Helper()
+		w := f.post(t, path, "text/plain;charset=UTF-8", body)
+		var got countsResponse
+		if err := json.Unmarshal(w.Body.Bytes(), &got); w.Code != 200 || err != nil {
+			t.Fatalf("%s: %d %s", body, w.Code, w.Body)
+		}
+		return w, got.Counts
+	}
+	own := func(pages []string, views ...string) string {
+		b, _ := json.Marshal(pages)
+		var o []string
+		for i := 0; i < len(views); i += 2 {
+			o = append(o, `{"page":`+strconv.Quote(views[i])+`,"position":`+strconv.Quote(views[i+1])+`}`)
+		}
+		return `{"pages":` + string(b) + `,"own":[` + strings.Join(o, ",") + `]}`
+	}
+	check := func(what, body string, want ...uint64) {
+		t.Helper()
+		w, got := post(body)
+		if len(got) != len(want) {
+			t.Fatalf("%s: %s", what, w.Body)
+		}
+		for i := range want {
+			if got[i].Own != want[i] {
+				t.Errorf("%s: %s, want own %v", what, w.Body, want)
+				break
+			}
+		}
+		if cc := w.Header().Get("Cache-Control"); cc != "no-store" || w.Header().Get("Access-Control-Allow-Origin") != "*" {
+			t.Errorf("%s: Cache-Control %q, ACAO %q: one reader's answer, for any origin, stored by no cache", what, cc, w.Header().Get("Access-Control-Allow-Origin"))
+		}
+	}
+	at := func(part int, seq uint64) string { return strconv.Itoa(part) + ":" + strconv.FormatUint(seq, 10) }
+
+	// Without feed progress (TrackFeeds) no count is known to lack a view.
+	check("no feed progress", own([]string{"/a"}, "/a", "3:1"), 0)
+	f.snap.TrackFeeds(func(ctx context.Context) (map[int]uint64, error) {
+		fedReads++
+		return rollup.FedThrough(ctx, f.store)
+	})
+
+	fed := fedThrough()
+	check("a view after every feed", own([]string{"/a"}, "/a", at(0, fed+1)), 1)
+	check("a view fed", own([]string{"/a"}, "/a", at(0, fed)), 0)
+	check("a view of a partition never fed", own([]string{"/a"}, "/a", "3:1"), 1)
+	check("a page as a count's page", own([]string{"/a/"}, "/a/", at(0, fed+1)), 1)
+	check("another page's view", own([]string{"/a"}, "/b", at(0, fed+1)), 0)
+	check("a page asked twice", own([]string{"/a", "/b", "/a"}, "/a", at(0, fed+1)), 1, 0, 1)
+	// A reader's views of one page count once; one that may be counted
+	// already stands for all (the rest are its duplicates).
+	check("two views, both unfed", own([]string{"/a"}, "/a", at(0, fed+1), "/a", at(1, 7)), 1)
+	check("two views, one fed", own([]string{"/a"}, "/a", at(0, fed+1), "/a", at(0, fed)), 0)
+	if _, got := post(own([]string{"/a"}, "/a", at(0, fed+1))); got[0].Views != 5 || got[0].Pending != 0 {
+		t.Errorf("own views change nothing else: %+v", got[0])
+	}
+	if w, _ := post(`{"pages":["/a"],"own":[]}`); w.Header().Get("Cache-Control") != "public, max-age=10" || strings.Contains(w.Body.String(), "own") {
+		t.Errorf("no own views: %v %s, want the public answer", w.Header(), w.Body)
+	}
+	// One progress read served all of these: the reading is older than it.
+	if fedReads != 1 {
+		t.Errorf("%d feed progress reads for one reading, want 1", fedReads)
+	}
+
+	// The view is fed after the reading: the reading still lacks it, and
+	// says so (the progress read after the reading predates the feed).
+	f.views(t, "example.com", "/a", 1)
+	mine := fedThrough()
+	if mine <= fed {
+		t.Fatalf("feed progress %d after a feed, was %d", mine, fed)
+	}
+	check("fed after the reading", own([]string{"/a"}, "/a", at(0, mine)), 1)
+	if _, got := post(own([]string{"/a"}, "/a", at(0, mine))); got[0].Views != 5 {
+		t.Fatalf("the reading changed: %+v", got[0])
+	}
+	// The next reading holds it: progress read before that reading must
+	// not be taken for it (6 + 1 would be one over). It is read anew.
+	f.clock.t = f.clock.t.Add(f.snap.lag)
+	f.snap.refresh(ctx)
+	_, got := post(own([]string{"/a"}, "/a", at(0, mine)))
+	if got[0].Views != 6 || got[0].Own != 0 {
+		t.Errorf("after the refresh: %+v, want 6 views and no own view", got[0])
+	}
+	if fedReads != 2 {
+		t.Errorf("%d feed progress reads, want 2: one per reading asked", fedReads)
+	}
+
+	// A page read on demand (stale here, or never read): its reading is
+	// newer than any progress read, so progress is read after it.
+	f.clock.t = f.clock.t.Add(time.Hour)
+	check("a view not fed, on a stale page", own([]string{"/a"}, "/a", at(0, mine+1)), 1)
+	check("a view fed, on a stale page", own([]string{"/a"}, "/a", at(0, mine)), 0)
+	check("a never-read page", own([]string{"/new"}, "/new", at(0, mine+1)), 1)
+	if fedReads != 4 {
+		t.Errorf("%d feed progress reads, want 4", fedReads)
+	}
+
+	// Progress that cannot be read adds no view.
+	f.snap.TrackFeeds(func(context.Context) (map[int]uint64, error) { return nil, errors.New("store out") })
+	f.clock.t = f.clock.t.Add(time.Hour)
+	check("feed progress failing", own([]string{"/a"}, "/a", at(0, mine+1)), 0)
+}
+
+func TestCountsOwnBadInput(t *testing.T) {
+	f := newFixture(t, nil)
+	if _, _, err := f.sites.Add(context.Background(), "example.com"); err != nil {
+		t.Fatal(err)
+	}
+	check := func(body string, code int, msg string) {
+		t.Helper()
+		w := f.post(t, "/v1/sites/example.com/counts", "application/json", body)
+		var e struct{ Error string }
+		if err := json.Unmarshal(w.Body.Bytes(), &e); w.Code != code || err != nil || e.Error != msg {
+			t.Errorf("%.80s: got %d %s, want %d %q", body, w.Code, w.Body, code, msg)
+		}
+	}
+	views := func(n int, pos string) string {
+		o := make([]string, n)
+		for i := range o {
+			o[i] = `{"page":"/a","position":"` + pos + `"}`
+		}
+		return `{"pages":["/a"],"own":[` + strings.Join(o, ",") + `]}`
+	}
+	const shape = `own: want [{"page":"/a","position":"2:18446"}], the position as the beacon answered`
+	check(`{"pages":["/a"],"own":{}}`, 400, shape)
+	check(`{"pages":["/a"],"own":"0:1"}`, 400, shape)
+	check(`{"pages":["/a"],"own":[1]}`, 400, shape)
+	check(`{"pages":["/a"],"own":[{"page":"/a","position":5}]}`, 400, shape)
+	check(`{"pages":["/a"],"own":[{"page":5,"position":"0:1"}]}`, 400, shape)
+	check(`{"pages":[1],"own":[]}`, 400, `body: want {"pages":["/a","/b"]}`)
+	check(views(11, "0:1"), 400, "own: at most 10 views, got 11")
+	const badPos = `own[0].position: want "partition:sequence" as the beacon answered, e.g. "2:18446"`
+	for _, pos := range []string{"", "0", "0:0", "-1:5", "1:2:3", "65536:1", "0:18446744073709551616", " 0:1", "0:1x"} {
+		check(views(1, pos), 400, badPos)
+	}
+	check(`{"pages":["/a"],"own":[{"position":"0:1"}]}`, 400, "own[0].page: bad input: empty page")
+	check(`{"pages":["/a"],"own":[{"page":"/a","position":"0:1"},{"page":"/\u0000","position":"0:1"}]}`, 400, "own[1].page: bad input: control character")
+	check(`{"pages":["/a"],"own":[{"page":"/`+strings.Repeat("x", 2048)+`","position":"0:1"}]}`, 400, "own[0].page: longer than 2048 bytes")
+	// The pages are checked too, and a bad body is refused before the
+	// snapshot is asked.
+	check(`{"pages":[],"own":[{"page":"/a","position":"0:1"}]}`, 400, "pages: at least one page is required")
+	if n := len(f.snap.entries); n != 0 {
+		t.Errorf("bad requests put %d pages in the snapshot", n)
+	}
+	// Ten own views are the limit, not beyond it; unknown fields are
+	// ignored, as in the pages.
+	if w := f.post(t, "/v1/sites/example.com/counts", "application/json", views(10, "65535:18446744073709551615")); w.Code != 200 {
+		t.Errorf("10 own views: %d %s", w.Code, w.Body)
+	}
+	if w := f.post(t, "/v1/sites/example.com/counts", "application/json", `{"pages":["/a"],"own":[{"page":"/a","position":"0:1","id":"x"}],"x":1}`); w.Code != 200 {
+		t.Errorf("unknown fields: %d %s", w.Code, w.Body)
+	}
+}
