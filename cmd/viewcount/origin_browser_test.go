@@ -148,23 +148,27 @@ func TestViewsFromWhereTheyBelong(t *testing.T) {
 		}
 	}
 	// Kept with their reason, in the invalid-traffic report, by the host
-	// of the page they came from.
-	req, _ := http.NewRequest("GET", c.base+"/v1/sites/example.com/invalid", nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	code, body := c.do(req)
-	var rep struct {
-		ByReason map[string]int `json:"by_reason"`
-		Hosts    []struct {
-			Host   string
-			Events int
-		} `json:"foreign_origin_by_host"`
-	}
-	if err := json.Unmarshal(body, &rep); code != http.StatusOK || err != nil {
-		t.Fatalf("invalid report: %d %s %v", code, body, err)
-	}
-	if rep.ByReason["foreign_origin"] != 5 || fmt.Sprint(rep.Hosts) != "[{fraud.test 3} {127.0.0.1 1} {localhost 1}]" {
-		t.Errorf("invalid report: %s", body)
-	}
+	// of the page they came from. The report reads the rollups, which the
+	// feed fills a few seconds after views_raw has the views.
+	eventually(t, 20*time.Second, func() string {
+		req, _ := http.NewRequest("GET", c.base+"/v1/sites/example.com/invalid", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		code, body := c.do(req)
+		var rep struct {
+			ByReason map[string]int `json:"by_reason"`
+			Hosts    []struct {
+				Host   string
+				Events int
+			} `json:"foreign_origin_by_host"`
+		}
+		if err := json.Unmarshal(body, &rep); code != http.StatusOK || err != nil {
+			return fmt.Sprintf("invalid report: %d %s %v", code, body, err)
+		}
+		if rep.ByReason["foreign_origin"] != 5 || fmt.Sprint(rep.Hosts) != "[{fraud.test 3} {127.0.0.1 1} {localhost 1}]" {
+			return fmt.Sprintf("invalid report: %s", body)
+		}
+		return ""
+	})
 	for _, page := range []string{"/dev", "/ip", "/optout", file} {
 		if b := reqs.beacons(page); len(b) != 0 {
 			t.Errorf("vc.js sent %s's view: %q", page, b)
