@@ -56,13 +56,13 @@ func TestMigrateRejectedRollupBackfills(t *testing.T) {
 
 	at := time.Date(2026, 10, 31, 22, 40, 0, 0, time.UTC)
 	agents := []string{"curl/8.5.0", "python-requests/2.32", strings.Repeat("x", 350)}
-	reasons := []viewcount.Reason{viewcount.Valid, viewcount.BotUA, viewcount.Datacenter}
+	reasons := []viewcount.Reason{viewcount.Valid, viewcount.BotUA, viewcount.Datacenter, viewcount.ForeignOrigin}
 	verdicts := func(token string, partition, n int) []viewcount.Verdict {
 		vs := make([]viewcount.Verdict, n)
 		for i := range vs {
 			vs[i] = viewcount.Verdict{Event: viewcount.Event{Time: at.Add(time.Duration(i) * 7 * time.Minute), Site: "a.example", Page: "/",
-				UA: agents[i%3], ID: token + strconv.Itoa(i), Visitor: uint64(i % 5), Source: viewcount.SourcePixel, ASN: []uint32{16509, 24940}[i%2]},
-				Reason: reasons[i%4%3], Partition: uint16(partition), Seq: uint64(i + 1), Dims: viewcount.Dims{Device: "other"}}
+				UA: agents[i%3], ID: token + strconv.Itoa(i), Visitor: uint64(i % 5), Source: viewcount.SourcePixel, ASN: []uint32{16509, 24940}[i%2], Origin: []string{"fraud.test", "localhost"}[i%2]},
+				Reason: reasons[i%5%4], Partition: uint16(partition), Seq: uint64(i + 1), Dims: viewcount.Dims{Device: "other"}}
 		}
 		return vs
 	}
@@ -131,6 +131,12 @@ func TestMigrateRejectedRollupBackfills(t *testing.T) {
 	}
 	if got := queryCell(t, s, "SELECT toString(groupUniqArray(asn)) FROM rejected_rollup WHERE verdict = 'bot_ua'"); got != "[0]" {
 		t.Errorf("bot_ua rows keep AS numbers %s, want only datacenter verdicts'", got)
+	}
+	if got := queryCell(t, s, "SELECT toString(arraySort(groupUniqArray(origin))) FROM rejected_rollup WHERE verdict = 'foreign_origin'"); got != "['fraud.test','localhost']" {
+		t.Errorf("foreign_origin rows keep page hosts %s, want fraud.test and localhost", got)
+	}
+	if got := queryCell(t, s, "SELECT toString(groupUniqArray(origin)) FROM rejected_rollup WHERE verdict != 'foreign_origin'"); got != "['']" {
+		t.Errorf("other reasons' rows keep page hosts %s, want only foreign_origin verdicts'", got)
 	}
 	if d := recountDiffering(t, s, time.Now()); differingAll(d) != 0 {
 		t.Errorf("recount after the upgrade = %v", d)

@@ -16,8 +16,9 @@ import (
 // dimension and its value; page_views' are a site, page and UTC day
 // (grain "day") with the number of views and a checksum of their rows
 // instead of uniques; rejected_rollup's are a site, reason (Dim), user
-// agent (Value), browser, device, AS number and hour (grain "hour") with
-// the events (as views) and the newest event's time instead of uniques.
+// agent (Value), browser, device, AS number, page host and hour (grain
+// "hour") with the events (as views) and the newest event's time instead
+// of uniques.
 type Difference struct {
 	Table          string `json:"table"`
 	Grain          string `json:"grain"`
@@ -40,6 +41,7 @@ type Difference struct {
 	Browser     string `json:"browser,omitempty"`
 	Device      string `json:"device,omitempty"`
 	ASN         uint32 `json:"asn,omitempty"`
+	Origin      string `json:"origin,omitempty"`
 	StoredLast  string `json:"stored_last,omitempty"`
 	RecountLast string `json:"recount_last,omitempty"`
 }
@@ -150,7 +152,7 @@ func differences(table string, res *store.Result) (RecountResult, error) {
 			StoredViews: n("stored_views"), RecountViews: n("recount_views"),
 			StoredUniques: n("stored_uniques"), RecountUniques: n("recount_uniques"),
 			StoredChecksum: n("stored_checksum"), RecountChecksum: n("recount_checksum"),
-			Browser: text("browser"), Device: text("device"), ASN: uint32(n("asn")),
+			Browser: text("browser"), Device: text("device"), ASN: uint32(n("asn")), Origin: text("origin"),
 			StoredLast: text("stored_last"), RecountLast: text("recount_last")})
 	}
 	return r, nil

@@ -161,14 +161,14 @@ func TestClusterSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := cl.Exec(ctx, "INSERT INTO views_feed_local SELECT time, site, page, visitor, verdict, utm_source, utm_medium, utm_campaign, "+
-		"country, ref_host, ref_source, browser, os, device, screen, ua, asn FROM views_raw_local ORDER BY seq, idx", nil); err != nil {
+		"country, ref_host, ref_source, browser, os, device, screen, ua, asn, origin FROM views_raw_local ORDER BY seq, idx", nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
 		"SELECT grain, site, page, bucket, sum(views), uniqCombined64Merge(uniques) FROM page_rollup GROUP BY ALL ORDER BY ALL",
 		"SELECT grain, site, dim, page, value, bucket, sum(views), uniqCombined64Merge(12)(uniques) FROM dim_rollup GROUP BY ALL ORDER BY ALL",
 		"SELECT * FROM page_views ORDER BY ALL",
-		"SELECT site, verdict, time, ua, ua_cut, browser, device, asn, sum(events), max(last) FROM rejected_rollup GROUP BY ALL ORDER BY ALL",
+		"SELECT site, verdict, time, ua, ua_cut, browser, device, asn, origin, sum(events), max(last) FROM rejected_rollup GROUP BY ALL ORDER BY ALL",
 	} {
 		sameRows(t, single, cl, q, nil)
 	}

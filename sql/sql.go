@@ -119,7 +119,7 @@ const (
 	InvalidASNs            = "invalid_asns"             // params site, from, to → asn, events: the top 20 networks of datacenter views (rejected_rollup)
 	InvalidTopAgents       = "invalid_top_agents"       // params site, from, to, limit → verdict, ua, ua_cut, ua_browser, ua_device, events: the top user agents per reason (rejected_rollup)
 	InvalidTopClasses      = "invalid_top_classes"      // params site, from, to, limit → verdict, browser, device, events: the top browser/device classes per reason (rejected_rollup)
-	InvalidOrigins         = "invalid_origins"          // params site, from, to → origin, events: the top 20 page hosts of foreign_origin views
+	InvalidOrigins         = "invalid_origins"          // params site, from, to → origin, events: the top 20 page hosts of foreign_origin views (rejected_rollup)
 	Verdicts               = "verdicts"                 // → partition, seq, idx, event_id, verdict in stream order
 	MigrationsInit         = "migrations_init"          // creates schema_migrations
 	MigrationsApplied      = "migrations_applied"       // → version

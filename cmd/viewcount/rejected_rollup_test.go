@@ -125,7 +125,7 @@ func TestRejectedRollupFollowsCorrections(t *testing.T) {
 	// A row of rejected_rollup that no event in views_raw accounts for.
 	// Test-only SQL.
 	err = m.store.Exec(context.Background(), `INSERT INTO rejected_rollup SELECT 'rejected-rollup.example', 'bot_ua',
-		toDateTime('2026-01-15 10:00:00', 'UTC'), 'ghost/1.0', false, '', 'other', 0, 3, toDateTime64('2026-01-15 10:20:00', 3, 'UTC')`, nil)
+		toDateTime('2026-01-15 10:00:00', 'UTC'), 'ghost/1.0', false, '', 'other', 0, '', 3, toDateTime64('2026-01-15 10:20:00', 3, 'UTC')`, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

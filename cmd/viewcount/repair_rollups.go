@@ -223,6 +223,9 @@ func describeDifference(d rollup.Difference) string {
 		if d.ASN != 0 {
 			key += fmt.Sprintf(" AS%d", d.ASN)
 		}
+		if d.Origin != "" {
+			key += fmt.Sprintf(" from %q", d.Origin)
+		}
 		return fmt.Sprintf("%s %s: events %d (recount %d), newest %s (recount %s)", key, d.Bucket, d.StoredViews, d.RecountViews, d.StoredLast, d.RecountLast)
 	}
 	return fmt.Sprintf("%s %s %q %s: %s, uniques %d (recount %d)", d.Grain, d.Site, d.Page, d.Bucket, views, d.StoredUniques, d.RecountUniques)

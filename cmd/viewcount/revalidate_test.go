@@ -158,7 +158,7 @@ func TestRevalidateV1ToV2(t *testing.T) {
 		"SELECT grain, site, page, bucket, sum(views), uniqCombined64Merge(uniques) FROM page_rollup GROUP BY ALL ORDER BY ALL",
 		"SELECT grain, site, dim, page, value, bucket, sum(views), uniqCombined64Merge(12)(uniques) FROM dim_rollup GROUP BY ALL ORDER BY ALL",
 		"SELECT site, page, time, visitor, browser, country FROM page_views ORDER BY ALL",
-		"SELECT site, verdict, time, ua, ua_cut, browser, device, asn, sum(events), max(last) FROM rejected_rollup GROUP BY ALL ORDER BY ALL",
+		"SELECT site, verdict, time, ua, ua_cut, browser, device, asn, origin, sum(events), max(last) FROM rejected_rollup GROUP BY ALL ORDER BY ALL",
 		"SELECT event_id, verdict, rules FROM views_raw ORDER BY ALL",
 	} {
 		a, err := m.store.Query(context.Background(), q, nil)

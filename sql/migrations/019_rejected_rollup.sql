@@ -1,24 +1,28 @@
 -- rejected_rollup: who was filtered, per site, UTC hour and reason, for
 -- the invalid-traffic report's top user agents, browser and device
--- classes and datacenter networks (GET /invalid, the dashboard's filtered
--- panel, Grafana's invalid-traffic board), which scanned views_raw until
--- now. The API reads rollups, never views_raw (DESIGN.md).
+-- classes, datacenter networks and foreign page hosts (GET /invalid,
+-- the dashboard's filtered panel, Grafana's invalid-traffic board),
+-- which scanned views_raw until now. The API reads rollups, never
+-- views_raw (DESIGN.md).
 --
 -- One row per site, reason (verdict), hour, user agent, browser, device
--- class and AS number, with the events and the receive time of the newest
--- of them. Bounded: the agent is kept to its first 300 bytes, cut on a
--- character boundary (what the report shows, api's maxReportUA), with
--- ua_cut saying the agent was longer; agents that share those 300 bytes
--- share a row. browser and device are the validator's classification
--- (views_raw's columns), in the key so the classes add up; last lets a
--- reader take an agent's newest classification (argMax(browser, last)),
--- as a later rule set may classify it anew. asn is views_raw's only for
--- datacenter verdicts (the report's networks) and 0 otherwise, so it
--- splits no other reason's rows. A rotating network that sends a new
--- agent with every event still makes a row per event: the rows expire
--- with views_raw's (--raw-retention, set at start by
--- rollup.ApplyRawRetention on the column named time, whole months as
--- ttl_only_drop_parts drops them), which is why the hour is named time.
+-- class, AS number and page host, with the events and the receive time
+-- of the newest of them. Bounded: the agent is kept to its first 300
+-- bytes, cut on a character boundary (what the report shows, api's
+-- maxReportUA), with ua_cut saying the agent was longer; agents that
+-- share those 300 bytes share a row. browser and device are the
+-- validator's classification (views_raw's columns), in the key so the
+-- classes add up; last lets a reader take an agent's newest
+-- classification (argMax(browser, last)), as a later rule set may
+-- classify it anew. asn is views_raw's only for datacenter verdicts
+-- (the report's networks) and 0 otherwise, and origin (the page host,
+-- migration 018) only for foreign_origin verdicts (the report's hosts)
+-- and '' otherwise, so they split no other reason's rows. A rotating
+-- network that sends a new agent with every event still makes a row per
+-- event: the rows expire with views_raw's (--raw-retention, set at
+-- start by rollup.ApplyRawRetention on the column named time, whole
+-- months as ttl_only_drop_parts drops them), which is why the hour is
+-- named time.
 --
 -- Hours are the grain: the report widens its range to whole UTC hours, as
 -- the stats API does. Partitioned by month like views_raw, so a rebuild
@@ -39,8 +43,9 @@
 -- names them). A Null table stores nothing: adding columns rewrites
 -- nothing.
 ALTER TABLE views_feed
-    ADD COLUMN IF NOT EXISTS ua  String DEFAULT '',
-    ADD COLUMN IF NOT EXISTS asn UInt32 DEFAULT 0;
+    ADD COLUMN IF NOT EXISTS ua     String DEFAULT '',
+    ADD COLUMN IF NOT EXISTS asn    UInt32 DEFAULT 0,
+    ADD COLUMN IF NOT EXISTS origin LowCardinality(String) DEFAULT '';
 
 CREATE TABLE IF NOT EXISTS rejected_rollup
 (
@@ -52,12 +57,13 @@ CREATE TABLE IF NOT EXISTS rejected_rollup
     browser LowCardinality(String),
     device  LowCardinality(String),
     asn     UInt32,
+    origin  LowCardinality(String),
     events  SimpleAggregateFunction(sum, UInt64),
     last    SimpleAggregateFunction(max, DateTime64(3, 'UTC'))
 )
 ENGINE = AggregatingMergeTree
 PARTITION BY toYYYYMM(time)
-ORDER BY (site, verdict, time, ua, ua_cut, browser, device, asn)
+ORDER BY (site, verdict, time, ua, ua_cut, browser, device, asn, origin)
 SETTINGS non_replicated_deduplication_window = 10000, ttl_only_drop_parts = 1, min_rows_for_wide_part = 1000000;
 
 -- The same SELECT as rejected_rollup_mv's below, on views_raw. The cut:
@@ -76,6 +82,7 @@ SELECT
     browser,
     device,
     if(verdict = 'datacenter', views_raw.asn, 0) AS asn,
+    if(verdict = 'foreign_origin', views_raw.origin, '') AS origin,
     count() AS events,
     max(views_raw.time) AS last
 FROM views_raw
@@ -84,7 +91,7 @@ WHERE verdict != 'valid'
       SELECT CAST((groupArray(partition), groupArray(first)), 'Map(UInt16, UInt64)')
       FROM (SELECT partition, argMax(first, last) AS first FROM rollup_feed GROUP BY partition))[partition])
   AND (SELECT count() FROM system.tables WHERE database = currentDatabase() AND name = 'rejected_rollup_mv') = 0
-GROUP BY site, verdict, time, ua, ua_cut, browser, device, asn;
+GROUP BY site, verdict, time, ua, ua_cut, browser, device, asn, origin;
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS rejected_rollup_mv TO rejected_rollup AS
 SELECT
@@ -96,8 +103,9 @@ SELECT
     browser,
     device,
     if(verdict = 'datacenter', views_feed.asn, 0) AS asn,
+    if(verdict = 'foreign_origin', views_feed.origin, '') AS origin,
     count() AS events,
     max(views_feed.time) AS last
 FROM views_feed
 WHERE verdict != 'valid'
-GROUP BY site, verdict, time, ua, ua_cut, browser, device, asn;
+GROUP BY site, verdict, time, ua, ua_cut, browser, device, asn, origin;

@@ -10,14 +10,14 @@
 -- blocks: the rows in stream order, read by one thread, so the blocks and
 -- each view's blocks from them come out the same however the parts of
 -- views_raw were merged in between. The columns are named: migration
--- 019 added ua and asn after the others.
+-- 019 added ua, asn and origin after the others.
 INSERT INTO views_feed (time, site, page, visitor, verdict, utm_source, utm_medium, utm_campaign, country,
-    ref_host, ref_source, browser, os, device, screen, ua, asn)
+    ref_host, ref_source, browser, os, device, screen, ua, asn, origin)
 SETTINGS insert_deduplication_token = {token:String}, insert_deduplicate = 1,
     deduplicate_blocks_in_dependent_materialized_views = 1, async_insert = 0,
     max_threads = 1, max_insert_threads = 1
 SELECT time, site, page, visitor, verdict, utm_source, utm_medium, utm_campaign, country,
-    ref_host, ref_source, browser, os, device, screen, ua, asn
+    ref_host, ref_source, browser, os, device, screen, ua, asn, origin
 FROM views_raw
 WHERE partition = {partition:UInt16}
   AND batch >= {first:UInt64} AND batch <= {last:UInt64}

@@ -17,10 +17,11 @@ SELECT
     browser,
     device,
     if(verdict = 'datacenter', views_raw.asn, 0) AS asn,
+    if(verdict = 'foreign_origin', views_raw.origin, '') AS origin,
     count() AS events,
     max(views_raw.time) AS last
 FROM views_raw
 WHERE verdict != 'valid' AND toYYYYMM(views_raw.time) = {month:UInt32} AND views_raw.time >= {cutoff:DateTime('UTC')}
   AND batch <= {fed:Map(UInt16, UInt64)}[partition]
   AND ({site:String} = '' OR site = {site:String}) AND views_raw.time < {to:DateTime('UTC')}
-GROUP BY site, verdict, time, ua, ua_cut, browser, device, asn
+GROUP BY site, verdict, time, ua, ua_cut, browser, device, asn, origin

@@ -20,7 +20,7 @@ CREATE TABLE rejected_rollup_rebuild AS rejected_rollup;
 -- two equal blocks of one copy must both land.
 INSERT INTO rejected_rollup_rebuild
 SETTINGS insert_deduplicate = 0
-SELECT site, verdict, time, ua, ua_cut, browser, device, asn, events, last
+SELECT site, verdict, time, ua, ua_cut, browser, device, asn, origin, events, last
 FROM rejected_rollup
 WHERE NOT (({site:String} = '' OR site = {site:String}) AND time >= {cutoff:DateTime('UTC')} AND time < {to:DateTime('UTC')})
   -- a revalidation swaps only the months its range touches

@@ -20,6 +20,7 @@ SELECT
     browser,
     device,
     asn,
+    origin,
     toString(time) AS bucket,
     stored_views,
     recount_views,
@@ -29,12 +30,12 @@ SELECT
 FROM
 (
     SELECT toString(site) AS site, toString(verdict) AS verdict, time, ua, ua_cut, toString(browser) AS browser,
-           toString(device) AS device, asn,
+           toString(device) AS device, asn, toString(origin) AS origin,
            toUInt64(sum(events)) AS stored_views,
            max(last) AS stored_last
     FROM rejected_rollup
     WHERE time >= {cutoff:DateTime('UTC')} AND toYYYYMM(time) = {month:UInt32}
-    GROUP BY site, verdict, time, ua, ua_cut, browser, device, asn
+    GROUP BY site, verdict, time, ua, ua_cut, browser, device, asn, origin
 ) AS s
 FULL OUTER JOIN
 (
@@ -44,16 +45,17 @@ FULL OUTER JOIN
            toString(browser) AS browser,
            toString(device) AS device,
            if(views_raw.verdict = 'datacenter', views_raw.asn, 0) AS asn,
+           if(views_raw.verdict = 'foreign_origin', toString(views_raw.origin), '') AS origin,
            count() AS recount_views,
            max(views_raw.time) AS recount_last
     FROM views_raw
     WHERE views_raw.verdict != 'valid' AND views_raw.time >= {cutoff:DateTime('UTC')} AND toYYYYMM(views_raw.time) = {month:UInt32}
       AND batch <= {fed:Map(UInt16, UInt64)}[partition]
-    GROUP BY site, verdict, time, ua, ua_cut, browser, device, asn
-) AS r USING (site, verdict, time, ua, ua_cut, browser, device, asn)
+    GROUP BY site, verdict, time, ua, ua_cut, browser, device, asn, origin
+) AS r USING (site, verdict, time, ua, ua_cut, browser, device, asn, origin)
 WHERE (stored_views != recount_views OR stored_last != recount_last)
   AND toDateTime(bucket, 'UTC') >= {from:DateTime('UTC')} AND toDateTime(bucket, 'UTC') < {to:DateTime('UTC')}
-ORDER BY site, dim, bucket, value, browser, device, asn
+ORDER BY site, dim, bucket, value, browser, device, asn, origin
 LIMIT {limit:UInt32}
 -- As rejected_rollup_fill: a month's GROUP BY spills to disk past 1 GB.
 SETTINGS max_bytes_before_external_group_by = 1000000000

@@ -21,8 +21,8 @@ var derivedRows = map[string]string{
 	"page_views": `SELECT site, page, time, visitor, ref_source, ref_host, utm_source, utm_medium, utm_campaign,
 		browser, os, device, country, screen
 		FROM page_views ORDER BY ALL`,
-	"rejected_rollup": `SELECT site, verdict, time, ua, ua_cut, browser, device, asn, sum(events), max(last)
-		FROM rejected_rollup GROUP BY site, verdict, time, ua, ua_cut, browser, device, asn ORDER BY ALL`,
+	"rejected_rollup": `SELECT site, verdict, time, ua, ua_cut, browser, device, asn, origin, sum(events), max(last)
+		FROM rejected_rollup GROUP BY site, verdict, time, ua, ua_cut, browser, device, asn, origin ORDER BY ALL`,
 }
 
 // DerivedRows returns, per table filled by a materialized view from
