@@ -59,10 +59,10 @@ func Advice(table string) string {
 		return "counts and breakdowns read from this table are short; stop the server and run `viewcount repair rollups` (rebuilds it from views_raw), then `viewcount check`"
 	case table == RawTable:
 		return "the part's events are gone from views_raw and would be lost from the rollups by a rebuild; the rollups still count them. " +
-			"Run `viewcount check` to see what is missing; the stream still holds the last --retention of events (README, Recovery). " +
+			"Run `viewcount check` to see what is missing; the stream still holds the last --retention of events (docs/operations.md, Recovery). " +
 			"`viewcount repair rollups --force` accepts the loss"
 	}
-	return "not a table Viewcount rebuilds: restore it from a backup (README, Recovery)"
+	return "not a table Viewcount rebuilds: restore it from a backup (docs/operations.md, Recovery)"
 }
 
 // BrokenParts lists the damaged detached parts of the store's database.
@@ -161,7 +161,7 @@ func PartsProblem(parts []DetachedPart) error {
 	sort.Strings(tables)
 	action := "run `viewcount repair rollups` with the server stopped"
 	if per[RawTable] > 0 {
-		action = "views_raw lost events: run `viewcount check`, see README Recovery"
+		action = "views_raw lost events: run `viewcount check`, see docs/operations.md, Recovery"
 	}
 	return fmt.Errorf("%d damaged part(s) set aside: %s; %s", len(parts), strings.Join(tables, ", "), action)
 }

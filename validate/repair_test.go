@@ -287,7 +287,7 @@ func TestRepairStreamCutShort(t *testing.T) {
 	// counted twice: the repeats of a message published before the cut are
 	// duplicate_id, or whatever earlier rule rejects the event anyway. (A
 	// retry of an event counted before the damage can count again: the
-	// purge took the history the windows are rebuilt from; README.)
+	// purge took the history the windows are rebuilt from; docs/operations.md, Recovery.)
 	rows, valid := map[string]int{}, map[string]int{}
 	for _, row := range p.verdicts(t) {
 		f := strings.Fields(row)

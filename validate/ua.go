@@ -129,7 +129,7 @@ func (m *uaMatcher) classify(ua string) (bot, weak bool) {
 }
 
 // classifyLow is classify with ua already lowercased into low. The evidence
-// model (README, Invalid traffic):
+// model (docs/invalid-traffic.md):
 //
 //   - alone, a user agent rejects a view only on positive evidence that it
 //     is not a person: a crawler, tool, HTTP library or automation name

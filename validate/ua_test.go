@@ -265,7 +265,7 @@ func TestBuiltinTokensSpareDevices(t *testing.T) {
 	path := crawlerdetectCorpus(t, "devices.txt")
 	m, _ := newUAMatcher(nil, false)
 	// wantSigned: the devices whose user agent holds a URL, an address or
-	// an HTTP tool's name, which are positive evidence (README, the
+	// an HTTP tool's name, which are positive evidence (docs/invalid-traffic.md, the
 	// evidence model): browsers of 2008-2011 that signed theirs (K-Meleon,
 	// QtWeb, an Internet Explorer control), PowerShell's web client (twice),
 	// a tester's string. The price of the rule, counted exactly. (The PS

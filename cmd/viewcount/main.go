@@ -33,7 +33,7 @@ usage:
   viewcount explain --site S --id ID | --site S --ua UA …   every rule's decision on a stored view or a sample request
   viewcount reconcile [--from T1] [--to T2] [flags]   compare every rollup with a recount from views_raw; exit 1 on drift
   viewcount check     [flags]   verify progress, stream, store and rollups (server stopped)
-  viewcount repair    progress|stream|rollups [flags]   see README, Recovery
+  viewcount repair    progress|stream|rollups [flags]   see docs/operations.md, Recovery
   viewcount ua-eval   [--data DIR]   user-agent rules' recall and false positives on public data sets
   viewcount version
   viewcount health    [URL]     exit 0 when URL (default: /readyz on VIEWCOUNT_LISTEN) answers 200; the image's health check

@@ -114,7 +114,7 @@ func writeRawDamage(w io.Writer, raw []rollup.DetachedPart, lost []rollup.Lost, 
 			fmt.Fprintf(w, "  %s: %d of %d\n", l.Site, l.Lost, l.Stored)
 		}
 	}
-	fmt.Fprintf(w, "The stream keeps the last %s of events (--retention): events younger than that are still there (README, Recovery).\n", retention)
+	fmt.Fprintf(w, "The stream keeps the last %s of events (--retention): events younger than that are still there (docs/operations.md, Recovery).\n", retention)
 	fmt.Fprintln(w, "Without a rebuild the public counts stay as they are; `viewcount repair rollups --force` makes them equal to what views_raw holds now.")
 }
 

@@ -22,7 +22,7 @@ func TestSiteCommands(t *testing.T) {
 	at := time.Date(2026, 11, 30, 10, 0, 30, 0, time.UTC)
 	m := startMainWith(t, t.TempDir(), newDB(), nil, func() time.Time { return at })
 	c := newClient(t, m)
-	t.Setenv("VIEWCOUNT_ADMIN_TOKEN", adminToken) // what README recommends over --admin-token
+	t.Setenv("VIEWCOUNT_ADMIN_TOKEN", adminToken) // what docs/getting-started.md recommends over --admin-token
 	site := func(args ...string) (string, error) {
 		t.Helper()
 		var out bytes.Buffer

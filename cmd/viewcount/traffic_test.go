@@ -44,7 +44,7 @@ func (c *testClock) set(t time.Time) {
 // families, automation, a flood, a UA-rotating farm on one /24, datacenter
 // hits, referrer spam, an unknown site) goes through HTTP into the real
 // embedded stack; the verdicts stored in views_raw are joined back to the
-// labels by event id. Run it with -v for the table quoted in the README:
+// labels by event id. Run it with -v for the table quoted in docs/invalid-traffic.md:
 //
 //	go test ./cmd/viewcount -run TestTrafficMix -v
 func TestTrafficMix(t *testing.T) {
@@ -162,7 +162,7 @@ func roundSize(t *testing.T, mix loadgen.Mix) int {
 	return n
 }
 
-// scoreTable renders a score as the Markdown table the README quotes.
+// scoreTable renders a score as the Markdown table docs/invalid-traffic.md quotes.
 func scoreTable(s loadgen.Score, tally *loadgen.Tally) string {
 	var b strings.Builder
 	b.WriteString("| class | sent | counted as valid | verdicts |\n|---|---:|---:|---|\n")

@@ -19,7 +19,7 @@ type Limits struct {
 	MaxMemoryUsage   uint64        // max_memory_usage in bytes; default 2 GiB
 }
 
-// Limit defaults, documented in the README's flag table.
+// Limit defaults, documented in docs/configuration.md.
 const (
 	DefaultMaxExecutionTime = 30 * time.Second
 	DefaultMaxResultRows    = 1_000_000
