@@ -237,6 +237,14 @@ ua-eval: uadata build
 clean:
 	rm -rf bin
 
+# docs/configuration.md is generated from the flag set (cmd/viewcount/config.go);
+# TestConfigurationDocs fails when the committed page is stale. Phony: docs is
+# also a directory.
+.PHONY: docs
+docs:
+	$(GO) run ./cmd/viewcount docs flags > docs/configuration.md.part || { rm -f docs/configuration.md.part; exit 1; }
+	mv docs/configuration.md.part docs/configuration.md
+
 # The analyst checks' property tests, fuzzed for a bounded time (CI runs
 # it): any text through the checks (FuzzCheck), and every accepted query
 # run on the real engine with canary files present (FuzzAnalystCanaries:

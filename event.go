@@ -202,7 +202,12 @@ const (
 )
 
 // Reasons lists every verdict, valid first; metrics and reports iterate it.
-var Reasons = []Reason{Valid, BotUA, EmptyUA, Headless, BadHints, Datacenter, UnknownSite, BadReferrer, Excluded,
+var Reasons = reasons[:]
+
+// reasons is Reasons as an array, so that its length is a constant:
+// Metrics keeps one counter per reason in an array of that length, which a
+// new reason here grows with it.
+var reasons = [...]Reason{Valid, BotUA, EmptyUA, Headless, BadHints, Datacenter, UnknownSite, BadReferrer, Excluded,
 	DuplicateID, Duplicate, Rate, NetworkRotation, HeaderMismatch, ForeignOrigin}
 
 // Verdict is an event with its judgement and its place in the stream, which

@@ -25,7 +25,9 @@ type Metrics struct {
 	PublishErrors atomic.Uint64 // events answered 503
 	Messages      atomic.Uint64 // JetStream messages published (group commits)
 
-	validated [16]atomic.Uint64 // by index into Reasons
+	// validated counts verdicts by index into reasons (Reasons): sized by
+	// the list itself, so a reason added there has its counter.
+	validated [len(reasons)]atomic.Uint64
 
 	Inserted     atomic.Uint64 // rows inserted into views_raw
 	InsertErrors atomic.Uint64 // failed insert attempts (retried)
@@ -84,9 +86,11 @@ func (m *Metrics) partitionTotals() (sum PartitionState, owned int) {
 // NewMetrics returns zeroed metrics.
 func NewMetrics() *Metrics { return &Metrics{} }
 
-// Validated counts one verdict.
+// Validated counts one verdict; a reason not in Reasons is not counted.
+// It reads the unexported array, not the exported slice, so nothing a
+// caller does to Reasons can put an index beyond the counters.
 func (m *Metrics) Validated(r Reason) {
-	for i, x := range Reasons {
+	for i, x := range &reasons {
 		if x == r {
 			m.validated[i].Add(1)
 			return
@@ -124,7 +128,7 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 	counter("viewcount_publish_errors_total", "Events that could not be made durable (503).", m.PublishErrors.Load())
 	counter("viewcount_stream_messages_total", "JetStream messages published (each a group commit).", m.Messages.Load())
 	p("# HELP viewcount_events_validated_total Events validated, by verdict.\n# TYPE viewcount_events_validated_total counter\n")
-	for i, r := range Reasons {
+	for i, r := range &reasons {
 		p("viewcount_events_validated_total{verdict=%q} %d\n", r, m.validated[i].Load())
 	}
 	counter("viewcount_rows_inserted_total", "Rows inserted into views_raw.", m.Inserted.Load())

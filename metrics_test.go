@@ -80,3 +80,54 @@ func TestMetricsPipelineLag(t *testing.T) {
 		t.Errorf("PipelineLag = %v, want 1.5s", got)
 	}
 }
+
+// TestMetricsValidatedEveryReason: every reason in Reasons has a counter of
+// its own (the counters are sized by the list, so a reason added to it
+// cannot index past them on the hot path), and a reason not in the list is
+// ignored rather than counted or panicking.
+func TestMetricsValidatedEveryReason(t *testing.T) {
+	m := NewMetrics()
+	if len(m.validated) != len(Reasons) {
+		t.Fatalf("%d verdict counters for %d reasons", len(m.validated), len(Reasons))
+	}
+	seen := map[Reason]bool{}
+	for i, r := range Reasons {
+		if seen[r] {
+			t.Fatalf("reason %q listed twice: its second counter would never count", r)
+		}
+		seen[r] = true
+		for range i + 1 {
+			m.Validated(r)
+		}
+	}
+	m.Validated(Reason("not_a_reason"))
+	m.Validated("")
+	var b strings.Builder
+	if _, err := m.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, line := range strings.Split(b.String(), "\n") {
+		if rest, ok := strings.CutPrefix(line, "viewcount_events_validated_total{verdict="); ok {
+			label, v, _ := strings.Cut(rest, "} ")
+			got[label] = v
+		}
+	}
+	if len(got) != len(Reasons) {
+		t.Errorf("%d verdict lines, want one per reason (%d): %v", len(got), len(Reasons), got)
+	}
+	for i, r := range Reasons {
+		if v := got[strconv.Quote(string(r))]; v != strconv.Itoa(i+1) {
+			t.Errorf("verdict %q = %q, want %d", r, v, i+1)
+		}
+	}
+}
+
+func BenchmarkMetricsValidated(b *testing.B) {
+	m := NewMetrics()
+	last := Reasons[len(Reasons)-1]
+	for b.Loop() {
+		m.Validated(Valid)
+		m.Validated(last)
+	}
+}

@@ -36,9 +36,10 @@ usage:
   viewcount repair    progress|stream|rollups [flags]   see docs/operations.md, Recovery
   viewcount ua-eval   [--data DIR]   user-agent rules' recall and false positives on public data sets
   viewcount version
+  viewcount docs flags           the flags below as Markdown (docs/configuration.md)
   viewcount health    [URL]     exit 0 when URL (default: /readyz on VIEWCOUNT_LISTEN) answers 200; the image's health check
 
-Run 'viewcount serve -h' for the flags; each has an environment variable.
+Run 'viewcount serve -h' for the flags (or read docs/configuration.md); each has an environment variable.
 `
 
 var version = "dev"
@@ -92,6 +93,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runUAEval(rest, stdout, stderr)
 	case "health":
 		return runHealth(rest, stdout)
+	case "docs":
+		return runDocs(rest, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "viewcount", version)
 		return nil
