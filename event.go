@@ -244,10 +244,11 @@ const (
 	// embedded NATS server, where one process validates every partition:
 	// there, partitions only cost. Each splits group commits into more,
 	// smaller messages, runs its own consumer and costs the store an insert
-	// per flush. On the 2-core box, 4 → 1 partition took pixel throughput
-	// from 27k to 35k req/s and batch from 253k to 344k events/s
-	// (BENCHMARKS.md). One validator goroutine is enough: the rules take
-	// ~1.3 µs per event (BenchmarkValidate).
+	// per flush. On the 2-core box one partition gave the highest pixel and
+	// batch throughput (docs/benchmarks/history/round-3.md, "Partitions on
+	// one machine"). One validator goroutine is enough for the rules
+	// (BenchmarkValidate; docs/benchmarks/README.md, "Rules and the
+	// validator").
 	EmbeddedPartitions = 1
 
 	BucketSites  = "VC_SITES"  // registered sites: key domain, value JSON

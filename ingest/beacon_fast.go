@@ -9,7 +9,8 @@ import (
 // cheaper than encoding/json, which scans an array body three
 // times (validate, split into elements, decode each) and allocates every
 // string separately. At the batch endpoint's 100 events per request that
-// was the largest cost of ingesting an event (BENCHMARKS.md).
+// was the largest cost of ingesting an event (BenchmarkBeacon;
+// docs/benchmarks/history/round-2.md, "What changed in round 2").
 //
 // It is a fast path, not a second JSON implementation: it answers ok only
 // when the body is one it fully understands, and then its hits are exactly

@@ -16,7 +16,8 @@ import (
 // partition's rows of a range of batches from views_raw into it. A Writer
 // feeds its partition in the background every FeedEvery or FeedRows rows,
 // so the views run on large blocks a few times a minute instead of on
-// every insert (BENCHMARKS.md, "Rollup feed"); CatchUp feeds whatever is
+// every insert (BenchmarkInsertFed; docs/benchmarks/README.md, "Store and
+// rollups"); CatchUp feeds whatever is
 // left when no validator runs.
 //
 // A feed is exactly-once the way a batch insert is: its range is recorded

@@ -52,8 +52,8 @@ type Config struct {
 	Sites Registry
 	// MaxRows flushes a batch that reaches this many rows; default 50000.
 	// Bigger inserts are much cheaper per row for the store (every insert
-	// writes new parts that merges rewrite later): embedded, 5k-row batches
-	// cost ~10 µs of CPU per row, 20k ~5 µs, 50k ~3.6 µs (BENCHMARKS.md).
+	// writes new parts that merges rewrite later): BenchmarkInsertBatch;
+	// docs/benchmarks/method.md, "Where an insert's cost goes".
 	// A batch holds its verdicts in memory, ~20 MB at 50k.
 	MaxRows       int
 	InsertRetries int           // attempts before the partition is restarted; default 5

@@ -12,7 +12,8 @@ import "math/bits"
 //   - One probe. A lookup reads one bucket; the maps needed one lookup per
 //     generation (five for a miss, the common case: a new visitor or event
 //     id), each a cache miss once the window outgrows the caches. Measured
-//     in BenchmarkWindow: BENCHMARKS.md has the figures.
+//     in BenchmarkWindow (docs/benchmarks/README.md, "Rules and the
+//     validator").
 //   - 16 bytes per key, fixed, instead of ~36 (map slot, control bytes, load
 //     factor): the same memory remembers twice the keys.
 //   - Expiry costs nothing: a slot older than the window is free for the next

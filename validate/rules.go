@@ -120,8 +120,8 @@ const (
 	// two windows take 128 MiB at most.
 	ProcessWindowKeys = 1 << 22
 	// ProcessMaxHeld: views held for settling, ~300 MiB at most (a held
-	// verdict and its strings are ~600 bytes: 131 MB for the ~230k held at
-	// 20k views/s of the load test's mix, BENCHMARKS.md, Memory).
+	// verdict and its strings are ~600 bytes; docs/benchmarks/README.md,
+	// "Memory").
 	ProcessMaxHeld = 1 << 19
 )
 

@@ -158,7 +158,9 @@ func (a *API) timeseries(req *request) (*answer, error) {
 	if req.page != "" {
 		// A page's buckets come from page_rollup, the one rollup with a
 		// page's minutes and hours (dim_rollup's hour rows of one page are
-		// scattered among every page's: BENCHMARKS.md, "Unique visitors").
+		// scattered among every page's:
+		// docs/benchmarks/history/issue-10-session-3.md, "Stats API
+		// latency: live ranges").
 		name, p["page"], seriesSketch = qPageSeries, req.page, pageSketch
 	}
 	rows, err := a.query(req.ctx, name, p, 3)

@@ -123,9 +123,11 @@ func (s span) params(site string) store.Params {
 // is read from its day row instead of its hours: nothing is stored after
 // now, so the day row holds exactly that day's hours up to now. A site's
 // breakdown reads every value's edge hours (hour rows are ordered by time,
-// not value): on the 10M-event history the end of a 30-day range was 13
-// hours of every page's sketches (BENCHMARKS.md). A span ending before now,
-// or lying within one day, keeps its hours.
+// not value): the end of a range reaching today was every page's hour
+// sketches of today (BenchmarkStats;
+// docs/benchmarks/history/issue-10-session-3.md, "Stats API latency: live
+// ranges"). A span ending before now, or lying within one day, keeps its
+// hours.
 func (s span) liveParams(site string, now time.Time) store.Params {
 	p := s.params(site)
 	if !s.to.After(now) {

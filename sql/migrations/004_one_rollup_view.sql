@@ -6,7 +6,8 @@
 -- creation, and the background merges that delete them again, cost more
 -- CPU than the aggregation itself (perf on a load run: half of the store's
 -- time in the kernel's inode allocator). One view writing all four grains
--- into one table makes it two parts per insert. BENCHMARKS.md has the
+-- into one table makes it two parts per insert.
+-- docs/benchmarks/history/round-2.md ("What changed in round 2") has the
 -- before and after.
 --
 -- page_rollup holds, per grain, what page_minute / page_hour / page_day /

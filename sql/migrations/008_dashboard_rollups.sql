@@ -24,7 +24,8 @@
 -- as unions, so a day in the site's time zone is exact at any length of
 -- range. Per-page reason rows are hours only (a page's slice is small).
 --
--- What it costs and what was left out (BENCHMARKS.md, BenchmarkInsertBatch):
+-- What it costs and what was left out (BenchmarkInsertBatch, and
+-- docs/benchmarks/history/issue-10.md, "Dashboard rollups: insert cost"):
 -- the insert path's cost is rows through the view's GROUP BY and the size
 -- of the sketches it writes, so
 --   * the view first aggregates the insert's rows by every dimension at

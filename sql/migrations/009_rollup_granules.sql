@@ -13,8 +13,9 @@
 -- and its all-time rows sit in granules of ~300 rows at 64 KiB (~800 at
 -- 256 KiB, ~6,000 at the default), one per part holding the page; that is
 -- why 64 KiB rather than the 256 KiB that merged parts alone would need.
--- BENCHMARKS.md has the sizes measured (point reads merged and unmerged,
--- the snapshot's batch refresh, site_count, inserts).
+-- docs/benchmarks/history/issue-10.md ("First read") has the sizes
+-- measured (point reads merged and unmerged, the snapshot's batch refresh,
+-- site_count, inserts).
 --
 -- index_granularity_bytes is readonly for a MergeTree table (an ALTER
 -- that modifies it is refused), so the table is rebuilt. CREATE OR

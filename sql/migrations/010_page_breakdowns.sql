@@ -21,8 +21,9 @@
 -- range. A page's own combinations are few enough to group on read (one
 -- page, one range: its hour rows at the edges, its day rows between;
 -- day rows are ordered by value, so a read takes all of the page's day
--- rows and keeps the range's). BENCHMARKS.md has the insert cost and the
--- read latency on the 10M-event history.
+-- rows and keeps the range's). docs/benchmarks/history/issue-10.md
+-- ("Dashboard rollups: insert cost") has the insert cost and the read
+-- latency on the 10M-event history.
 --
 -- Upgrading: rows already in views_raw get their per-page rows once, from
 -- the backfill below; then the view is replaced (DROP VIEW, CREATE

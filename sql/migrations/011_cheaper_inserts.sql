@@ -1,6 +1,7 @@
 -- Cheaper inserts (issue 10: BenchmarkInsertBatch fell to a quarter of
 -- issue 9's rows/s with migrations 008-010). Two changes, each measured
--- alone (BENCHMARKS.md, "Insert path, migration 011"):
+-- alone (docs/benchmarks/history/issue-10-session-2.md,
+-- "Insert path (migration 011)"):
 --
 -- 1. Parts written by an insert are Compact (one data file for all
 --    columns) instead of Wide (two files per column: views_raw has 32).

@@ -1,6 +1,8 @@
 -- The rollups leave the insert path (issue 10: BenchmarkInsertBatch with
 -- the three views of migrations 004, 008 and 011 inserted 122k-187k rows/s
--- against 447k-490k for views_raw alone; BENCHMARKS.md, "Rollup feed").
+-- against 447k-490k for views_raw alone: see
+-- docs/benchmarks/history/issue-10-session-2.md, "Insert path (migration
+-- 011)").
 --
 -- Before: every validator insert into views_raw ran the three materialized
 -- views on its block. Each view costs a fixed ~20-25 ms of CPU per insert

@@ -8,7 +8,8 @@
 -- seq_minmax skip index (migration 006) pass over every part written
 -- before the record: without it the query read the partition and seq
 -- columns of the whole table (about 10 s per start at a billion rows;
--- BENCHMARKS.md). An extra materialized view would cost every insert a part.
+-- docs/benchmarks/history/issue-09.md, "Progress check"). An extra
+-- materialized view would cost every insert a part.
 SELECT toUInt64(max(seq)) AS max_seq
 FROM views_raw
 WHERE partition = {partition:UInt16} AND seq > {after:UInt64}

@@ -7,7 +7,8 @@
 -- on the way ever reaches that size and the count is exact. Those sketches
 -- are small sets, cheap to merge: a popular page's are 96 KiB
 -- HyperLogLogs, which is why the ranking's large pages are read from
--- dim_rollup's (BENCHMARKS.md, "Unique visitors").
+-- dim_rollup's (docs/benchmarks/history/issue-10-session-2.md, "Stats API
+-- latency").
 SELECT page, toUInt64(uniqCombined64Merge(uniques)) AS uniques
 FROM page_rollup
 WHERE site = {site:String} AND page IN {pages:Array(String)}

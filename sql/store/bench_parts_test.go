@@ -7,7 +7,8 @@ import (
 
 // BenchmarkInsertParts is BenchmarkInsertFed with one piece changed at a
 // time, on the migrated schema: what each materialized view and the
-// Compact parts of migration 011 cost (BENCHMARKS.md, "Insert path").
+// Compact parts of migration 011 cost (docs/benchmarks/README.md, "Store
+// and rollups").
 // Batches of 50k rows fed every 200k show the cost per row; batches of 100
 // fed every 400 rows the fixed cost per insert and per feed (cpu-us/feed
 // is the feed's own CPU). raw_only is views_raw without any feed: the

@@ -22,8 +22,9 @@ var viewsColumnCount = strings.Count(viewsColumns, ",") + 1
 // appendNative appends rows as one block of ClickHouse's Native format:
 // the number of columns and rows, then each column whole (name, type,
 // values). The engine reads a column as one array instead of parsing row
-// by row, which takes about a fifth less time than RowBinary for views_raw
-// (BENCHMARKS.md); the Go side costs the same.
+// by row, which is cheaper than RowBinary for views_raw
+// (docs/benchmarks/history/round-2.md, "What changed in round 2"); the Go
+// side costs the same (BenchmarkAppendNative).
 //
 // Values: fixed-width integers little-endian, strings as uvarint length and
 // bytes, DateTime64(3) as Int64 milliseconds, Bool as one byte. The

@@ -4,7 +4,7 @@
 # from two commits compare on a noisy machine. Prints each round's ratio
 # ("throughput N×") and the two request lines (bare Gin, then the server).
 # The load generator is the first binary's (loadgen did not change the
-# request between them). See BENCHMARKS.md, "Pixel against bare Gin".
+# request between them). See docs/benchmarks/method.md, "Medians, rounds and ratios".
 set -euo pipefail
 rounds=$1; shift
 gen=$1
