@@ -121,7 +121,7 @@ type Hostnames struct {
 }
 
 // HostLookup says which page hosts a site's views may come from. The site
-// registry (ingest/stream.Sites) implements it beside Registrations, in
+// registry (internal/stream.Sites) implements it beside Registrations, in
 // memory: validators consult it for every view that names its page.
 type HostLookup interface {
 	// AllowsHost reports whether a view of site received at t from a page

@@ -88,7 +88,7 @@ func CheckRegistrable(s string) (string, error) {
 // registration is one span of it in the registry, from its Add to its
 // Delete: a site deleted and added again is a new registration, whose
 // owner may be someone else, and none of the views of the one before may
-// count for it. Implementations are in-memory (ingest/stream.Sites), cheap
+// count for it. Implementations are in-memory (internal/stream.Sites), cheap
 // and safe for concurrent use: validators consult them for every event.
 type Registrations interface {
 	// Registered returns when the site's current registration was made

@@ -15,7 +15,7 @@ import (
 	ginjson "github.com/gin-gonic/gin/codec/json"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/ingest/stream"
+	"github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/sql/store"
 )
 

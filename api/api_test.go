@@ -19,8 +19,8 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/ingest"
-	"github.com/viewcount/viewcount/ingest/stream"
-	"github.com/viewcount/viewcount/ingest/stream/streamtest"
+	"github.com/viewcount/viewcount/internal/stream"
+	"github.com/viewcount/viewcount/internal/stream/streamtest"
 	"github.com/viewcount/viewcount/rollup"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"

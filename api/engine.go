@@ -7,7 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/viewcount/viewcount/ingest/redact"
+	"github.com/viewcount/viewcount/internal/redact"
 )
 
 // NewEngine returns the HTTP router every role registers on. Only requests

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/viewcount/viewcount/ingest/stream"
-	"github.com/viewcount/viewcount/ingest/stream/streamtest"
+	"github.com/viewcount/viewcount/internal/stream"
+	"github.com/viewcount/viewcount/internal/stream/streamtest"
 )
 
 func TestAdminTokens(t *testing.T) {

@@ -23,7 +23,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/ingest/redact"
+	"github.com/viewcount/viewcount/internal/redact"
 )
 
 // Config tunes the handlers. Zero values mean the defaults.

@@ -23,7 +23,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/ingest/stream/streamtest"
+	"github.com/viewcount/viewcount/internal/stream/streamtest"
 )
 
 const testIP = "203.0.113.77"

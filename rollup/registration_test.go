@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/ingest/stream"
+	"github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/rollup"
 	vcsql "github.com/viewcount/viewcount/sql"
 )

@@ -28,7 +28,7 @@ type Intents interface {
 	Put(ctx context.Context, key string, value []byte) (uint64, error)
 }
 
-// Registry is the site registry as a Writer consults it (ingest/stream's
+// Registry is the site registry as a Writer consults it (internal/stream's
 // Sites): right before each insert, a valid verdict whose view does not
 // belong to its site's current registration is stored as unknown_site
 // instead (viewcount.InRegistration). A batch waits up to --flush-every

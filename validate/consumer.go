@@ -14,7 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/viewcount/viewcount"
-	vcstream "github.com/viewcount/viewcount/ingest/stream"
+	vcstream "github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/rollup"
 )
 

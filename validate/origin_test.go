@@ -13,14 +13,14 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/viewcount/viewcount"
-	vcstream "github.com/viewcount/viewcount/ingest/stream"
-	"github.com/viewcount/viewcount/ingest/stream/streamtest"
+	vcstream "github.com/viewcount/viewcount/internal/stream"
+	"github.com/viewcount/viewcount/internal/stream/streamtest"
 )
 
 // AllowsHost gives the fixed test registry its sites' default hostnames
 // (for sites without "www.": the domain and its subdomains), without
 // allocating: BenchmarkValidate judges through it, where the registry
-// (ingest/stream.Sites) keeps its lists ready.
+// (internal/stream.Sites) keeps its lists ready.
 func (s sitesOf) AllowsHost(site, host string, _ time.Time) bool {
 	n, m := len(host), len(site)
 	return s[site] && (host == site || n > m && host[n-m-1] == '.' && host[n-m:] == site)

@@ -11,7 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/viewcount/viewcount"
-	vcstream "github.com/viewcount/viewcount/ingest/stream"
+	vcstream "github.com/viewcount/viewcount/internal/stream"
 )
 
 // Hold is a revalidation's exclusive claim on every partition: the pause

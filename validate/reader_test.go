@@ -10,8 +10,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/viewcount/viewcount"
-	vcstream "github.com/viewcount/viewcount/ingest/stream"
-	"github.com/viewcount/viewcount/ingest/stream/streamtest"
+	vcstream "github.com/viewcount/viewcount/internal/stream"
+	"github.com/viewcount/viewcount/internal/stream/streamtest"
 )
 
 // TestReaderSurvivesConsumerNode: on a 3-node cluster, a partition's

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	vcstream "github.com/viewcount/viewcount/ingest/stream"
-	"github.com/viewcount/viewcount/ingest/stream/streamtest"
+	vcstream "github.com/viewcount/viewcount/internal/stream"
+	"github.com/viewcount/viewcount/internal/stream/streamtest"
 	"github.com/viewcount/viewcount/rollup"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )

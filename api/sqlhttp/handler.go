@@ -18,7 +18,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/viewcount/viewcount/ingest/stream"
+	"github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/sql/analyst"
 	"github.com/viewcount/viewcount/sql/store"
 )

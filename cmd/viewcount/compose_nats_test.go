@@ -11,7 +11,7 @@ import (
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/ingest/stream"
+	"github.com/viewcount/viewcount/internal/stream"
 )
 
 // TestComposeNATSClusterRuns runs the three NATS services of

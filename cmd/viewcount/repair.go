@@ -7,7 +7,7 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/viewcount/viewcount/ingest/stream"
+	"github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/sql/store"
 )
 

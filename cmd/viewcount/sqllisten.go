@@ -13,8 +13,8 @@ import (
 
 	"github.com/viewcount/viewcount/api"
 	"github.com/viewcount/viewcount/api/sqlhttp"
-	"github.com/viewcount/viewcount/ingest/redact"
-	"github.com/viewcount/viewcount/ingest/stream"
+	"github.com/viewcount/viewcount/internal/redact"
+	"github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/sql/store"
 )
 

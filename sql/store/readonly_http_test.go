@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/viewcount/viewcount/api/sqlhttp"
-	"github.com/viewcount/viewcount/ingest/stream"
-	"github.com/viewcount/viewcount/ingest/stream/streamtest"
+	"github.com/viewcount/viewcount/internal/stream"
+	"github.com/viewcount/viewcount/internal/stream/streamtest"
 	"github.com/viewcount/viewcount/sql/analyst"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"

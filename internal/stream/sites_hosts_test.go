@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/ingest/stream"
-	"github.com/viewcount/viewcount/ingest/stream/streamtest"
+	"github.com/viewcount/viewcount/internal/stream"
+	"github.com/viewcount/viewcount/internal/stream/streamtest"
 )
 
 // TestSiteHostnames: a site allows its domain and subdomains until its

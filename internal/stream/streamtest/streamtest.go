@@ -13,7 +13,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
-	"github.com/viewcount/viewcount/ingest/stream"
+	"github.com/viewcount/viewcount/internal/stream"
 )
 
 // Server starts a standalone NATS server with JetStream, reached over TCP

@@ -18,7 +18,7 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/ingest"
-	"github.com/viewcount/viewcount/ingest/stream"
+	"github.com/viewcount/viewcount/internal/stream"
 )
 
 // TestExternalServerStallAndRestart runs a real nats-server as a separate

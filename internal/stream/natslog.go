@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"sync/atomic"
 
-	"github.com/viewcount/viewcount/ingest/redact"
+	"github.com/viewcount/viewcount/internal/redact"
 )
 
 // natsLogger puts the embedded server's notices, warnings and errors into

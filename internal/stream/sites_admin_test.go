@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/viewcount/viewcount/ingest/stream"
-	"github.com/viewcount/viewcount/ingest/stream/streamtest"
+	"github.com/viewcount/viewcount/internal/stream"
+	"github.com/viewcount/viewcount/internal/stream/streamtest"
 )
 
 func TestSitesManage(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/viewcount/viewcount/ingest/redact"
+	"github.com/viewcount/viewcount/internal/redact"
 )
 
 func TestMaskAddrs(t *testing.T) {

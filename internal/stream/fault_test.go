@@ -18,7 +18,7 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/ingest"
-	"github.com/viewcount/viewcount/ingest/stream"
+	"github.com/viewcount/viewcount/internal/stream"
 )
 
 // Findings 2 and 3 of issue 9: after descriptor exhaustion or a full disk
