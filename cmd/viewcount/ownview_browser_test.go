@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -73,15 +70,7 @@ func TestOwnViewShownAtOnce(t *testing.T) {
 	t.Cleanup(pageSrv.Close)
 	site := strings.Replace(pageSrv.URL, "127.0.0.1", "www.example.com", 1)
 	bctx, setUA := personChromium(t, exe, chromedp.Flag("host-resolver-rules", "MAP www.example.com 127.0.0.1"))
-	// Headless Chromium often reports a 0 × 0 window to the scripts of a
-	// page loaded again in the tab, which is judged headless; this test is
-	// about what the page shows, so its window is the desktop setUA makes.
-	window := chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
-			Source: `Object.defineProperty(window, 'outerWidth', {get: () => 1280}); Object.defineProperty(window, 'outerHeight', {get: () => 720});`})
-		return err
-	})
-	if err := chromedp.Do(bctx, setUA, window); err != nil {
+	if err := chromedp.Do(bctx, setUA); err != nil {
 		t.Fatal(err)
 	}
 	// shown loads the page and returns what its two elements show once

@@ -43,9 +43,10 @@ func vcjsChromium(t *testing.T) string {
 // browser, as the vc.js tests need their views to count: no automation
 // flag (navigator.webdriver false), a user agent without "Headless", and,
 // through setUA (run it before the first navigation of a tab), a desktop
-// screen (headless Chromium's 800 × 600 is judged headless). flags are
-// more command-line switches, e.g. host-resolver-rules. The browser lives
-// for 2 minutes at most.
+// screen (headless Chromium's 800 × 600 is judged headless), and a window
+// that is never 0 × 0 (see personWindow). flags are more command-line
+// switches, e.g. host-resolver-rules. The browser lives for 2 minutes at
+// most.
 func personChromium(t *testing.T, exe string, flags ...chromedp.ExecAllocatorOption) (context.Context, chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -53,6 +54,7 @@ func personChromium(t *testing.T, exe string, flags ...chromedp.ExecAllocatorOpt
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe),
 		// What makes navigator.webdriver true in a browser under CDP.
 		chromedp.Flag("enable-automation", false), chromedp.Flag("disable-blink-features", "AutomationControlled"))
+	opts = append(opts, personWindow...)
 	opts = append(opts, flags...)
 	if os.Geteuid() == 0 {
 		opts = append(opts, chromedp.NoSandbox) // Chromium refuses root with its sandbox
@@ -75,6 +77,22 @@ func personChromium(t *testing.T, exe string, flags ...chromedp.ExecAllocatorOpt
 		return err
 	})
 	return bctx, setUA
+}
+
+// personWindow gives the page a person's window. With RenderDocument (on
+// by default in current Chromium) every navigation, a reload too, gets a
+// new renderer-side document and widget, and headless Chromium sends that
+// widget its window's bounds only after the page's scripts may already
+// have run: about one load in a hundred, more on a busy machine, vc.js
+// read outerWidth × outerHeight as 0 × 0 and its view was rejected as
+// headless (windowProblem), so a test waiting for the count timed out.
+// Without RenderDocument the document reuses the widget that already has
+// its bounds (no 0 × 0 in some thousand loads; --window-size alone does
+// not help). The list repeats chromedp's default disable-features, which
+// this flag replaces. The window is the size setUA's viewport is.
+var personWindow = []chromedp.ExecAllocatorOption{
+	chromedp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,RenderDocument"),
+	chromedp.WindowSize(1280, 720),
 }
 
 // requestLog is a reverse proxy in front of the viewcount process that
@@ -176,18 +194,20 @@ func TestVCJSInBrowser(t *testing.T) {
 			t.Fatalf("seed %d: %d", i, code)
 		}
 	}
+	var reqs requestLog
 	waitCount := func(page string, want uint64) {
 		t.Helper()
 		eventually(t, 30*time.Second, func() string {
 			if _, got, _ := c.count("example.com", page); got.Views != want {
-				return fmt.Sprintf("%s: %d views, want %d", page, got.Views, want)
+				// A view judged invalid never counts, however long this waits.
+				return fmt.Sprintf("%s: %d views, want %d (site's verdicts in views_raw: %v; the page's beacons %q)",
+					page, got.Views, want, reasons(t, m, "example.com"), reqs.beacons(page))
 			}
 			return ""
 		})
 	}
 	waitCount("/csp", seeded)
 
-	var reqs requestLog
 	vc := httptest.NewServer(reqs.handler("http://" + m.Addr()))
 	t.Cleanup(vc.Close)
 	pages := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

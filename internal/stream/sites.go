@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	mathrand "math/rand/v2"
 	"sync"
 	"time"
 
@@ -93,6 +94,9 @@ type Sites struct {
 	watcher jetstream.KeyWatcher
 	done    chan struct{}
 	now     func() time.Time
+	randN   func(n int64) int64 // uniform in [0, n): the jitter of modify's backoff
+
+	admin chan struct{} // one token: this process's changes, one at a time (modify)
 
 	mu    sync.RWMutex
 	known map[string]registration // domain → its registration
@@ -122,7 +126,8 @@ func OpenSites(ctx context.Context, c *Conn, now func() time.Time) (*Sites, erro
 	if now == nil {
 		now = time.Now
 	}
-	s := &Sites{kv: kv, watcher: w, done: make(chan struct{}), now: now, known: map[string]registration{}}
+	s := &Sites{kv: kv, watcher: w, done: make(chan struct{}), now: now,
+		randN: mathrand.Int64N, admin: make(chan struct{}, 1), known: map[string]registration{}}
 	// The watch delivers every current key, then a nil marker. Waiting for
 	// it means a validator never judges against a half-loaded registry.
 	for initial := true; initial; {

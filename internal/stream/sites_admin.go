@@ -30,10 +30,17 @@ const (
 	shareTokenPrefix = "vcr_"
 )
 
-// maxUpdateTries bounds the read-modify-write loop of modify. Each lost
-// race means another change went in, so running out takes that many
-// concurrent admins on one site.
-const maxUpdateTries = 16
+// Backoff between the tries of modify after a lost race: full jitter (a
+// random wait below a bound that doubles from updateBackoffMin up to
+// updateBackoffMax), so registries that collided once do not collide
+// again in lockstep. There is no bound on the tries: a lost race means
+// another change went in, so the registry as a whole always progresses,
+// and with jitter one writer losing every time is vanishingly unlikely;
+// the caller's context bounds the wait.
+const (
+	updateBackoffMin = time.Millisecond
+	updateBackoffMax = 100 * time.Millisecond
+)
 
 // CheckShareToken reports whether token is the site's share token, in
 // constant time; false when the site has no share link.
@@ -232,8 +239,25 @@ func (s *Sites) Delete(ctx context.Context, domain string) error {
 // modify applies change to the stored site with a compare-and-set on the
 // entry's revision, retrying on a lost race, so two admins changing one
 // site at once (a rotation and a time zone, say) never undo each other.
+// This process's changes are serialized (s.admin), so races are lost only
+// to other processes; the retries, jittered, last as long as ctx.
 func (s *Sites) modify(ctx context.Context, domain string, change func(*Site) error) (Site, error) {
-	for range maxUpdateTries {
+	select {
+	case s.admin <- struct{}{}:
+		defer func() { <-s.admin }()
+	case <-ctx.Done():
+		return Site{}, fmt.Errorf("sites: update %s: %w", domain, ctx.Err())
+	}
+	for lost := 0; ; lost++ {
+		if lost > 0 {
+			t := time.NewTimer(s.backoff(lost))
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return Site{}, fmt.Errorf("sites: update %s: lost %d races with concurrent changes: %w", domain, lost, ctx.Err())
+			}
+		}
 		e, err := s.kv.Get(ctx, domain)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			return Site{}, fmt.Errorf("%w: %s", ErrSiteUnknown, domain)
@@ -261,7 +285,14 @@ func (s *Sites) modify(ctx context.Context, domain string, change func(*Site) er
 		}
 		return site, nil
 	}
-	return Site{}, fmt.Errorf("sites: update %s: lost %d races with concurrent changes", domain, maxUpdateTries)
+}
+
+// backoff is the wait before the try after the lost-th lost race: uniform
+// in [0, bound), the bound doubling from updateBackoffMin per lost race up
+// to updateBackoffMax.
+func (s *Sites) backoff(lost int) time.Duration {
+	bound := min(updateBackoffMin<<min(lost-1, 10), updateBackoffMax)
+	return time.Duration(s.randN(int64(bound)))
 }
 
 func newToken(prefix string) (string, error) {
