@@ -281,7 +281,10 @@ func (m *Main) startValidate(ctx context.Context) error {
 	}
 	sink := rollup.NewSink(rollup.Config{Feed: rollup.FeedConfig{Every: m.cfg.FeedEvery}, Sites: m.sites}, m.store, intents, m.Metrics, m.logger, m.now)
 	v, err := validate.New(cfg, validate.Options{Partitions: m.cfg.OwnPartitions, FlushEvery: m.cfg.FlushEvery,
-		MaxLag: m.cfg.ReadyMaxLag, Raw: m.store}, m.stream.JS, m.stream.Partitions, m.sites, sink, m.Metrics, m.logger)
+		// The process's clock dates the ticks that release held views, as
+		// it dates the events: a tick by another clock (ahead of the
+		// events' one) would release them before their window passed.
+		MaxLag: m.cfg.ReadyMaxLag, Raw: m.store, Now: m.now}, m.stream.JS, m.stream.Partitions, m.sites, sink, m.Metrics, m.logger)
 	if err != nil {
 		return err
 	}
