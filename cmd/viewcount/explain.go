@@ -211,13 +211,9 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *id != "" {
-		out, err := admin.do("explain", http.MethodGet, "?"+url.Values{"site": {*site}, "id": {*id}}.Encode(), nil, http.StatusOK)
-		if err != nil {
-			return err
-		}
 		var ans storedAnswer
-		if err := json.Unmarshal(out, &ans); err != nil {
-			return fmt.Errorf("explain: answer: %w", err)
+		if err := fetchJSON(admin, http.MethodGet, "?"+url.Values{"site": {*site}, "id": {*id}}.Encode(), nil, &ans); err != nil {
+			return err
 		}
 		if *jsonOut {
 			return printJSON(stdout, ans)
@@ -250,13 +246,9 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 		req.URL = "/p.gif?" + url.Values{"site": {*site}, "page": {*page}}.Encode()
 	}
 	body, _ := json.Marshal(req)
-	out, err := admin.do("explain", http.MethodPost, "", body, http.StatusOK)
-	if err != nil {
-		return err
-	}
 	var ans sampleAnswer
-	if err := json.Unmarshal(out, &ans); err != nil {
-		return fmt.Errorf("explain: answer: %w", err)
+	if err := fetchJSON(admin, http.MethodPost, "", body, &ans); err != nil {
+		return err
 	}
 	if *jsonOut {
 		return printJSON(stdout, ans)
@@ -267,6 +259,18 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 		if err := printSteps(stdout, e); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// fetchJSON is the explain endpoint's 200 answer, decoded into v.
+func fetchJSON(admin adminClient, method, path string, body []byte, v any) error {
+	out, err := admin.do("explain", method, path, body, http.StatusOK)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(out, v); err != nil {
+		return fmt.Errorf("explain: answer: %w", err)
 	}
 	return nil
 }
