@@ -8,7 +8,7 @@ import (
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/ingest"
 	"github.com/viewcount/viewcount/rollup"
-	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
@@ -24,7 +24,7 @@ type feedDuringDelete struct {
 }
 
 func (s *feedDuringDelete) Exec(ctx context.Context, query string, params store.Params) error {
-	if query == vcsql.Query(vcsql.SiteDelete) && params["table"] == "views_raw" && !s.fed.Swap(true) {
+	if query == queries.Text(queries.SiteDelete) && params["table"] == "views_raw" && !s.fed.Swap(true) {
 		if _, err := rollup.CatchUp(ctx, s.Store); err != nil {
 			return err
 		}

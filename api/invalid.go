@@ -10,7 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/viewcount/viewcount"
-	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 )
 
@@ -91,7 +91,7 @@ func (s *Server) invalid(c *gin.Context) {
 
 func (s *Server) invalidReport(ctx context.Context, site string, from, to time.Time) (*invalidReport, error) {
 	const layout = "2006-01-02 15:04:05.000"
-	res, err := s.q.Query(ctx, vcsql.Query(vcsql.InvalidByDay), store.Params{
+	res, err := s.q.Query(ctx, queries.Text(queries.InvalidByDay), store.Params{
 		"site": site, "from": from.Format(layout), "to": to.Format(layout)})
 	if err != nil {
 		return nil, fmt.Errorf("api: invalid report %s: %w", site, err)
@@ -129,7 +129,7 @@ func (s *Server) invalidReport(ctx context.Context, site string, from, to time.T
 		return nil, err
 	}
 	if rep.ByReason[string(viewcount.ForeignOrigin)] > 0 {
-		res, err := s.q.Query(ctx, vcsql.Query(vcsql.InvalidOrigins), store.Params{
+		res, err := s.q.Query(ctx, queries.Text(queries.InvalidOrigins), store.Params{
 			"site": site, "from": from.Format(layout), "to": to.Format(layout)})
 		if err != nil {
 			return nil, fmt.Errorf("api: invalid report %s: foreign hosts: %w", site, err)
@@ -145,7 +145,7 @@ func (s *Server) invalidReport(ctx context.Context, site string, from, to time.T
 	if rep.ByReason[string(viewcount.Datacenter)] == 0 {
 		return rep, nil
 	}
-	res, err = s.q.Query(ctx, vcsql.Query(vcsql.InvalidASNs), store.Params{
+	res, err = s.q.Query(ctx, queries.Text(queries.InvalidASNs), store.Params{
 		"site": site, "from": from.Format(layout), "to": to.Format(layout)})
 	if err != nil {
 		return nil, fmt.Errorf("api: invalid report %s: datacenter networks: %w", site, err)

@@ -3,11 +3,10 @@ package api
 import (
 	"context"
 	"fmt"
+	"github.com/viewcount/viewcount/sql/queries"
+	"github.com/viewcount/viewcount/sql/store"
 	"strconv"
 	"unicode/utf8"
-
-	vcsql "github.com/viewcount/viewcount/sql"
-	"github.com/viewcount/viewcount/sql/store"
 )
 
 // The report's top lists are bounded per reason: a false positive shows in
@@ -45,7 +44,7 @@ type classCount struct {
 // topRejected fills the report's top user agents and classes per reason.
 func (s *Server) topRejected(ctx context.Context, rep *invalidReport, p store.Params) error {
 	p["limit"] = strconv.Itoa(topAgentsPerReason)
-	res, err := s.q.Query(ctx, vcsql.Query(vcsql.InvalidTopAgents), p)
+	res, err := s.q.Query(ctx, queries.Text(queries.InvalidTopAgents), p)
 	if err != nil {
 		return fmt.Errorf("api: invalid report %s: top user agents: %w", rep.Site, err)
 	}
@@ -64,7 +63,7 @@ func (s *Server) topRejected(ctx context.Context, rep *invalidReport, p store.Pa
 	}
 
 	p["limit"] = strconv.Itoa(topClassesPerReason)
-	if res, err = s.q.Query(ctx, vcsql.Query(vcsql.InvalidTopClasses), p); err != nil {
+	if res, err = s.q.Query(ctx, queries.Text(queries.InvalidTopClasses), p); err != nil {
 		return fmt.Errorf("api: invalid report %s: top classes: %w", rep.Site, err)
 	}
 	c = columnsOf(res, "verdict", "browser", "device", "events")

@@ -13,8 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/nats-io/nats.go/jetstream"
-
-	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/queries"
 )
 
 // RuleSets is the VC_RULES bucket as GET /v1/admin/rules reads it: each
@@ -66,7 +65,7 @@ func (s *Server) ruleSets(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	res, err := s.q.Query(ctx, vcsql.Query(vcsql.RuleVersions), nil)
+	res, err := s.q.Query(ctx, queries.Text(queries.RuleVersions), nil)
 	if err != nil {
 		s.fail(c, fmt.Errorf("api: events by rule set: %w", err))
 		return

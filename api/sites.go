@@ -16,7 +16,7 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/internal/stream"
-	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 )
 
@@ -105,7 +105,7 @@ func (s *Server) listSites(c *gin.Context) {
 
 // lastViews returns each site's newest valid view minute, RFC 3339.
 func (s *Server) lastViews(ctx context.Context) (map[string]string, error) {
-	res, err := s.q.Query(ctx, vcsql.Query(vcsql.SitesLastView), nil)
+	res, err := s.q.Query(ctx, queries.Text(queries.SitesLastView), nil)
 	if err != nil {
 		return nil, fmt.Errorf("api: last views: %w", err)
 	}
@@ -309,7 +309,7 @@ func (s *Server) previewDelete(c *gin.Context, site string) {
 
 // siteTables lists the tables holding rows per site.
 func (s *Server) siteTables(ctx context.Context) ([]string, error) {
-	res, err := s.q.Query(ctx, vcsql.Query(vcsql.SiteTables), nil)
+	res, err := s.q.Query(ctx, queries.Text(queries.SiteTables), nil)
 	if err != nil {
 		return nil, fmt.Errorf("api: site tables: %w", err)
 	}
@@ -337,7 +337,7 @@ func (s *Server) siteRows(ctx context.Context, site string) (map[string]uint64, 
 
 // siteRowsIn counts the site's rows in table t.
 func (s *Server) siteRowsIn(ctx context.Context, t, site string) (uint64, error) {
-	res, err := s.q.Query(ctx, vcsql.Query(vcsql.SiteRows), store.Params{"table": t, "site": site})
+	res, err := s.q.Query(ctx, queries.Text(queries.SiteRows), store.Params{"table": t, "site": site})
 	if err != nil {
 		return 0, fmt.Errorf("api: count rows of %s in %s: %w", site, t, err)
 	}
@@ -379,7 +379,7 @@ func (s *Server) deleteSiteData(ctx context.Context, site string) (map[string]ui
 		if n == 0 {
 			return nil
 		}
-		if err := s.q.Exec(ctx, vcsql.Query(vcsql.SiteDelete), store.Params{"table": t, "site": site}); err != nil {
+		if err := s.q.Exec(ctx, queries.Text(queries.SiteDelete), store.Params{"table": t, "site": site}); err != nil {
 			return fmt.Errorf("api: delete rows of %s in %s: %w", site, t, err)
 		}
 		return nil

@@ -15,7 +15,7 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/rollup"
-	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 )
 
@@ -254,9 +254,9 @@ func (s *Snapshot) fetch(ctx context.Context, k key) (Count, error) {
 		err error
 	)
 	if k.page == "" {
-		res, err = s.q.Query(ctx, vcsql.Query(vcsql.SiteCount), store.Params{"site": k.site})
+		res, err = s.q.Query(ctx, queries.Text(queries.SiteCount), store.Params{"site": k.site})
 	} else {
-		res, err = s.q.Query(ctx, vcsql.Query(vcsql.PageCount), store.Params{"site": k.site, "page": k.page})
+		res, err = s.q.Query(ctx, queries.Text(queries.PageCount), store.Params{"site": k.site, "page": k.page})
 	}
 	if err != nil {
 		return Count{}, fmt.Errorf("api: count %s%s: %w", k.site, k.page, err)
@@ -380,7 +380,7 @@ func (s *Snapshot) fetchMany(ctx context.Context, site string, pages []string) (
 	if len(named) == 0 {
 		return out, nil
 	}
-	res, err := s.q.Query(ctx, vcsql.Query(vcsql.PageCounts), store.Params{"site": site, "pages": store.ArrayParam(named)})
+	res, err := s.q.Query(ctx, queries.Text(queries.PageCounts), store.Params{"site": site, "pages": store.ArrayParam(named)})
 	if err != nil {
 		return nil, fmt.Errorf("api: counts of %d pages of %s: %w", len(named), site, err)
 	}

@@ -3,10 +3,9 @@ package api
 import (
 	"context"
 	"fmt"
-	"time"
-
-	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
+	"time"
 )
 
 // WarmPages is how many of the most viewed pages of the last day Run loads
@@ -24,7 +23,7 @@ const WarmPages = 1000
 // It returns how many pages it loaded.
 func (s *Snapshot) Warm(ctx context.Context, n int) (int, error) {
 	since := s.now().UTC().Add(-24 * time.Hour).Truncate(time.Hour)
-	res, err := s.q.Query(ctx, vcsql.Query(vcsql.TopPages), store.Params{
+	res, err := s.q.Query(ctx, queries.Text(queries.TopPages), store.Params{
 		"since": since.Format(time.DateTime), "limit": fmt.Sprint(min(n, s.max))})
 	if err != nil {
 		return 0, fmt.Errorf("api: warm the snapshot: %w", err)

@@ -2,7 +2,7 @@
 // consecutive stream messages of one partition and inserts each batch
 // exactly once; the recorded batches are the partition's progress. It also
 // runs the schema
-// migrations from package sql. The materialized views defined there turn the
+// migrations from package sql/migrations. The materialized views defined there turn the
 // inserted rows into the per-page rollups; rollup itself never aggregates.
 //
 // Exactly-once rests on two facts: a batch is a fixed range of stream

@@ -3,12 +3,11 @@ package rollup
 import (
 	"context"
 	"fmt"
+	"github.com/viewcount/viewcount/sql/queries"
+	"github.com/viewcount/viewcount/sql/store"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/viewcount/viewcount/sql"
-	"github.com/viewcount/viewcount/sql/store"
 )
 
 // The feed moves stored rows into the rollups (migration 012): the
@@ -71,7 +70,7 @@ func (r feedRange) params() store.Params {
 // recordFeed writes r as its partition's latest feed: from then on a
 // restart redoes r rather than choosing another range.
 func recordFeed(ctx context.Context, q Execer, r feedRange) error {
-	if err := q.Exec(ctx, sql.Query(sql.FeedRecord), r.params()); err != nil {
+	if err := q.Exec(ctx, queries.Text(queries.FeedRecord), r.params()); err != nil {
 		return fmt.Errorf("rollup: partition %d: record feed %d-%d: %w", r.Partition, r.First, r.Last, err)
 	}
 	return nil
@@ -93,7 +92,7 @@ func Feed(ctx context.Context, q Execer, partition int, first, last uint64, sinc
 
 // runFeed copies r into views_feed; rerunning a recorded r adds nothing.
 func runFeed(ctx context.Context, q Execer, r feedRange) error {
-	if err := q.Exec(ctx, sql.Query(sql.Feed), r.params()); err != nil {
+	if err := q.Exec(ctx, queries.Text(queries.Feed), r.params()); err != nil {
 		return fmt.Errorf("rollup: partition %d: feed batches %d-%d: %w", r.Partition, r.First, r.Last, err)
 	}
 	return nil
@@ -103,7 +102,7 @@ func runFeed(ctx context.Context, q Execer, r feedRange) error {
 // the partition stored by batches up to its Last is in the rollups, or
 // is in that feed, which may not have run.
 func FeedProgress(ctx context.Context, q Execer) (map[int]feedRange, error) {
-	res, err := q.Query(ctx, sql.Query(sql.FeedProgress), nil)
+	res, err := q.Query(ctx, queries.Text(queries.FeedProgress), nil)
 	if err != nil {
 		return nil, fmt.Errorf("rollup: read feed progress: %w", err)
 	}
@@ -198,7 +197,7 @@ type waiting struct {
 
 // backlog lists the partitions with rows no feed has taken.
 func backlog(ctx context.Context, q Execer, fed map[int]feedRange) ([]waiting, error) {
-	res, err := q.Query(ctx, sql.Query(sql.FeedBacklog), store.Params{"fed": fedMap(fed)})
+	res, err := q.Query(ctx, queries.Text(queries.FeedBacklog), store.Params{"fed": fedMap(fed)})
 	if err != nil {
 		return nil, fmt.Errorf("rollup: read the feed's backlog: %w", err)
 	}

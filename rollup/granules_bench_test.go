@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount/rollup"
-	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
@@ -135,7 +135,7 @@ func granuleVariants(b *testing.B) []granules {
 func measureGranules(b *testing.B, s store.Store, name, site string, pages []string) {
 	query := func(b *testing.B, q string, p store.Params) time.Duration {
 		start := time.Now()
-		res, err := s.Query(b.Context(), vcsql.Query(q), p)
+		res, err := s.Query(b.Context(), queries.Text(q), p)
 		took := time.Since(start)
 		if err != nil || len(res.Rows) == 0 {
 			b.Fatalf("%s: %v", q, err)
@@ -154,7 +154,7 @@ func measureGranules(b *testing.B, s store.Store, name, site string, pages []str
 	b.Run(name+"/page_count", func(b *testing.B) {
 		var took []time.Duration
 		for i := range min(300, len(pages)) {
-			took = append(took, query(b, vcsql.PageCount, store.Params{"site": site, "page": pages[i]}))
+			took = append(took, query(b, queries.PageCount, store.Params{"site": site, "page": pages[i]}))
 		}
 		report(b, took)
 	})
@@ -162,7 +162,7 @@ func measureGranules(b *testing.B, s store.Store, name, site string, pages []str
 		b.Run(name+"/page_counts_"+strconv.Itoa(n), func(b *testing.B) {
 			var took []time.Duration
 			for i := 0; i+n <= len(pages) && len(took) < 10; i += n {
-				took = append(took, query(b, vcsql.PageCounts, store.Params{"site": site, "pages": store.ArrayParam(pages[i : i+n])}))
+				took = append(took, query(b, queries.PageCounts, store.Params{"site": site, "pages": store.ArrayParam(pages[i : i+n])}))
 			}
 			report(b, took)
 		})
@@ -170,7 +170,7 @@ func measureGranules(b *testing.B, s store.Store, name, site string, pages []str
 	b.Run(name+"/site_count", func(b *testing.B) {
 		var took []time.Duration
 		for range 5 {
-			took = append(took, query(b, vcsql.SiteCount, store.Params{"site": site}))
+			took = append(took, query(b, queries.SiteCount, store.Params{"site": site}))
 		}
 		report(b, took)
 	})

@@ -3,11 +3,11 @@ package rollup
 import (
 	"context"
 	"fmt"
+	"github.com/viewcount/viewcount/sql/migrations"
+	"github.com/viewcount/viewcount/sql/queries"
+	"github.com/viewcount/viewcount/sql/store"
 	"log/slog"
 	"strconv"
-
-	"github.com/viewcount/viewcount/sql"
-	"github.com/viewcount/viewcount/sql/store"
 )
 
 // Execer is what Migrate, the part checks and the repairs need of a
@@ -30,14 +30,14 @@ func Migrate(ctx context.Context, s Execer, logger *slog.Logger) error {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	logger = logger.With("component", "migrate")
-	migrations, err := sql.Migrations()
+	ms, err := migrations.All()
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	if err := s.Exec(ctx, sql.Query(sql.MigrationsInit), nil); err != nil {
+	if err := s.Exec(ctx, queries.Text(queries.MigrationsInit), nil); err != nil {
 		return fmt.Errorf("migrate: create schema_migrations: %w", err)
 	}
-	return apply(ctx, s, migrations, migrationLog{"migrate", "schema_migrations", sql.MigrationsApplied, sql.MigrationsRecord}, logger)
+	return apply(ctx, s, ms, migrationLog{"migrate", "schema_migrations", queries.MigrationsApplied, queries.MigrationsRecord}, logger)
 }
 
 // migrationLog is where a runner records what it applied: its name in
@@ -46,8 +46,8 @@ type migrationLog struct{ what, table, applied, record string }
 
 // apply runs, in version order, every migration the log does not record,
 // recording each after its statements.
-func apply(ctx context.Context, s Execer, migrations []sql.Migration, l migrationLog, logger *slog.Logger) error {
-	res, err := s.Query(ctx, sql.Query(l.applied), nil)
+func apply(ctx context.Context, s Execer, ms []migrations.Migration, l migrationLog, logger *slog.Logger) error {
+	res, err := s.Query(ctx, queries.Text(l.applied), nil)
 	if err != nil {
 		return fmt.Errorf("%s: read %s: %w", l.what, l.table, err)
 	}
@@ -59,7 +59,7 @@ func apply(ctx context.Context, s Execer, migrations []sql.Migration, l migratio
 		}
 		applied[v] = true
 	}
-	for _, m := range migrations {
+	for _, m := range ms {
 		if applied[m.Version] {
 			continue
 		}
@@ -69,7 +69,7 @@ func apply(ctx context.Context, s Execer, migrations []sql.Migration, l migratio
 			}
 		}
 		params := store.Params{"version": strconv.Itoa(m.Version), "name": m.Name}
-		if err := s.Exec(ctx, sql.Query(l.record), params); err != nil {
+		if err := s.Exec(ctx, queries.Text(l.record), params); err != nil {
 			return fmt.Errorf("%s: record %03d_%s: %w", l.what, m.Version, m.Name, err)
 		}
 		logger.Info("migration applied", "log", l.table, "version", m.Version, "name", m.Name, "statements", len(m.Statements))

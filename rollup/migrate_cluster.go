@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/viewcount/viewcount/sql/migrations"
+	"github.com/viewcount/viewcount/sql/queries"
+	"github.com/viewcount/viewcount/sql/store"
 	"log/slog"
 	"strconv"
-
-	"github.com/viewcount/viewcount/sql"
-	"github.com/viewcount/viewcount/sql/store"
 )
 
 // ErrClusterSetup is returned (wrapped) by MigrateCluster when the server
@@ -18,9 +18,9 @@ import (
 var ErrClusterSetup = errors.New("cluster setup")
 
 // MigrateCluster is Migrate for a ClickHouse cluster (`--cluster NAME`):
-// it applies the files of sql/cluster (the schema the migrations leave,
+// it applies the files of sql/migrations/cluster (the schema the migrations leave,
 // as Replicated local tables under Distributed ones; see
-// sql/cluster/README.md) with NAME in their ON CLUSTER clauses, each once,
+// sql/migrations/cluster/README.md) with NAME in their ON CLUSTER clauses, each once,
 // recorded in cluster_migrations, a table every host holds whole.
 //
 // First it checks that the server knows the cluster, runs inserts into
@@ -40,7 +40,7 @@ func MigrateCluster(ctx context.Context, s Execer, cluster string, logger *slog.
 		logger = slog.New(slog.DiscardHandler)
 	}
 	logger = logger.With("component", "migrate", "cluster", cluster)
-	migrations, err := sql.Cluster(cluster)
+	ms, err := migrations.Cluster(cluster)
 	if err != nil {
 		return fmt.Errorf("migrate cluster: %w", err)
 	}
@@ -48,13 +48,13 @@ func MigrateCluster(ctx context.Context, s Execer, cluster string, logger *slog.
 	if err != nil {
 		return err
 	}
-	if err := execOnCluster(ctx, s, sql.ClusterDatabase, cluster, store.Params{"db": db}); err != nil {
+	if err := execOnCluster(ctx, s, queries.ClusterDatabase, cluster, store.Params{"db": db}); err != nil {
 		return fmt.Errorf("migrate cluster: create database %s on every host: %w", db, err)
 	}
-	if err := execOnCluster(ctx, s, sql.ClusterMigrationsInit, cluster, nil); err != nil {
+	if err := execOnCluster(ctx, s, queries.ClusterMigrationsInit, cluster, nil); err != nil {
 		return fmt.Errorf("migrate cluster: create cluster_migrations: %w", err)
 	}
-	return apply(ctx, s, migrations, migrationLog{"migrate cluster", "cluster_migrations", sql.ClusterMigrationsApplied, sql.ClusterMigrationsRecord}, logger)
+	return apply(ctx, s, ms, migrationLog{"migrate cluster", "cluster_migrations", queries.ClusterMigrationsApplied, queries.ClusterMigrationsRecord}, logger)
 }
 
 // checkCluster fails with ErrClusterSetup unless the server lists the
@@ -62,7 +62,7 @@ func MigrateCluster(ctx context.Context, s Execer, cluster string, logger *slog.
 // when shards have several replicas, waits for every replica of the shard
 // (insert_quorum); it returns the connection's database.
 func checkCluster(ctx context.Context, s Execer, cluster string) (string, error) {
-	res, err := s.Query(ctx, sql.Query(sql.ClusterCheck), store.Params{"cluster": cluster})
+	res, err := s.Query(ctx, queries.Text(queries.ClusterCheck), store.Params{"cluster": cluster})
 	if err != nil {
 		return "", fmt.Errorf("migrate cluster: check %s: %w", cluster, err)
 	}
@@ -90,7 +90,7 @@ func checkCluster(ctx context.Context, s Execer, cluster string) (string, error)
 }
 
 func execOnCluster(ctx context.Context, s Execer, query, cluster string, params store.Params) error {
-	st, err := sql.OnCluster(sql.Query(query), cluster)
+	st, err := migrations.OnCluster(queries.Text(query), cluster)
 	if err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func ApplyRawRetentionCluster(ctx context.Context, q Execer, cluster string, day
 		if cur == days {
 			continue
 		}
-		if err := execOnCluster(ctx, q, sql.RawRetentionSetCluster, cluster, store.Params{"table": local, "days": strconv.Itoa(days)}); err != nil {
+		if err := execOnCluster(ctx, q, queries.RawRetentionSetCluster, cluster, store.Params{"table": local, "days": strconv.Itoa(days)}); err != nil {
 			return fmt.Errorf("set %s retention to %d days on cluster %s: %w", local, days, cluster, err)
 		}
 		if logger != nil {

@@ -7,12 +7,12 @@ import (
 	"testing"
 
 	"github.com/viewcount/viewcount/rollup"
-	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
 
 // chDB knows no cluster, so MigrateCluster must stop before it creates
-// anything, saying why; the schema itself is tested in package sql
+// anything, saying why; the schema itself is tested in package sql/examples
 // (TestClusterParses, TestClusterSchema).
 func TestMigrateClusterRefuses(t *testing.T) {
 	ctx := context.Background()
@@ -21,7 +21,7 @@ func TestMigrateClusterRefuses(t *testing.T) {
 	if !errors.Is(err, rollup.ErrClusterSetup) || !strings.Contains(err.Error(), "--cluster nowhere: the server has no such cluster") {
 		t.Errorf("unknown cluster: %v", err)
 	}
-	if err := rollup.MigrateCluster(ctx, s, "a' ON CLUSTER 'b", discard()); !errors.Is(err, vcsql.ErrClusterName) {
+	if err := rollup.MigrateCluster(ctx, s, "a' ON CLUSTER 'b", discard()); !errors.Is(err, migrations.ErrClusterName) {
 		t.Errorf("cluster name with a quote: %v", err)
 	}
 	res, err := s.Query(ctx, "SELECT count() FROM system.tables WHERE database = currentDatabase()", nil)

@@ -8,7 +8,8 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/rollup"
-	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/migrations"
+	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
@@ -21,11 +22,11 @@ import (
 func TestMigrateRollupGranulesKeepsCounts(t *testing.T) {
 	s := storetest.Open(t)
 	ctx := t.Context()
-	ms, err := vcsql.Migrations()
+	ms, err := migrations.All()
 	if err != nil {
 		t.Fatal(err)
 	}
-	apply := func(m vcsql.Migration) {
+	apply := func(m migrations.Migration) {
 		t.Helper()
 		for _, st := range m.Statements {
 			if err := s.Exec(ctx, st, nil); err != nil {
@@ -33,7 +34,7 @@ func TestMigrateRollupGranulesKeepsCounts(t *testing.T) {
 			}
 		}
 	}
-	var nine vcsql.Migration
+	var nine migrations.Migration
 	for _, m := range ms {
 		switch {
 		case m.Version < 9:
@@ -108,7 +109,7 @@ func TestMigrateRollupGranulesKeepsCounts(t *testing.T) {
 		t.Errorf("after new views %s, want %s", got, want)
 	}
 	// The api's point read: /p0 has every third view of each insert.
-	res, err := s.Query(ctx, vcsql.Query(vcsql.PageCount), store.Params{"site": "a.example", "page": "/p0"})
+	res, err := s.Query(ctx, queries.Text(queries.PageCount), store.Params{"site": "a.example", "page": "/p0"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/rollup"
-	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
 
@@ -22,7 +22,7 @@ import (
 func TestMigratePageViewsBackfills(t *testing.T) {
 	s := storetest.Open(t)
 	ctx := t.Context()
-	ms, err := vcsql.Migrations()
+	ms, err := migrations.All()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,8 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/rollup"
-	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/migrations"
+	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
@@ -23,14 +24,14 @@ import (
 func TestMigrateRejectedRollupBackfills(t *testing.T) {
 	s := storetest.Open(t)
 	ctx := t.Context()
-	ms, err := vcsql.Migrations()
+	ms, err := migrations.All()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Exec(ctx, vcsql.Query(vcsql.MigrationsInit), nil); err != nil {
+	if err := s.Exec(ctx, queries.Text(queries.MigrationsInit), nil); err != nil {
 		t.Fatal(err)
 	}
-	var m019 vcsql.Migration
+	var m019 migrations.Migration
 	for _, m := range ms {
 		if m.Version == 19 {
 			m019 = m
@@ -41,7 +42,7 @@ func TestMigrateRejectedRollupBackfills(t *testing.T) {
 				t.Fatalf("migration %d: %v", m.Version, err)
 			}
 		}
-		if err := s.Exec(ctx, vcsql.Query(vcsql.MigrationsRecord), store.Params{"version": strconv.Itoa(m.Version), "name": m.Name}); err != nil {
+		if err := s.Exec(ctx, queries.Text(queries.MigrationsRecord), store.Params{"version": strconv.Itoa(m.Version), "name": m.Name}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -13,14 +13,15 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/rollup"
-	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/migrations"
+	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
 
 func migrationCount(t *testing.T) int {
 	t.Helper()
-	ms, err := vcsql.Migrations()
+	ms, err := migrations.All()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func TestMigrateAppliesOnceAndLogs(t *testing.T) {
 		t.Errorf("schema_migrations has %s rows, want %d", got, n)
 	}
 	// The schema works: a named query runs against it.
-	if _, err := s.Query(t.Context(), vcsql.Query(vcsql.PageCount), store.Params{"site": "a", "page": "/"}); err != nil {
+	if _, err := s.Query(t.Context(), queries.Text(queries.PageCount), store.Params{"site": "a", "page": "/"}); err != nil {
 		t.Errorf("page_count after migrate: %v", err)
 	}
 }
@@ -74,16 +75,16 @@ func TestMigrateAppliesOnceAndLogs(t *testing.T) {
 func TestMigrateResumes(t *testing.T) {
 	s := storetest.Open(t)
 	ctx := t.Context()
-	if err := s.Exec(ctx, vcsql.Query(vcsql.MigrationsInit), nil); err != nil {
+	if err := s.Exec(ctx, queries.Text(queries.MigrationsInit), nil); err != nil {
 		t.Fatal(err)
 	}
-	ms, _ := vcsql.Migrations()
+	ms, _ := migrations.All()
 	for _, st := range ms[0].Statements {
 		if err := s.Exec(ctx, st, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.Exec(ctx, vcsql.Query(vcsql.MigrationsRecord), store.Params{"version": "1", "name": ms[0].Name}); err != nil {
+	if err := s.Exec(ctx, queries.Text(queries.MigrationsRecord), store.Params{"version": "1", "name": ms[0].Name}); err != nil {
 		t.Fatal(err)
 	}
 	// Half of migration 2 ran before the crash.
@@ -138,7 +139,7 @@ func TestMigrateStopsAtFailure(t *testing.T) {
 func TestMigrateOneRollupKeepsCounts(t *testing.T) {
 	s := storetest.Open(t)
 	ctx := t.Context()
-	ms, _ := vcsql.Migrations()
+	ms, _ := migrations.All()
 	apply := func(versions ...int) {
 		t.Helper()
 		for _, v := range versions {
@@ -214,7 +215,7 @@ func TestMigrateOneRollupKeepsCounts(t *testing.T) {
 // alters views_raw; a rerun finds them there (ADD COLUMN IF NOT EXISTS).
 func addInsertColumns(t *testing.T, s store.Store) {
 	t.Helper()
-	ms, _ := vcsql.Migrations()
+	ms, _ := migrations.All()
 	stmts := []string{ms[11].Statements[0]}
 	altersRaw := regexp.MustCompile(`(?m)^ALTER TABLE views_raw\b`)
 	for _, m := range ms[12:] {

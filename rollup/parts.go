@@ -3,13 +3,12 @@ package rollup
 import (
 	"context"
 	"fmt"
+	"github.com/viewcount/viewcount/sql/queries"
 	"log/slog"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/viewcount/viewcount/sql"
 )
 
 // HealthSetter receives the state of the store's parts;
@@ -67,7 +66,7 @@ func Advice(table string) string {
 
 // BrokenParts lists the damaged detached parts of the store's database.
 func BrokenParts(ctx context.Context, q Execer) ([]DetachedPart, error) {
-	res, err := q.Query(ctx, sql.Query(sql.DetachedParts), nil)
+	res, err := q.Query(ctx, queries.Text(queries.DetachedParts), nil)
 	if err != nil {
 		return nil, fmt.Errorf("list detached parts: %w", err)
 	}

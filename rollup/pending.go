@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/viewcount/viewcount/sql/queries"
+	"github.com/viewcount/viewcount/sql/store"
 	"strconv"
 	"time"
-
-	"github.com/viewcount/viewcount/sql"
-	"github.com/viewcount/viewcount/sql/store"
 )
 
 // PendingKey is a site's page ("" for the site as a whole).
@@ -71,7 +70,7 @@ func UnfedViews(ctx context.Context, q Execer, late time.Duration, p Pending) (s
 		since = since.Add(-late - time.Minute)
 	}
 	params := store.Params{"since": strconv.FormatInt(since.UnixMilli(), 10), "fed": fedMap(fed)}
-	res, err := q.Query(ctx, sql.Query(sql.PendingUnfed), params)
+	res, err := q.Query(ctx, queries.Text(queries.PendingUnfed), params)
 	if err != nil {
 		return nil, fmt.Errorf("rollup: views not fed yet: %w", err)
 	}
@@ -90,7 +89,7 @@ func UnfedViews(ctx context.Context, q Execer, late time.Duration, p Pending) (s
 	for p, r := range fed {
 		stored[p] = r.Last
 	}
-	if res, err = q.Query(ctx, sql.Query(sql.PendingStored), params); err != nil {
+	if res, err = q.Query(ctx, queries.Text(queries.PendingStored), params); err != nil {
 		return nil, fmt.Errorf("rollup: batches not fed yet: %w", err)
 	}
 	for _, row := range res.Rows {

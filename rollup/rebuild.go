@@ -3,19 +3,18 @@ package rollup
 import (
 	"context"
 	"fmt"
+	"github.com/viewcount/viewcount/sql/queries"
+	"github.com/viewcount/viewcount/sql/store"
 	"log/slog"
 	"strconv"
 	"time"
-
-	"github.com/viewcount/viewcount/sql"
-	"github.com/viewcount/viewcount/sql/store"
 )
 
 // Rollups returns the tables materialized views fill from views_raw:
 // page_rollup (counts per page), dim_rollup (the dashboard's breakdowns),
 // page_views (every valid view, for one page's breakdowns) and
 // rejected_rollup (who was filtered: rejected events per reason, hour and
-// user agent). Each has its scripts in sql/repair: NAME_prepare (a staging
+// user agent). Each has its scripts in sql/queries/repair: NAME_prepare (a staging
 // table, with what only the table still holds), NAME_fill (one month of
 // views_raw, the view's own SELECT), NAME_swap (the staging table
 // replaces the table's rows) and NAME_recount (the rows that differ from
@@ -123,7 +122,7 @@ func Rebuild(ctx context.Context, q Execer, opts RebuildOptions, logger *slog.Lo
 	if err != nil {
 		return fmt.Errorf("rebuild: %w", err)
 	}
-	res, err := q.Query(ctx, sql.Query(sql.RawMonths), nil)
+	res, err := q.Query(ctx, queries.Text(queries.RawMonths), nil)
 	if err != nil {
 		return fmt.Errorf("rebuild: list views_raw months: %w", err)
 	}
@@ -194,7 +193,7 @@ func swap(ctx context.Context, q Execer, table string, scoped bool, from, to tim
 	if !partitioned(table) {
 		return execScript(ctx, q, table+"_swap", nil)
 	}
-	parts, err := q.Query(ctx, sql.Repair(table + "_partitions")[0], nil)
+	parts, err := q.Query(ctx, queries.Repair(table + "_partitions")[0], nil)
 	if err != nil {
 		return fmt.Errorf("rebuild: list %s partitions: %w", table, err)
 	}
@@ -221,14 +220,14 @@ func later(a, b time.Time) time.Time {
 
 // DropDetached deletes a detached part's files.
 func DropDetached(ctx context.Context, q Execer, p DetachedPart) error {
-	if err := q.Exec(ctx, sql.Query(sql.DropDetachedPart), store.Params{"table": p.Table, "part": p.Name}); err != nil {
+	if err := q.Exec(ctx, queries.Text(queries.DropDetachedPart), store.Params{"table": p.Table, "part": p.Name}); err != nil {
 		return fmt.Errorf("drop detached part %s of %s: %w", p.Name, p.Table, err)
 	}
 	return nil
 }
 
 func execScript(ctx context.Context, q Execer, name string, p store.Params) error {
-	for i, st := range sql.Repair(name) {
+	for i, st := range queries.Repair(name) {
 		if err := q.Exec(ctx, st, p); err != nil {
 			return fmt.Errorf("rebuild: %s statement %d: %w", name, i+1, err)
 		}
@@ -252,7 +251,7 @@ func RawLost(ctx context.Context, q Execer, now time.Time) ([]Lost, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := q.Query(ctx, sql.Query(sql.RawLost), store.Params{"cutoff": cutoffParam(cutoff)})
+	res, err := q.Query(ctx, queries.Text(queries.RawLost), store.Params{"cutoff": cutoffParam(cutoff)})
 	if err != nil {
 		return nil, fmt.Errorf("compare views_raw with the rollups: %w", err)
 	}

@@ -3,11 +3,10 @@ package rollup
 import (
 	"context"
 	"fmt"
+	"github.com/viewcount/viewcount/sql/queries"
+	"github.com/viewcount/viewcount/sql/store"
 	"strconv"
 	"time"
-
-	"github.com/viewcount/viewcount/sql"
-	"github.com/viewcount/viewcount/sql/store"
 )
 
 // Difference is one rollup row that does not equal its recount. Which
@@ -83,7 +82,7 @@ func RecountRange(ctx context.Context, q Execer, now time.Time, limit int, from,
 			"from": cutoffParam(from), "to": cutoffParam(to)}
 		months := []string{""}
 		if recountByMonth(table) {
-			res, err := q.Query(ctx, sql.Repair(table + "_months")[0], p)
+			res, err := q.Query(ctx, queries.Repair(table + "_months")[0], p)
 			if err != nil {
 				return nil, fmt.Errorf("recount %s: list months: %w", table, err)
 			}
@@ -97,7 +96,7 @@ func RecountRange(ctx context.Context, q Execer, now time.Time, limit int, from,
 			if m != "" {
 				p["month"] = m
 			}
-			res, err := q.Query(ctx, sql.Repair(table + "_recount")[0], p)
+			res, err := q.Query(ctx, queries.Repair(table + "_recount")[0], p)
 			if err != nil {
 				return nil, fmt.Errorf("recount %s: %w", table, err)
 			}

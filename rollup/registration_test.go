@@ -9,7 +9,7 @@ import (
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/rollup"
-	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/queries"
 )
 
 // regClock is the registry's clock, moved by the test.
@@ -82,7 +82,7 @@ func TestWriterChecksRegistration(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	res, err := p.store.Query(ctx, vcsql.Query(vcsql.Verdicts), nil)
+	res, err := p.store.Query(ctx, queries.Text(queries.Verdicts), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

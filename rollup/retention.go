@@ -3,12 +3,11 @@ package rollup
 import (
 	"context"
 	"fmt"
+	"github.com/viewcount/viewcount/sql/queries"
+	"github.com/viewcount/viewcount/sql/store"
 	"log/slog"
 	"strconv"
 	"time"
-
-	"github.com/viewcount/viewcount/sql"
-	"github.com/viewcount/viewcount/sql/store"
 )
 
 // RetentionDays turns a raw retention into whole days, rounding up: the
@@ -33,7 +32,7 @@ func RawRetentionDays(ctx context.Context, q Execer) (int, error) {
 }
 
 func retentionDays(ctx context.Context, q Execer, table string) (int, error) {
-	res, err := q.Query(ctx, sql.Query(sql.RawRetention), store.Params{"table": table})
+	res, err := q.Query(ctx, queries.Text(queries.RawRetention), store.Params{"table": table})
 	if err != nil {
 		return 0, fmt.Errorf("read %s retention: %w", table, err)
 	}
@@ -63,7 +62,7 @@ func ApplyRawRetention(ctx context.Context, q Execer, days int, logger *slog.Log
 		if cur == days {
 			continue
 		}
-		if err := q.Exec(ctx, sql.Query(sql.RawRetentionSet), store.Params{"table": table, "days": strconv.Itoa(days)}); err != nil {
+		if err := q.Exec(ctx, queries.Text(queries.RawRetentionSet), store.Params{"table": table, "days": strconv.Itoa(days)}); err != nil {
 			return fmt.Errorf("set %s retention to %d days: %w", table, days, err)
 		}
 		if logger != nil {

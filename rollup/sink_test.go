@@ -15,7 +15,7 @@ import (
 	"github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/internal/stream/streamtest"
 	"github.com/viewcount/viewcount/rollup"
-	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
@@ -103,7 +103,7 @@ func closedStore(t *testing.T, database string) store.Store {
 
 func (p *pipe) counts(t *testing.T) (raw, views uint64) {
 	ctx := context.Background()
-	res, err := p.store.Query(ctx, vcsql.Query("reasons"), store.Params{"site": "sink.example"})
+	res, err := p.store.Query(ctx, queries.Text("reasons"), store.Params{"site": "sink.example"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func (p *pipe) counts(t *testing.T) (raw, views uint64) {
 		n, _ := strconv.ParseUint(r[1], 10, 64)
 		raw += n
 	}
-	res, err = p.store.Query(ctx, vcsql.Query("page_count"), store.Params{"site": "sink.example", "page": "/p"})
+	res, err = p.store.Query(ctx, queries.Text("page_count"), store.Params{"site": "sink.example", "page": "/p"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func TestSinkFailedBatchRedone(t *testing.T) {
 	if err := w.Drain(ctx); err != nil {
 		t.Fatal(err)
 	}
-	res, err := p.store.Query(ctx, vcsql.Query(vcsql.Verdicts), nil)
+	res, err := p.store.Query(ctx, queries.Text(queries.Verdicts), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	vcstream "github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/internal/stream/streamtest"
 	"github.com/viewcount/viewcount/rollup"
-	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
@@ -130,7 +130,7 @@ func quiet() *slog.Logger {
 // verdicts reads every row of views_raw as "partition/seq/idx id verdict".
 func (p *pipeline) verdicts(t *testing.T) []string {
 	t.Helper()
-	res, err := p.store.Query(context.Background(), vcsql.Query(vcsql.Verdicts), nil)
+	res, err := p.store.Query(context.Background(), queries.Text(queries.Verdicts), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

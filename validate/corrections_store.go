@@ -5,11 +5,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/viewcount/viewcount/sql/queries"
+	"github.com/viewcount/viewcount/sql/store"
 	"strconv"
 	"time"
-
-	vcsql "github.com/viewcount/viewcount/sql"
-	"github.com/viewcount/viewcount/sql/store"
 )
 
 // CorrectionRecord is a correction with its audit trail.
@@ -59,7 +58,7 @@ func UndoCorrection(ctx context.Context, q Execer, id, who, why string) (c Corre
 }
 
 func recordCorrection(ctx context.Context, q Execer, action string, c Correction, who, why string) error {
-	err := q.Exec(ctx, vcsql.Query(vcsql.CorrectionsRecord), store.Params{"id": c.ID, "action": action, "who": who, "why": why,
+	err := q.Exec(ctx, queries.Text(queries.CorrectionsRecord), store.Params{"id": c.ID, "action": action, "who": who, "why": why,
 		"site": c.Site, "kind": c.Kind, "value": c.Value, "from": ms(c.From), "to": ms(c.To)})
 	if err != nil {
 		return fmt.Errorf("validate: record correction %s (%s): %w", c.ID, action, err)
@@ -69,7 +68,7 @@ func recordCorrection(ctx context.Context, q Execer, action string, c Correction
 
 // ListCorrections reads every correction with its state, newest first.
 func ListCorrections(ctx context.Context, q RawStore) ([]CorrectionRecord, error) {
-	res, err := q.Query(ctx, vcsql.Query(vcsql.CorrectionsList), nil)
+	res, err := q.Query(ctx, queries.Text(queries.CorrectionsList), nil)
 	if err != nil {
 		return nil, fmt.Errorf("validate: list corrections: %w", err)
 	}

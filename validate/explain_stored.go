@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
-	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 )
 
@@ -55,7 +55,7 @@ type History struct {
 // than one when a retry was stored again), oldest first; none when there
 // is no such event. r must be the rules in force, with their corrections.
 func ExplainStored(ctx context.Context, q RawStore, r *Rules, site, id string) ([]StoredExplanation, error) {
-	res, err := q.Query(ctx, vcsql.Query(vcsql.ExplainEvent), store.Params{"site": site, "id": id})
+	res, err := q.Query(ctx, queries.Text(queries.ExplainEvent), store.Params{"site": site, "id": id})
 	if err != nil {
 		return nil, fmt.Errorf("validate: explain %s %s: %w", site, id, err)
 	}
@@ -88,7 +88,7 @@ func ExplainStored(ctx context.Context, q RawStore, r *Rules, site, id string) (
 
 func history(ctx context.Context, q RawStore, c Config, e *viewcount.Event, part int, seq, idx uint64) (History, error) {
 	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
-	res, err := q.Query(ctx, vcsql.Query(vcsql.ExplainHistory), store.Params{
+	res, err := q.Query(ctx, queries.Text(queries.ExplainHistory), store.Params{
 		"site": e.Site, "id": e.ID, "visitor": strconv.FormatUint(e.Visitor, 10), "network": strconv.FormatUint(e.Network, 10),
 		"page": e.Page, "at": strconv.FormatInt(e.Time.UnixMilli(), 10), "partition": strconv.Itoa(part),
 		"seq": strconv.FormatUint(seq, 10), "idx": strconv.FormatUint(idx, 10),

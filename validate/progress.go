@@ -10,7 +10,7 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/rollup"
-	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 )
 
@@ -31,7 +31,7 @@ type RawStore interface {
 // RawMaxSeq returns the highest stream sequence views_raw holds for
 // partition p above after, 0 when none.
 func RawMaxSeq(ctx context.Context, st RawStore, p int, after uint64) (uint64, error) {
-	res, err := st.Query(ctx, vcsql.Query(vcsql.PartitionMaxSeq), store.Params{"partition": strconv.Itoa(p),
+	res, err := st.Query(ctx, queries.Text(queries.PartitionMaxSeq), store.Params{"partition": strconv.Itoa(p),
 		"after": strconv.FormatUint(after, 10)})
 	if err != nil {
 		return 0, fmt.Errorf("validate: partition %d: views_raw max seq: %w", p, err)

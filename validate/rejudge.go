@@ -11,7 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/viewcount/viewcount"
-	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 )
 
@@ -116,7 +116,7 @@ func (r *Revalidator) rejudgePartition(ctx context.Context, p int, req Revalidat
 // stored reads views_raw's verdicts of the site's events of partition p in
 // the range: the memory a revalidation holds, a few dozen bytes an event.
 func (r *Revalidator) stored(ctx context.Context, p int, req RevalidateRequest) (map[seqIdx]storedVerdict, error) {
-	res, err := r.Store.Query(ctx, vcsql.Query(vcsql.RevalidateStored), store.Params{"site": req.Site,
+	res, err := r.Store.Query(ctx, queries.Text(queries.RevalidateStored), store.Params{"site": req.Site,
 		"partition": strconv.Itoa(p), "from": ms(req.From), "to": ms(req.To)})
 	if err != nil {
 		return nil, fmt.Errorf("validate: revalidate partition %d: stored verdicts: %w", p, err)
@@ -223,7 +223,7 @@ func (r *Revalidator) readRaw(ctx context.Context, p int, start, end time.Time, 
 	var after uint64
 	var evs []viewcount.Event
 	for {
-		res, err := r.Store.Query(ctx, vcsql.Query(vcsql.RevalidateEvents), store.Params{"partition": strconv.Itoa(p),
+		res, err := r.Store.Query(ctx, queries.Text(queries.RevalidateEvents), store.Params{"partition": strconv.Itoa(p),
 			"from": ms(start), "to": ms(end), "after": strconv.FormatUint(after, 10), "limit": strconv.Itoa(rawChunk)})
 		if err != nil {
 			return fmt.Errorf("validate: revalidate partition %d: read views_raw after seq %d: %w", p, after, err)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/rollup"
-	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 )
 
@@ -311,7 +311,7 @@ type rawRow struct {
 // counted returns the events views_raw holds for partition p's sequences
 // from-to.
 func counted(ctx context.Context, st RawStore, p int, from, to uint64) (map[rawKey]rawRow, error) {
-	res, err := st.Query(ctx, vcsql.Query(vcsql.PartitionEvents), store.Params{"partition": strconv.Itoa(p),
+	res, err := st.Query(ctx, queries.Text(queries.PartitionEvents), store.Params{"partition": strconv.Itoa(p),
 		"from": strconv.FormatUint(from, 10), "to": strconv.FormatUint(to, 10)})
 	if err != nil {
 		return nil, fmt.Errorf("validate: repair stream: partition %d: views_raw: %w", p, err)

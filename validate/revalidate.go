@@ -16,7 +16,7 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/rollup"
-	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 )
 
@@ -304,7 +304,7 @@ func (r *Revalidator) rewrite(ctx context.Context, changed []changedVerdict, ver
 			b.Reset()
 		}
 	}
-	months, err := r.Store.Query(ctx, vcsql.Query(vcsql.RawMonths), nil)
+	months, err := r.Store.Query(ctx, queries.Text(queries.RawMonths), nil)
 	if err != nil {
 		return fmt.Errorf("revalidate: list views_raw months: %w", err)
 	}
@@ -327,7 +327,7 @@ func (r *Revalidator) rewrite(ctx context.Context, changed []changedVerdict, ver
 // holdsChange reports whether views_raw's month (partition id) has a row
 // whose verdict changes.
 func (r *Revalidator) holdsChange(ctx context.Context, month string) (bool, error) {
-	res, err := r.Store.Query(ctx, vcsql.Query(vcsql.RevalidateMonthChanges), store.Params{"partition": month})
+	res, err := r.Store.Query(ctx, queries.Text(queries.RevalidateMonthChanges), store.Params{"partition": month})
 	if err != nil {
 		return false, fmt.Errorf("revalidate: changes in month %s: %w", month, err)
 	}
@@ -335,7 +335,7 @@ func (r *Revalidator) holdsChange(ctx context.Context, month string) (bool, erro
 }
 
 func (r *Revalidator) script(ctx context.Context, name string, p store.Params) error {
-	for i, st := range vcsql.Repair(name) {
+	for i, st := range queries.Repair(name) {
 		if err := r.Store.Exec(ctx, st, p); err != nil {
 			return fmt.Errorf("revalidate: %s statement %d: %w", name, i+1, err)
 		}
@@ -345,7 +345,7 @@ func (r *Revalidator) script(ctx context.Context, name string, p store.Params) e
 
 // record writes one step of the run to the audit trail.
 func (r *Revalidator) record(ctx context.Context, id, state string, req RevalidateRequest, res RevalidateResult) error {
-	err := r.Store.Exec(ctx, vcsql.Query(vcsql.RevalidateRecord), store.Params{"id": id, "state": state, "site": req.Site,
+	err := r.Store.Exec(ctx, queries.Text(queries.RevalidateRecord), store.Params{"id": id, "state": state, "site": req.Site,
 		"from": ms(req.From), "to": ms(req.To), "rules": res.Rules, "who": req.Who,
 		"judged": strconv.Itoa(res.Judged), "changed": strconv.Itoa(res.Changed)})
 	if err != nil {
@@ -361,7 +361,7 @@ func (r *Revalidator) pageTotals(ctx context.Context, req RevalidateRequest, pag
 	for _, pc := range pages {
 		out = append(out, *pc)
 	}
-	if res, err := r.Store.Query(ctx, vcsql.Query(vcsql.RevalidatePageValid), store.Params{"site": req.Site,
+	if res, err := r.Store.Query(ctx, queries.Text(queries.RevalidatePageValid), store.Params{"site": req.Site,
 		"from": ms(req.From), "to": ms(req.To)}); err == nil {
 		valid := make(map[string]int, len(res.Rows))
 		for _, row := range res.Rows {

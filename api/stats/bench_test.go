@@ -20,7 +20,7 @@ import (
 	"github.com/viewcount/viewcount/api/stats"
 	"github.com/viewcount/viewcount/ingest"
 	"github.com/viewcount/viewcount/rollup"
-	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
@@ -149,7 +149,7 @@ func benchStore(b *testing.B, events int, end time.Time) store.Store {
 	// Keyed by the generator's version, the size and the schema: a
 	// changed migration needs a store built with it.
 	h := sha256.New()
-	ms, err := vcsql.Migrations()
+	ms, err := migrations.All()
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,10 +8,9 @@ import (
 	"strconv"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
-	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
+	"golang.org/x/sync/errgroup"
 )
 
 // Query names, files in sql/queries.
@@ -37,7 +36,7 @@ var queryNames = []string{qSummary, qPageTotal, qPageExact, qSeries, qPageSeries
 type counts struct{ views, uniques uint64 }
 
 func (a *API) query(ctx context.Context, name string, p store.Params, columns int) ([][]string, error) {
-	res, err := a.cfg.Store.Query(ctx, vcsql.Query(name), p)
+	res, err := a.cfg.Store.Query(ctx, queries.Text(name), p)
 	if err != nil {
 		return nil, fmt.Errorf("stats: %s: %w", name, err)
 	}

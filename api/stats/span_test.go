@@ -1,16 +1,15 @@
 package stats
 
 import (
+	"github.com/viewcount/viewcount/sql/queries"
 	"strings"
 	"testing"
 	"time"
-
-	vcsql "github.com/viewcount/viewcount/sql"
 )
 
 func TestQueryFilesExist(t *testing.T) {
 	for _, n := range queryNames {
-		if q := vcsql.Query(n); !strings.Contains(q, "SELECT") {
+		if q := queries.Text(n); !strings.Contains(q, "SELECT") {
 			t.Errorf("%s: %q", n, q)
 		}
 	}

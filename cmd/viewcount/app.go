@@ -490,7 +490,7 @@ func readTokenFile(path string) (string, error) {
 const warnTokenFlag = "--admin-token on the command line is readable by every local user (ps, /proc/PID/cmdline); use VIEWCOUNT_ADMIN_TOKEN or --admin-token-file"
 
 // migrate brings the store's schema up to date: the migrations on one
-// server or chDB, the cluster schema (sql/cluster) with --cluster.
+// server or chDB, the cluster schema (sql/migrations/cluster) with --cluster.
 func (m *Main) migrate(ctx context.Context) error {
 	if m.cfg.Cluster != "" {
 		return rollup.MigrateCluster(ctx, m.store, m.cfg.Cluster, m.logger)

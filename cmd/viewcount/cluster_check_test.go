@@ -15,7 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/viewcount/viewcount"
-	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 )
 
@@ -98,7 +98,7 @@ func checkRaw(t *testing.T, st store.Store, site string, acked map[string]string
 			t.Errorf("valid event id %s was never acknowledged", r[0])
 		}
 	}
-	res, err = st.Query(ctx, vcsql.Query("reasons"), store.Params{"site": site})
+	res, err = st.Query(ctx, queries.Text("reasons"), store.Params{"site": site})
 	if err != nil {
 		t.Fatal(err)
 	}

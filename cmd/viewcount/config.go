@@ -73,7 +73,7 @@ type Config struct {
 	SQLMaxExecutionTime time.Duration
 	SQLMaxResultRows    int
 	SQLMaxMemoryMB      int
-	Cluster             string // ClickHouse cluster the schema goes on (sql/cluster); "" = one server
+	Cluster             string // ClickHouse cluster the schema goes on (sql/migrations/cluster); "" = one server
 }
 
 // envFlag declares a flag whose default comes from an environment variable,
@@ -218,7 +218,7 @@ func declareConfig(name string, c *Config, l *configLists, lookup func(string) (
 	e.str(&c.ClickHouseDSN, "clickhouse-dsn", "CLICKHOUSE_DSN", "", "ClickHouse server DSN (clickhouse://user:pass@host:9000/db); empty uses embedded chDB")
 	e.str(&c.StoreDir, "store-dir", "VIEWCOUNT_STORE_DIR", "", "directory for the embedded store's files (default: the data dir)")
 	e.str(&c.Database, "database", "VIEWCOUNT_DATABASE", "", "ClickHouse database to create and use (default: the DSN's, else viewcount)")
-	e.str(&c.Cluster, "cluster", "VIEWCOUNT_CLUSTER", "", "ClickHouse cluster (a remote_servers name) to keep the schema on: Replicated tables per shard under Distributed ones (sql/cluster); needs CLICKHOUSE_DSN; empty = one server")
+	e.str(&c.Cluster, "cluster", "VIEWCOUNT_CLUSTER", "", "ClickHouse cluster (a remote_servers name) to keep the schema on: Replicated tables per shard under Distributed ones (sql/migrations/cluster); needs CLICKHOUSE_DSN; empty = one server")
 	e.dur(&c.RawRetention, "raw-retention", "VIEWCOUNT_RAW_RETENTION", 9600*time.Hour, "how long raw events stay in views_raw (whole days, rounded up); rollups keep their counts")
 	e.dur(&c.FlushEvery, "flush-every", "VIEWCOUNT_FLUSH_EVERY", time.Second, "longest a validated view waits before its partition's batch is inserted (each insert costs the store a fixed amount of work; shorter = lower lag, more inserts)")
 	e.dur(&c.FeedEvery, "feed-every", "VIEWCOUNT_FEED_EVERY", 3*time.Second, "longest a stored view waits before its partition's rows are fed to the rollups, where counts read them (each feed costs the store a fixed amount of work; shorter = fresher counts, more feeds)")

@@ -3,14 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/viewcount/viewcount/sql/queries"
+	"github.com/viewcount/viewcount/sql/store"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
-
-	vcsql "github.com/viewcount/viewcount/sql"
-	"github.com/viewcount/viewcount/sql/store"
 )
 
 // TestEnrichedViews sends a pixel hit and beacon hits with UTM tags, known
@@ -73,7 +72,7 @@ func TestEnrichedViews(t *testing.T) {
 	}, "\n")
 	var got string
 	eventually(t, 30*time.Second, func() string {
-		res, err := m.store.Query(context.Background(), vcsql.Query("raw_dims"), store.Params{"site": site})
+		res, err := m.store.Query(context.Background(), queries.Text("raw_dims"), store.Params{"site": site})
 		if err != nil {
 			return err.Error()
 		}
@@ -93,7 +92,7 @@ func TestEnrichedViews(t *testing.T) {
 	// The AS numbers stored: Google's public DNS (not a hosting network:
 	// Google's main AS also carries people's traffic), AWS, none for the
 	// private address.
-	res, err := m.store.Query(context.Background(), vcsql.Query("raw_signals"), store.Params{"site": site})
+	res, err := m.store.Query(context.Background(), queries.Text("raw_signals"), store.Params{"site": site})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
-	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 )
 
@@ -56,7 +56,7 @@ func TestIPv6Floods(t *testing.T) {
 		return ""
 	})
 	counted := func(page string) uint64 {
-		res, err := m.store.Query(context.Background(), vcsql.Query(vcsql.PageCount), store.Params{"site": site, "page": page})
+		res, err := m.store.Query(context.Background(), queries.Text(queries.PageCount), store.Params{"site": site, "page": page})
 		if err != nil {
 			t.Fatal(err)
 		}

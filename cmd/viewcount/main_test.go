@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount/cmd/viewcount/loadgen"
-	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
@@ -194,7 +194,7 @@ func eventually(t *testing.T, d time.Duration, f func() string) {
 // reasons reads views_raw's row count per verdict for site.
 func reasons(t *testing.T, m *Main, site string) map[string]uint64 {
 	t.Helper()
-	res, err := m.store.Query(context.Background(), vcsql.Query("reasons"), store.Params{"site": site})
+	res, err := m.store.Query(context.Background(), queries.Text("reasons"), store.Params{"site": site})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 )
 
@@ -125,7 +124,7 @@ func TestViewsFromWhereTheyBelong(t *testing.T) {
 		}
 	})
 	eventually(t, 40*time.Second, func() string {
-		res, err := m.store.Query(context.Background(), vcsql.Query("raw_signals"), store.Params{"site": "example.com"})
+		res, err := m.store.Query(context.Background(), queries.Text("raw_signals"), store.Params{"site": "example.com"})
 		if err != nil {
 			return err.Error()
 		}

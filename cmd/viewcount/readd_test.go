@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
-	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 )
 
@@ -76,7 +76,7 @@ func TestReaddedSiteStartsEmpty(t *testing.T) {
 		}
 		return ""
 	})
-	res, err := m.store.Query(context.Background(), vcsql.Query(vcsql.PageCount), store.Params{"site": site, "page": page})
+	res, err := m.store.Query(context.Background(), queries.Text(queries.PageCount), store.Params{"site": site, "page": page})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
-	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 )
 
@@ -119,7 +119,7 @@ func TestBrowsersCounted(t *testing.T) {
 	var got map[string]string
 	var flags map[string]uint64
 	eventually(t, 50*time.Second, func() string {
-		res, err := m.store.Query(context.Background(), vcsql.Query("raw_signals"), store.Params{"site": site})
+		res, err := m.store.Query(context.Background(), queries.Text("raw_signals"), store.Params{"site": site})
 		if err != nil {
 			return err.Error()
 		}

@@ -2,24 +2,23 @@ package main
 
 import (
 	"bytes"
+	"github.com/viewcount/viewcount/sql/examples"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	vcsql "github.com/viewcount/viewcount/sql"
 )
 
 // Every analyst example runs as sql/README.md says to run it: `viewcount
 // sql --file … --param …` through the read-only listener, with the admin
-// token. The examples' answers are checked in package sql (TestExampleAnswers);
+// token. The examples' answers are checked in package sql/examples (TestExampleAnswers);
 // this proves the read-only connection and its statement checks let each
 // one through, comment header and parameters included.
 func TestSQLExamplesThroughListener(t *testing.T) {
 	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.SQLListen = "127.0.0.1:0" }, time.Now)
 	params := []string{"--param", "site=a.example", "--param", "page=/", "--param", "from=2026-03-01",
 		"--param", "to=2026-03-02", "--param", "tz=Europe/Berlin"}
-	for _, name := range vcsql.Examples() {
+	for _, name := range examples.Names() {
 		var out bytes.Buffer
 		args := append([]string{"sql", "--file", filepath.Join("..", "..", "sql", "examples", name+".sql"),
 			"--server", "http://" + m.SQLAddr(), "--token", adminToken, "--format", "csv"}, params...)

@@ -16,7 +16,7 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/cmd/viewcount/loadgen"
-	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/queries"
 )
 
 // testClock is the process clock of a traffic test: it follows the traffic
@@ -98,7 +98,7 @@ func TestTrafficMix(t *testing.T) {
 
 	observed := map[loadgen.Class]map[viewcount.Reason]int64{}
 	eventually(t, 60*time.Second, func() string {
-		res, err := m.store.Query(context.Background(), vcsql.Query(vcsql.Verdicts), nil)
+		res, err := m.store.Query(context.Background(), queries.Text(queries.Verdicts), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

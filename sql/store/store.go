@@ -1,7 +1,7 @@
 // Package store holds the two adapters Viewcount keeps its data in: chDB,
 // the ClickHouse engine embedded in this process (the default), and a
 // ClickHouse server reached with clickhouse-go. Both run the same SQL from
-// package sql and behave the same through the Store interface, so rollup and
+// package sql/queries and behave the same through the Store interface, so rollup and
 // api never know which one they have.
 //
 // The package never builds SQL from values: parameters are bound

@@ -15,7 +15,8 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/rollup"
-	"github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/migrations"
+	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
@@ -203,7 +204,7 @@ func TestMigrateIdempotent(t *testing.T) {
 				t.Fatalf("migrate: %v", err)
 			}
 		}
-		ms, err := sql.Migrations()
+		ms, err := migrations.All()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -316,7 +317,7 @@ func TestInsertViewsRollups(t *testing.T) {
 		for key, views := range f.views {
 			site, page, _ := strings.Cut(key, "|")
 			p := store.Params{"site": site, "page": page}
-			res := mustQuery(t, s, sql.Query(sql.PageCount), p)
+			res := mustQuery(t, s, queries.Text(queries.PageCount), p)
 			if strings.Join(res.Columns, ",") != "views,uniques" || len(res.Rows) != 1 {
 				t.Fatalf("page_count = %+v", res)
 			}
@@ -341,7 +342,7 @@ func TestInsertViewsRollups(t *testing.T) {
 					views += v
 				}
 			}
-			res := mustQuery(t, s, sql.Query(sql.SiteCount), store.Params{"site": site})
+			res := mustQuery(t, s, queries.Text(queries.SiteCount), store.Params{"site": site})
 			if got := u64(t, res.Rows[0][0]); got != views {
 				t.Errorf("%s: site views = %d, want %d", site, got, views)
 			}
@@ -349,7 +350,7 @@ func TestInsertViewsRollups(t *testing.T) {
 				t.Errorf("%s: site uniques = %d, want about %d", site, got, len(visitors))
 			}
 		}
-		res := mustQuery(t, s, sql.Query(sql.Reasons), store.Params{"site": "a.example"})
+		res := mustQuery(t, s, queries.Text(queries.Reasons), store.Params{"site": "a.example"})
 		if len(res.Rows) != len(f.reasons) {
 			t.Errorf("reasons = %q, want %v", res.Rows, f.reasons)
 		}
@@ -510,7 +511,7 @@ func TestConcurrentUse(t *testing.T) {
 			})
 			wg.Go(func() {
 				for range 10 {
-					if _, err := s.Query(t.Context(), sql.Query(sql.SiteCount), store.Params{"site": "a.example"}); err != nil {
+					if _, err := s.Query(t.Context(), queries.Text(queries.SiteCount), store.Params{"site": "a.example"}); err != nil {
 						errs <- err
 					}
 				}

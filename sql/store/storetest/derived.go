@@ -51,7 +51,7 @@ func DerivedRows(tb testing.TB, st store.Store) map[string][]string {
 // exactly. A sketch holding that many turns into a HyperLogLog on the
 // next id merged into it, even one it already holds, so for exactly that
 // many visitors one merge order reads the exact number and another an
-// estimate of it (sql/repair/dim_rollup_recount.sql). The same rows merged
+// estimate of it (sql/queries/repair/dim_rollup_recount.sql). The same rows merged
 // differently, by the views' inserts or by a rebuild, can differ there and
 // nowhere else.
 var exactUpTo = map[string]string{"page_rollup": "4096", "dim_rollup": "128"}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/rollup"
-	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 )
 
@@ -41,7 +41,7 @@ func InsertFed(ctx context.Context, s store.Store, token string, rows []viewcoun
 // NumberBatch gives the rows that have none a batch number above every
 // batch stored or fed.
 func NumberBatch(ctx context.Context, s store.Store, rows []viewcount.Verdict) error {
-	res, err := s.Query(ctx, vcsql.Query(vcsql.FeedNextBatch), nil)
+	res, err := s.Query(ctx, queries.Text(queries.FeedNextBatch), nil)
 	if err != nil {
 		return fmt.Errorf("storetest: next batch: %w", err)
 	}

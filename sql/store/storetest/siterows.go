@@ -2,12 +2,11 @@ package storetest
 
 import (
 	"context"
+	"github.com/viewcount/viewcount/sql/queries"
+	"github.com/viewcount/viewcount/sql/store"
 	"os"
 	"strconv"
 	"testing"
-
-	vcsql "github.com/viewcount/viewcount/sql"
-	"github.com/viewcount/viewcount/sql/store"
 )
 
 // SiteRows reads site's rows in every table with a site column (the
@@ -15,13 +14,13 @@ import (
 func SiteRows(tb testing.TB, st store.Store, site string) map[string]uint64 {
 	tb.Helper()
 	ctx := context.Background()
-	res, err := st.Query(ctx, vcsql.Query(vcsql.SiteTables), nil)
+	res, err := st.Query(ctx, queries.Text(queries.SiteTables), nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	out := map[string]uint64{}
 	for _, row := range res.Rows {
-		n, err := st.Query(ctx, vcsql.Query(vcsql.SiteRows), store.Params{"table": row[0], "site": site})
+		n, err := st.Query(ctx, queries.Text(queries.SiteRows), store.Params{"table": row[0], "site": site})
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package sql_test
+package examples_test
 
 import (
 	"context"
@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	"github.com/viewcount/viewcount/rollup"
-	vcsql "github.com/viewcount/viewcount/sql"
+	"github.com/viewcount/viewcount/sql/examples"
+	"github.com/viewcount/viewcount/sql/migrations"
+	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
@@ -24,14 +26,14 @@ import (
 // (the same columns, readable, as a Distributed table over one shard), it
 // runs on chDB, and its tables must match the migrations' column for
 // column, key for key. A migration that changes a table without a file in
-// sql/cluster fails here.
+// sql/migrations/cluster fails here.
 
 const testCluster = "vc_cluster"
 
 func TestClusterParses(t *testing.T) {
 	ctx := context.Background()
 	s := storetest.Open(t)
-	ms, err := vcsql.Cluster(testCluster)
+	ms, err := migrations.Cluster(testCluster)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,8 +47,8 @@ func TestClusterParses(t *testing.T) {
 		}
 		stmts = append(stmts, m.Statements...)
 	}
-	for _, q := range []string{vcsql.ClusterDatabase, vcsql.ClusterMigrationsInit, vcsql.RawRetentionSetCluster} {
-		st, err := vcsql.OnCluster(vcsql.Query(q), testCluster)
+	for _, q := range []string{queries.ClusterDatabase, queries.ClusterMigrationsInit, queries.RawRetentionSetCluster} {
+		st, err := migrations.OnCluster(queries.Text(q), testCluster)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +80,7 @@ func TestClusterParses(t *testing.T) {
 			}
 		}
 	}
-	if _, err := vcsql.OnCluster("x", "a'b"); err == nil {
+	if _, err := migrations.OnCluster("x", "a'b"); err == nil {
 		t.Error("OnCluster took a cluster name with a quote")
 	}
 }
@@ -104,7 +106,7 @@ func TestClusterSchema(t *testing.T) {
 	if err := rollup.Migrate(ctx, single, nil); err != nil {
 		t.Fatal(err)
 	}
-	ms, err := vcsql.Cluster(testCluster)
+	ms, err := migrations.Cluster(testCluster)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +175,7 @@ func TestClusterSchema(t *testing.T) {
 		sameRows(t, single, cl, q, nil)
 	}
 	for name, c := range exampleCases(events) {
-		q, _ := vcsql.Example(name)
+		q, _ := examples.Text(name)
 		sameRows(t, single, cl, q, c.params)
 	}
 }

@@ -1,72 +1,47 @@
-// Package sql holds Viewcount's SQL: the numbered schema migrations, the
-// named queries the roles run, and example queries for analysts. Every file
-// is embedded in the binary, and both stores (chDB and a ClickHouse server)
-// run the same text.
+// Package queries holds the named queries the roles run (NAME.sql, one
+// query a file) and the repair scripts of `viewcount check` and `viewcount
+// repair rollups` (repair/NAME.sql). Every file is embedded in the binary,
+// and both stores (chDB and a ClickHouse server) run the same text.
 //
 // Go code never assembles SQL beyond {name:Type} placeholders, which the
 // store binds server-side; a query that needs a new shape gets a new file.
-package sql
+package queries
 
 import (
 	"embed"
-	"errors"
 	"fmt"
 	"io/fs"
 	"path"
-	"regexp"
-	"sort"
-	"strconv"
 	"strings"
 )
 
-//go:embed migrations/*.sql queries/*.sql examples/*.sql repair/*.sql cluster/*.sql
+//go:embed *.sql repair/*.sql
 var files embed.FS
 
-// Migration is one numbered schema change, from migrations/NNN_name.sql.
-// Statements are run in order; each is idempotent (IF NOT EXISTS), so a
-// migration interrupted half way can simply be run again.
-type Migration struct {
-	Version    int
-	Name       string // file name without the number and extension, e.g. "views_raw"
-	Statements []string
-}
-
-// Migrations returns every migration, sorted by version. It fails only if a
-// file is misnamed or two share a version, which a test catches.
-func Migrations() ([]Migration, error) { return readMigrations("migrations") }
-
-// readMigrations reads dir's NNN_name.sql files, sorted by version.
-func readMigrations(dir string) ([]Migration, error) {
-	entries, err := fs.ReadDir(files, dir)
+// Text returns the named query NAME.sql. Names are constants
+// in the code that uses them, so an unknown name is a programming error and
+// panics; a test loads every name in use.
+func Text(name string) string {
+	text, err := fs.ReadFile(files, name+".sql")
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", dir, err)
+		panic(fmt.Sprintf("queries: unknown query %q", name))
 	}
-	var ms []Migration
-	seen := make(map[int]string)
-	for _, e := range entries {
-		name := e.Name()
-		num, rest, ok := strings.Cut(strings.TrimSuffix(name, ".sql"), "_")
-		version, err := strconv.Atoi(num)
-		if !ok || err != nil || version <= 0 || rest == "" {
-			return nil, fmt.Errorf("migration %q: want NNN_name.sql", name)
-		}
-		if prev, dup := seen[version]; dup {
-			return nil, fmt.Errorf("migrations %q and %q share version %d", prev, name, version)
-		}
-		seen[version] = name
-		text, err := fs.ReadFile(files, path.Join(dir, name))
-		if err != nil {
-			return nil, fmt.Errorf("read migration %q: %w", name, err)
-		}
-		stmts := Split(string(text))
-		if len(stmts) == 0 {
-			return nil, fmt.Errorf("migration %q has no statements", name)
-		}
-		ms = append(ms, Migration{Version: version, Name: rest, Statements: stmts})
-	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].Version < ms[j].Version })
-	return ms, nil
+	return strings.TrimSpace(string(text))
 }
+
+// Repair returns the statements of the repair script repair/NAME.sql, in
+// order. The scripts rebuild and recount one rollup each (see package
+// rollup); an unknown name is a programming error and panics.
+func Repair(name string) []string {
+	text, err := fs.ReadFile(files, path.Join("repair", name+".sql"))
+	if err != nil {
+		panic(fmt.Sprintf("queries: unknown repair script %q", name))
+	}
+	return Split(string(text))
+}
+
+// Names lists the names Text accepts.
+func Names() []string { return names(".") }
 
 // Split cuts a script into statements. A statement ends at a line whose
 // last non-blank character is ';' (the ';' is dropped), so a ';' inside a
@@ -108,7 +83,7 @@ func hasCode(s string) bool {
 	return false
 }
 
-// Names of the queries in queries/, for Query.
+// Names of the queries, for Text.
 const (
 	PageCount              = "page_count"               // params site, page → views, uniques
 	PageCounts             = "page_counts"              // params site, pages (Array(String)) → page, views, uniques
@@ -152,7 +127,8 @@ const (
 )
 
 // Names of the cluster schema runner's queries in queries/ (see
-// rollup.MigrateCluster); '{cluster}' in them is put through OnCluster.
+// rollup.MigrateCluster); '{cluster}' in them is put through
+// migrations.OnCluster.
 const (
 	ClusterCheck             = "cluster_check"              // params cluster → hosts, replicas, foreground, quorum, db
 	ClusterDatabase          = "cluster_database"           // params db (Identifier): creates it on every host
@@ -162,89 +138,24 @@ const (
 	RawRetentionSetCluster   = "raw_retention_set_cluster"  // params table (Identifier, a _local table), days
 )
 
-// Cluster returns the cluster schema (cluster/NNN_name.sql: the state
-// migrations/ leave, as ON CLUSTER DDL of Replicated local tables and
-// Distributed tables over them) for the cluster named cluster, each
-// statement put through OnCluster.
-func Cluster(cluster string) ([]Migration, error) {
-	ms, err := readMigrations("cluster")
-	if err != nil {
-		return nil, err
-	}
-	for i := range ms {
-		for j, st := range ms[i].Statements {
-			if ms[i].Statements[j], err = OnCluster(st, cluster); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return ms, nil
-}
-
-// ErrClusterName is returned (wrapped) for a cluster name that is not a
-// plain name.
-var ErrClusterName = errors.New("cluster name: want letters, digits, '_', '-' or '.'")
-
-var clusterName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
-
-// OnCluster puts the cluster's name where a statement says '{cluster}'
-// (ON CLUSTER '{cluster}', Distributed('{cluster}', …)). It is the one
-// place Go writes into SQL text: ClickHouse binds no parameter in ON
-// CLUSTER, and the name is checked to be a plain name first, so it cannot
-// leave its quotes. {shard} and {replica} are left to the servers' macros.
-func OnCluster(stmt, cluster string) (string, error) {
-	if !clusterName.MatchString(cluster) {
-		return "", fmt.Errorf("%w: %q", ErrClusterName, cluster)
-	}
-	return strings.ReplaceAll(stmt, "'{cluster}'", "'"+cluster+"'"), nil
-}
-
-// Query returns the named query from queries/NAME.sql. Names are constants
-// in the code that uses them, so an unknown name is a programming error and
-// panics; a test loads every name in use.
-func Query(name string) string {
-	text, err := fs.ReadFile(files, path.Join("queries", name+".sql"))
-	if err != nil {
-		panic(fmt.Sprintf("sql: unknown query %q", name))
-	}
-	return strings.TrimSpace(string(text))
-}
-
-// Repair returns the statements of the repair script repair/NAME.sql, in
-// order. The scripts rebuild and recount one rollup each (see package
-// rollup); an unknown name is a programming error and panics.
-func Repair(name string) []string {
-	text, err := fs.ReadFile(files, path.Join("repair", name+".sql"))
-	if err != nil {
-		panic(fmt.Sprintf("sql: unknown repair script %q", name))
-	}
-	return Split(string(text))
-}
-
-// Queries lists the names Query accepts.
-func Queries() []string { return names("queries") }
-
-// Example returns the analyst example examples/NAME.sql, comment header
-// included, and whether it exists.
-func Example(name string) (string, bool) {
-	text, err := fs.ReadFile(files, path.Join("examples", name+".sql"))
-	if err != nil {
-		return "", false
-	}
-	return strings.TrimSpace(string(text)), true
-}
-
-// Examples lists the names Example accepts.
-func Examples() []string { return names("examples") }
+// Names of the queries for managing sites, for Text.
+const (
+	SiteTables    = "site_tables"     // → name of every MergeTree table with a site column
+	SiteRows      = "site_rows"       // params table (Identifier), site → rows
+	SiteDelete    = "site_delete"     // params table (Identifier), site: deletes the site's rows, waits for it
+	SitesLastView = "sites_last_view" // → site, last_view (DateTime, minute of the newest valid view)
+)
 
 func names(dir string) []string {
 	entries, err := fs.ReadDir(files, dir)
 	if err != nil {
-		panic(fmt.Sprintf("sql: embedded %s missing: %v", dir, err))
+		panic(fmt.Sprintf("queries: embedded %s missing: %v", dir, err))
 	}
 	out := make([]string, 0, len(entries))
 	for _, e := range entries {
-		out = append(out, strings.TrimSuffix(e.Name(), ".sql"))
+		if name, ok := strings.CutSuffix(e.Name(), ".sql"); ok && !e.IsDir() {
+			out = append(out, name)
+		}
 	}
 	return out
 }
