@@ -1,6 +1,7 @@
 package viewcount
 
 import (
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -107,4 +108,64 @@ type Registrations interface {
 func InRegistration(r Registrations, site string, t time.Time) bool {
 	since, ok := r.Registered(site)
 	return ok && !t.Before(since)
+}
+
+// Site is a registered site as the registry stores it (internal/stream
+// keeps it in the VC_SITES bucket). Only a hash of the site token is kept,
+// so a copy of the bucket does not grant API access.
+type Site struct {
+	Domain    string `json:"domain"`
+	TokenHash string `json:"token_sha256"`
+	// Created is when this registration was made, to the millisecond
+	// (entries written before that was needed hold whole seconds): views
+	// received before it belong to none of the site's registrations
+	// (InRegistration).
+	Created time.Time `json:"created"`
+	// Timezone is the IANA zone the site's day buckets follow (stats API,
+	// dashboard); "" means UTC.
+	Timezone string `json:"timezone,omitempty"`
+	// ShareHash is the hash of the site's read-only share token ("" = no
+	// share link).
+	ShareHash string `json:"share_sha256,omitempty"`
+	// Hosts is the history of the site's hostnames, oldest first, a
+	// bounded number of versions (the registry drops the oldest); before
+	// the first, and when there is none, the site has DefaultHostnames. A
+	// view is judged by the version in force when it was received.
+	Hosts []Hostnames `json:"hostnames,omitempty"`
+}
+
+// Hostnames returns the site's hostnames in force now.
+func (site Site) Hostnames() []string {
+	if n := len(site.Hosts); n > 0 {
+		return site.Hosts[n-1].Hosts
+	}
+	return DefaultHostnames(site.Domain)
+}
+
+// CheckToken reports whether token is the site's token, in constant time.
+func (site Site) CheckToken(token string) bool {
+	return subtle.ConstantTimeCompare([]byte(HashToken(token)), []byte(site.TokenHash)) == 1
+}
+
+// CheckShareToken reports whether token is the site's share token, in
+// constant time; false when the site has no share link.
+func (site Site) CheckShareToken(token string) bool {
+	if site.ShareHash == "" {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(HashToken(token)), []byte(site.ShareHash)) == 1
+}
+
+// CheckTimezone returns nil for an IANA zone name, else an error wrapping
+// ErrBadTimezone. "Local" (the server's own zone, which differs between
+// machines) and "" are refused. The binary embeds the zone database, so
+// the answer does not depend on the machine's.
+func CheckTimezone(zone string) error {
+	if zone == "" || zone == "Local" || len(zone) > 64 || strings.ContainsAny(zone, " \\") {
+		return fmt.Errorf("%w: %q", ErrBadTimezone, zone)
+	}
+	if _, err := time.LoadLocation(zone); err != nil {
+		return fmt.Errorf("%w: %q", ErrBadTimezone, zone)
+	}
+	return nil
 }

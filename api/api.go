@@ -15,20 +15,20 @@ import (
 	ginjson "github.com/gin-gonic/gin/codec/json"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/sql/store"
 )
 
 // Registry is the site registry as the api uses it.
 type Registry interface {
 	Known(domain string) bool
-	Add(ctx context.Context, domain string) (stream.Site, string, error)
-	Get(ctx context.Context, domain string) (stream.Site, error)
-	// Managing sites (api/sites.go); errors as stream.Sites documents.
-	List(ctx context.Context) ([]stream.Site, error)
+	Add(ctx context.Context, domain string) (viewcount.Site, string, error)
+	Get(ctx context.Context, domain string) (viewcount.Site, error)
+	// Managing sites (api/sites.go); errors as internal/stream.Sites
+	// documents (viewcount.ErrSiteUnknown, viewcount.ErrSiteExists, …).
+	List(ctx context.Context) ([]viewcount.Site, error)
 	RotateToken(ctx context.Context, domain string, keepShare bool) (token string, shared bool, err error)
-	SetTimezone(ctx context.Context, domain, zone string) (stream.Site, error)
-	SetHostnames(ctx context.Context, domain string, hosts []string) (stream.Site, error)
+	SetTimezone(ctx context.Context, domain, zone string) (viewcount.Site, error)
+	SetHostnames(ctx context.Context, domain string, hosts []string) (viewcount.Site, error)
 	CreateShare(ctx context.Context, domain string) (string, error)
 	RevokeShare(ctx context.Context, domain string) error
 	Delete(ctx context.Context, domain string) error

@@ -7,7 +7,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/internal/stream"
 )
 
 // ReadAuth authorises a read of the site named in the route (:site): the
@@ -48,7 +47,7 @@ func (s *Server) authorise(c *gin.Context, shareOK bool) (string, bool) {
 		return site, true
 	}
 	reg, err := s.sites.Get(c.Request.Context(), site)
-	if err != nil && !errors.Is(err, stream.ErrSiteUnknown) {
+	if err != nil && !errors.Is(err, viewcount.ErrSiteUnknown) {
 		// The registry did not answer: a 503 (retry), not a 401 that would
 		// sign a dashboard out. It says nothing about the site either.
 		s.fail(c, err)

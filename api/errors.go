@@ -8,7 +8,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/internal/stream"
 )
 
 // httpError is an error whose message is safe to show the client.
@@ -40,9 +39,9 @@ func (s *Server) fail(c *gin.Context, err error) {
 			msg = why
 		}
 		c.JSON(http.StatusBadRequest, gin.H{"error": "domain: " + msg})
-	case errors.Is(err, stream.ErrSiteExists):
+	case errors.Is(err, viewcount.ErrSiteExists):
 		c.JSON(http.StatusConflict, gin.H{"error": "site already registered"})
-	case errors.Is(err, stream.ErrSiteUnknown):
+	case errors.Is(err, viewcount.ErrSiteUnknown):
 		c.JSON(http.StatusNotFound, gin.H{"error": "site not registered"})
 	default:
 		s.logger.Error("request failed", "route", c.FullPath(), "err", err)

@@ -15,7 +15,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 )
@@ -44,7 +43,7 @@ type siteInfo struct {
 	HostnamesSince *string  `json:"hostnames_since"`
 }
 
-func newSiteInfo(site stream.Site) siteInfo {
+func newSiteInfo(site viewcount.Site) siteInfo {
 	tz := site.Timezone
 	if tz == "" {
 		tz = "UTC"
@@ -189,7 +188,7 @@ func (s *Server) patchSite(c *gin.Context) {
 	}
 	// Both are checked before either is stored: a bad value changes nothing.
 	if req.Timezone != nil {
-		if err := stream.CheckTimezone(*req.Timezone); err != nil {
+		if err := viewcount.CheckTimezone(*req.Timezone); err != nil {
 			s.fail(c, errBadRequest("timezone: not an IANA time zone name such as Europe/Berlin or UTC"))
 			return
 		}
@@ -202,7 +201,7 @@ func (s *Server) patchSite(c *gin.Context) {
 		}
 	}
 	ctx := c.Request.Context()
-	var updated stream.Site
+	var updated viewcount.Site
 	var err error
 	if req.Timezone != nil {
 		if updated, err = s.sites.SetTimezone(ctx, site, *req.Timezone); err != nil {
@@ -248,7 +247,7 @@ func (s *Server) deleteSite(c *gin.Context) {
 		return
 	}
 	registered := true
-	if err := s.sites.Delete(ctx, site); errors.Is(err, stream.ErrSiteUnknown) {
+	if err := s.sites.Delete(ctx, site); errors.Is(err, viewcount.ErrSiteUnknown) {
 		registered = false
 	} else if err != nil {
 		s.fail(c, err)
@@ -271,7 +270,7 @@ func (s *Server) previewDelete(c *gin.Context, site string) {
 	ctx := c.Request.Context()
 	_, err := s.sites.Get(ctx, site)
 	registered := err == nil
-	if err != nil && !errors.Is(err, stream.ErrSiteUnknown) {
+	if err != nil && !errors.Is(err, viewcount.ErrSiteUnknown) {
 		s.fail(c, err)
 		return
 	}

@@ -7,13 +7,13 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/viewcount/viewcount/internal/stream"
+	"github.com/viewcount/viewcount"
 )
 
-// TokenRegistry keeps analyst tokens (stream.Tokens).
+// TokenRegistry keeps analyst tokens (internal/stream.Tokens).
 type TokenRegistry interface {
-	Add(ctx context.Context, role, note string) (stream.Token, string, error)
-	List(ctx context.Context) ([]stream.Token, error)
+	Add(ctx context.Context, role, note string) (viewcount.Token, string, error)
+	List(ctx context.Context) ([]viewcount.Token, error)
 	Revoke(ctx context.Context, id string) error
 }
 
@@ -43,7 +43,7 @@ func (h tokenHandler) add(c *gin.Context) {
 	}
 	tok, secret, err := h.tokens.Add(c.Request.Context(), req.Role, req.Note)
 	switch {
-	case errors.Is(err, stream.ErrBadRole), errors.Is(err, stream.ErrBadNote):
+	case errors.Is(err, viewcount.ErrBadRole), errors.Is(err, viewcount.ErrBadNote):
 		h.s.fail(c, errBadRequest(err.Error()))
 		return
 	case err != nil:
@@ -61,7 +61,7 @@ func (h tokenHandler) list(c *gin.Context) {
 		return
 	}
 	if toks == nil {
-		toks = []stream.Token{}
+		toks = []viewcount.Token{}
 	}
 	c.JSON(http.StatusOK, gin.H{"tokens": toks})
 }
@@ -69,7 +69,7 @@ func (h tokenHandler) list(c *gin.Context) {
 func (h tokenHandler) revoke(c *gin.Context) {
 	id := c.Param("id")
 	err := h.tokens.Revoke(c.Request.Context(), id)
-	if errors.Is(err, stream.ErrTokenUnknown) {
+	if errors.Is(err, viewcount.ErrTokenUnknown) {
 		h.s.fail(c, errNotFound("token "+id+": not found"))
 		return
 	}

@@ -18,7 +18,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/viewcount/viewcount/internal/stream"
+	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/sql/analyst"
 	"github.com/viewcount/viewcount/sql/store"
 )
@@ -31,9 +31,10 @@ type Querier interface {
 	Policy() analyst.Policy
 }
 
-// Tokens checks an analyst token (stream.Tokens).
+// Tokens checks an analyst token (internal/stream.Tokens); an unknown one
+// is viewcount.ErrTokenUnknown.
 type Tokens interface {
-	Check(ctx context.Context, token string) (stream.Token, error)
+	Check(ctx context.Context, token string) (viewcount.Token, error)
 }
 
 // MaxQueryBytes bounds a request's query text (URL query plus body).
@@ -277,7 +278,7 @@ func (h *Handler) authenticate(r *http.Request) (exception, bool) {
 		return exception{}, true
 	}
 	if _, err := h.tokens.Check(r.Context(), token); err != nil {
-		if !errors.Is(err, stream.ErrTokenUnknown) {
+		if !errors.Is(err, viewcount.ErrTokenUnknown) {
 			h.logger.Error("token check failed", "err", err)
 			return newException(codeUnknown, "UNKNOWN_EXCEPTION", "token registry unavailable"), false
 		}

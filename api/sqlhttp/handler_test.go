@@ -73,7 +73,7 @@ func setupLimit(t testing.TB, limit time.Duration) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, secret, err := tokens.Add(t.Context(), stream.RoleAnalyst, "test")
+	tok, secret, err := tokens.Add(t.Context(), viewcount.RoleAnalyst, "test")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,6 @@ package stream
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -18,48 +16,11 @@ import (
 	"github.com/viewcount/viewcount"
 )
 
-// Errors callers branch on.
-var (
-	ErrSiteExists  = errors.New("site already registered")
-	ErrSiteUnknown = errors.New("site not registered")
-)
-
-// Site is a registered site as stored in the VC_SITES bucket. Only a hash of
-// the site token is kept, so a copy of the bucket does not grant API access.
-type Site struct {
-	Domain    string `json:"domain"`
-	TokenHash string `json:"token_sha256"`
-	// Created is when this registration was made, to the millisecond
-	// (entries written before that was needed hold whole seconds): views
-	// received before it belong to none of the site's registrations
-	// (viewcount.InRegistration).
-	Created time.Time `json:"created"`
-	// Timezone is the IANA zone the site's day buckets follow (stats API,
-	// dashboard); "" means UTC.
-	Timezone string `json:"timezone,omitempty"`
-	// ShareHash is the hash of the site's read-only share token ("" = no
-	// share link); see CreateShare.
-	ShareHash string `json:"share_sha256,omitempty"`
-	// Hosts is the history of the site's hostnames (SetHostnames), oldest
-	// first, at most maxHostHistory versions; before the first, and when
-	// there is none, the site has viewcount.DefaultHostnames. A view is
-	// judged by the version in force when it was received (AllowsHost).
-	Hosts []viewcount.Hostnames `json:"hostnames,omitempty"`
-}
-
 // maxHostHistory bounds the versions of a site's hostnames kept: a view is
 // judged by the version in force when it came, and views older than the
 // oldest version kept (16 changes ago) are judged by that one (its Since
 // is then zero).
 const maxHostHistory = 16
-
-// Hostnames returns the site's hostnames in force now.
-func (site Site) Hostnames() []string {
-	if n := len(site.Hosts); n > 0 {
-		return site.Hosts[n-1].Hosts
-	}
-	return viewcount.DefaultHostnames(site.Domain)
-}
 
 // registration is what the in-memory registry keeps of a site: the start
 // of its registration and its hostnames' versions, the default first.
@@ -68,7 +29,7 @@ type registration struct {
 	hosts   []viewcount.Hostnames
 }
 
-func newRegistration(domain string, site Site) registration {
+func newRegistration(domain string, site viewcount.Site) registration {
 	hosts := make([]viewcount.Hostnames, 0, 1+len(site.Hosts))
 	hosts = append(hosts, viewcount.Hostnames{Hosts: viewcount.DefaultHostnames(domain)})
 	return registration{created: site.Created, hosts: append(hosts, site.Hosts...)}
@@ -159,13 +120,13 @@ func (s *Sites) follow() {
 }
 
 func (s *Sites) apply(e jetstream.KeyValueEntry) {
-	var site Site
+	var site viewcount.Site
 	if e.Operation() == jetstream.KeyValuePut {
 		// An entry that does not decode still registers its site, with no
 		// start (as before registrations had one) and the default
 		// hostnames: Get reports the damage.
 		if json.Unmarshal(e.Value(), &site) != nil {
-			site = Site{}
+			site = viewcount.Site{}
 		}
 	}
 	s.mu.Lock()
@@ -222,29 +183,29 @@ func (s *Sites) Hold() (release func()) {
 }
 
 // Add registers a site and returns its token, shown to the caller once.
-// It returns ErrSiteExists if the domain is already registered and
+// It returns viewcount.ErrSiteExists if the domain is already registered and
 // viewcount.ErrBadSite for a name that is not a public host name
 // (viewcount.CheckRegistrable).
-func (s *Sites) Add(ctx context.Context, domain string) (site Site, token string, err error) {
+func (s *Sites) Add(ctx context.Context, domain string) (site viewcount.Site, token string, err error) {
 	domain, err = viewcount.CheckRegistrable(domain)
 	if err != nil {
-		return Site{}, "", err
+		return viewcount.Site{}, "", err
 	}
 	raw := make([]byte, 24)
 	if _, err := rand.Read(raw); err != nil {
-		return Site{}, "", fmt.Errorf("sites: token: %w", err)
+		return viewcount.Site{}, "", fmt.Errorf("sites: token: %w", err)
 	}
 	token = "vcs_" + hex.EncodeToString(raw)
-	site = Site{Domain: domain, TokenHash: hashToken(token), Created: s.now().UTC().Truncate(time.Millisecond)}
+	site = viewcount.Site{Domain: domain, TokenHash: viewcount.HashToken(token), Created: s.now().UTC().Truncate(time.Millisecond)}
 	b, err := json.Marshal(site)
 	if err != nil {
-		return Site{}, "", fmt.Errorf("sites: encode: %w", err)
+		return viewcount.Site{}, "", fmt.Errorf("sites: encode: %w", err)
 	}
 	if _, err := s.kv.Create(ctx, domain, b); err != nil {
 		if errors.Is(err, jetstream.ErrKeyExists) {
-			return Site{}, "", fmt.Errorf("%w: %s", ErrSiteExists, domain)
+			return viewcount.Site{}, "", fmt.Errorf("%w: %s", viewcount.ErrSiteExists, domain)
 		}
-		return Site{}, "", fmt.Errorf("sites: store %s: %w", domain, err)
+		return viewcount.Site{}, "", fmt.Errorf("sites: store %s: %w", domain, err)
 	}
 	// Seen locally at once, so a hit right after registration is not judged
 	// against a registry that has not heard of the site yet.
@@ -254,30 +215,20 @@ func (s *Sites) Add(ctx context.Context, domain string) (site Site, token string
 	return site, token, nil
 }
 
-// Get returns a registered site or ErrSiteUnknown.
-func (s *Sites) Get(ctx context.Context, domain string) (Site, error) {
+// Get returns a registered site or viewcount.ErrSiteUnknown.
+func (s *Sites) Get(ctx context.Context, domain string) (viewcount.Site, error) {
 	e, err := s.kv.Get(ctx, domain)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return Site{}, fmt.Errorf("%w: %s", ErrSiteUnknown, domain)
+		return viewcount.Site{}, fmt.Errorf("%w: %s", viewcount.ErrSiteUnknown, domain)
 	}
 	if err != nil {
-		return Site{}, fmt.Errorf("sites: get %s: %w", domain, err)
+		return viewcount.Site{}, fmt.Errorf("sites: get %s: %w", domain, err)
 	}
-	var site Site
+	var site viewcount.Site
 	if err := json.Unmarshal(e.Value(), &site); err != nil {
-		return Site{}, fmt.Errorf("sites: decode %s: %w", domain, err)
+		return viewcount.Site{}, fmt.Errorf("sites: decode %s: %w", domain, err)
 	}
 	return site, nil
-}
-
-// CheckToken reports whether token is the site's token, in constant time.
-func (site Site) CheckToken(token string) bool {
-	return subtle.ConstantTimeCompare([]byte(hashToken(token)), []byte(site.TokenHash)) == 1
-}
-
-func hashToken(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
 }
 
 // Close stops the watch.

@@ -3,24 +3,18 @@ package stream
 import (
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/viewcount/viewcount"
 )
-
-// ErrBadTimezone is returned (wrapped) by SetTimezone for a name that is not
-// an IANA time zone.
-var ErrBadTimezone = errors.New("not an IANA time zone name")
 
 // Token prefixes say what a token is when one turns up in a paste or a
 // secret scanner: vcs_ a site's (read and write) token, vcr_ a read-only
@@ -42,24 +36,15 @@ const (
 	updateBackoffMax = 100 * time.Millisecond
 )
 
-// CheckShareToken reports whether token is the site's share token, in
-// constant time; false when the site has no share link.
-func (site Site) CheckShareToken(token string) bool {
-	if site.ShareHash == "" {
-		return false
-	}
-	return subtle.ConstantTimeCompare([]byte(hashToken(token)), []byte(site.ShareHash)) == 1
-}
-
 // List returns every registered site, sorted by domain, read from the
 // bucket (not the watch's cache) so it is the registry as stored now.
-func (s *Sites) List(ctx context.Context) ([]Site, error) {
+func (s *Sites) List(ctx context.Context) ([]viewcount.Site, error) {
 	w, err := s.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
 	if err != nil {
 		return nil, fmt.Errorf("sites: list: %w", err)
 	}
 	defer func() { _ = w.Stop() }()
-	var sites []Site
+	var sites []viewcount.Site
 	for {
 		select {
 		case e := <-w.Updates():
@@ -67,7 +52,7 @@ func (s *Sites) List(ctx context.Context) ([]Site, error) {
 				sort.Slice(sites, func(i, j int) bool { return sites[i].Domain < sites[j].Domain })
 				return sites, nil
 			}
-			var site Site
+			var site viewcount.Site
 			if err := json.Unmarshal(e.Value(), &site); err != nil {
 				return nil, fmt.Errorf("sites: decode %s: %w", e.Key(), err)
 			}
@@ -83,15 +68,15 @@ func (s *Sites) List(ctx context.Context) ([]Site, error) {
 // cache. The site's share link is revoked in the same update unless
 // keepShare: a link made by whoever held the old token must not outlive
 // it (a rotation is how a leaked token is locked out). shared says whether
-// the site had a link (revoked, or kept). ErrSiteUnknown if the site is not
-// registered.
+// the site had a link (revoked, or kept). viewcount.ErrSiteUnknown if the
+// site is not registered.
 func (s *Sites) RotateToken(ctx context.Context, domain string, keepShare bool) (token string, shared bool, err error) {
 	token, err = newToken(siteTokenPrefix)
 	if err != nil {
 		return "", false, err
 	}
-	_, err = s.modify(ctx, domain, func(site *Site) error {
-		site.TokenHash = hashToken(token)
+	_, err = s.modify(ctx, domain, func(site *viewcount.Site) error {
+		site.TokenHash = viewcount.HashToken(token)
 		shared = site.ShareHash != ""
 		if !keepShare {
 			site.ShareHash = ""
@@ -105,18 +90,18 @@ func (s *Sites) RotateToken(ctx context.Context, domain string, keepShare bool) 
 }
 
 // SetTimezone sets the IANA zone the site's day buckets follow ("UTC" is
-// stored as "", the default) and returns the site as stored. ErrBadTimezone
-// for a name time.LoadLocation does not know (the binary embeds the zone
-// database, so this does not depend on the machine's), ErrSiteUnknown if
-// the site is not registered.
-func (s *Sites) SetTimezone(ctx context.Context, domain, zone string) (Site, error) {
-	if err := CheckTimezone(zone); err != nil {
-		return Site{}, err
+// stored as "", the default) and returns the site as stored. Errors:
+// viewcount.ErrBadTimezone for a name time.LoadLocation does not know
+// (viewcount.CheckTimezone), viewcount.ErrSiteUnknown if the site is not
+// registered.
+func (s *Sites) SetTimezone(ctx context.Context, domain, zone string) (viewcount.Site, error) {
+	if err := viewcount.CheckTimezone(zone); err != nil {
+		return viewcount.Site{}, err
 	}
 	if zone == "UTC" {
 		zone = ""
 	}
-	return s.modify(ctx, domain, func(site *Site) error {
+	return s.modify(ctx, domain, func(site *viewcount.Site) error {
 		site.Timezone = zone
 		return nil
 	})
@@ -128,13 +113,13 @@ func (s *Sites) SetTimezone(ctx context.Context, domain, zone string) (Site, err
 // registry's clock): views received before are judged by the list then
 // in force, however late, so a replay judges them alike. Setting the list
 // in force changes nothing. Errors: a wrapped viewcount.ErrBadHostname,
-// ErrSiteUnknown.
-func (s *Sites) SetHostnames(ctx context.Context, domain string, hosts []string) (Site, error) {
+// viewcount.ErrSiteUnknown.
+func (s *Sites) SetHostnames(ctx context.Context, domain string, hosts []string) (viewcount.Site, error) {
 	hosts, err := viewcount.CheckHostnames(hosts)
 	if err != nil {
-		return Site{}, err
+		return viewcount.Site{}, err
 	}
-	site, err := s.modify(ctx, domain, func(site *Site) error {
+	site, err := s.modify(ctx, domain, func(site *viewcount.Site) error {
 		if slices.Equal(site.Hostnames(), hosts) {
 			return nil
 		}
@@ -150,7 +135,7 @@ func (s *Sites) SetHostnames(ctx context.Context, domain string, hosts []string)
 		return nil
 	})
 	if err != nil {
-		return Site{}, err
+		return viewcount.Site{}, err
 	}
 	// In force here at once, as Add is, without waiting for the watch.
 	s.mu.Lock()
@@ -161,18 +146,6 @@ func (s *Sites) SetHostnames(ctx context.Context, domain string, hosts []string)
 	return site, nil
 }
 
-// CheckTimezone returns nil for an IANA zone name. "Local" (the server's
-// own zone, which differs between machines) and "" are refused.
-func CheckTimezone(zone string) error {
-	if zone == "" || zone == "Local" || len(zone) > 64 || strings.ContainsAny(zone, " \\") {
-		return fmt.Errorf("%w: %q", ErrBadTimezone, zone)
-	}
-	if _, err := time.LoadLocation(zone); err != nil {
-		return fmt.Errorf("%w: %q", ErrBadTimezone, zone)
-	}
-	return nil
-}
-
 // CreateShare makes a new read-only share token for the site and returns
 // it. A site has at most one: a new one replaces (and so revokes) the one
 // before. Only its hash is stored, as for the site token.
@@ -181,8 +154,8 @@ func (s *Sites) CreateShare(ctx context.Context, domain string) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	_, err = s.modify(ctx, domain, func(site *Site) error {
-		site.ShareHash = hashToken(token)
+	_, err = s.modify(ctx, domain, func(site *viewcount.Site) error {
+		site.ShareHash = viewcount.HashToken(token)
 		return nil
 	})
 	if err != nil {
@@ -194,7 +167,7 @@ func (s *Sites) CreateShare(ctx context.Context, domain string) (string, error) 
 // RevokeShare removes the site's share token, if any; links holding it
 // stop working at once.
 func (s *Sites) RevokeShare(ctx context.Context, domain string) error {
-	_, err := s.modify(ctx, domain, func(site *Site) error {
+	_, err := s.modify(ctx, domain, func(site *viewcount.Site) error {
 		site.ShareHash = ""
 		return nil
 	})
@@ -209,11 +182,11 @@ func (s *Sites) RevokeShare(ctx context.Context, domain string) error {
 // unknown_site, and a later Add starts a new registration that views
 // received before it never count for (viewcount.InRegistration). Delete
 // first waits for this process's batches being stored (Hold).
-// ErrSiteUnknown if the site is not registered.
+// viewcount.ErrSiteUnknown if the site is not registered.
 func (s *Sites) Delete(ctx context.Context, domain string) error {
 	e, err := s.kv.Get(ctx, domain)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return fmt.Errorf("%w: %s", ErrSiteUnknown, domain)
+		return fmt.Errorf("%w: %s", viewcount.ErrSiteUnknown, domain)
 	}
 	if err != nil {
 		return fmt.Errorf("sites: get %s: %w", domain, err)
@@ -241,12 +214,12 @@ func (s *Sites) Delete(ctx context.Context, domain string) error {
 // site at once (a rotation and a time zone, say) never undo each other.
 // This process's changes are serialized (s.admin), so races are lost only
 // to other processes; the retries, jittered, last as long as ctx.
-func (s *Sites) modify(ctx context.Context, domain string, change func(*Site) error) (Site, error) {
+func (s *Sites) modify(ctx context.Context, domain string, change func(*viewcount.Site) error) (viewcount.Site, error) {
 	select {
 	case s.admin <- struct{}{}:
 		defer func() { <-s.admin }()
 	case <-ctx.Done():
-		return Site{}, fmt.Errorf("sites: update %s: %w", domain, ctx.Err())
+		return viewcount.Site{}, fmt.Errorf("sites: update %s: %w", domain, ctx.Err())
 	}
 	for lost := 0; ; lost++ {
 		if lost > 0 {
@@ -255,33 +228,33 @@ func (s *Sites) modify(ctx context.Context, domain string, change func(*Site) er
 			case <-t.C:
 			case <-ctx.Done():
 				t.Stop()
-				return Site{}, fmt.Errorf("sites: update %s: lost %d races with concurrent changes: %w", domain, lost, ctx.Err())
+				return viewcount.Site{}, fmt.Errorf("sites: update %s: lost %d races with concurrent changes: %w", domain, lost, ctx.Err())
 			}
 		}
 		e, err := s.kv.Get(ctx, domain)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			return Site{}, fmt.Errorf("%w: %s", ErrSiteUnknown, domain)
+			return viewcount.Site{}, fmt.Errorf("%w: %s", viewcount.ErrSiteUnknown, domain)
 		}
 		if err != nil {
-			return Site{}, fmt.Errorf("sites: get %s: %w", domain, err)
+			return viewcount.Site{}, fmt.Errorf("sites: get %s: %w", domain, err)
 		}
-		var site Site
+		var site viewcount.Site
 		if err := json.Unmarshal(e.Value(), &site); err != nil {
-			return Site{}, fmt.Errorf("sites: decode %s: %w", domain, err)
+			return viewcount.Site{}, fmt.Errorf("sites: decode %s: %w", domain, err)
 		}
 		if err := change(&site); err != nil {
-			return Site{}, err
+			return viewcount.Site{}, err
 		}
 		b, err := json.Marshal(site)
 		if err != nil {
-			return Site{}, fmt.Errorf("sites: encode %s: %w", domain, err)
+			return viewcount.Site{}, fmt.Errorf("sites: encode %s: %w", domain, err)
 		}
 		_, err = s.kv.Update(ctx, domain, b, e.Revision())
 		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 			continue
 		}
 		if err != nil {
-			return Site{}, fmt.Errorf("sites: update %s: %w", domain, err)
+			return viewcount.Site{}, fmt.Errorf("sites: update %s: %w", domain, err)
 		}
 		return site, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/internal/stream/streamtest"
 )
@@ -76,11 +77,11 @@ func TestSitesManage(t *testing.T) {
 		t.Errorf("UTC stored as %q, want the default \"\"", site.Timezone)
 	}
 	for _, z := range []string{"", "Local", "Mars/Olympus", "../etc/passwd", "Europe/Berlin "} {
-		if _, err := a.SetTimezone(ctx, "a.example", z); !errors.Is(err, stream.ErrBadTimezone) {
+		if _, err := a.SetTimezone(ctx, "a.example", z); !errors.Is(err, viewcount.ErrBadTimezone) {
 			t.Errorf("SetTimezone(%q): %v, want ErrBadTimezone", z, err)
 		}
 	}
-	if _, err := a.SetTimezone(ctx, "none.example", "UTC"); !errors.Is(err, stream.ErrSiteUnknown) {
+	if _, err := a.SetTimezone(ctx, "none.example", "UTC"); !errors.Is(err, viewcount.ErrSiteUnknown) {
 		t.Errorf("SetTimezone of an unknown site: %v", err)
 	}
 
@@ -109,13 +110,13 @@ func TestSitesManage(t *testing.T) {
 		t.Error("deleting process still knows c.example")
 	}
 	waitFor(t, 5*time.Second, "the watch delivering the delete", func() bool { return !b.Known("c.example") })
-	if _, err := b.Get(ctx, "c.example"); !errors.Is(err, stream.ErrSiteUnknown) {
+	if _, err := b.Get(ctx, "c.example"); !errors.Is(err, viewcount.ErrSiteUnknown) {
 		t.Errorf("Get after delete: %v", err)
 	}
-	if err := a.Delete(ctx, "c.example"); !errors.Is(err, stream.ErrSiteUnknown) {
+	if err := a.Delete(ctx, "c.example"); !errors.Is(err, viewcount.ErrSiteUnknown) {
 		t.Errorf("second delete: %v, want ErrSiteUnknown", err)
 	}
-	if _, _, err := a.RotateToken(ctx, "c.example", false); !errors.Is(err, stream.ErrSiteUnknown) {
+	if _, _, err := a.RotateToken(ctx, "c.example", false); !errors.Is(err, viewcount.ErrSiteUnknown) {
 		t.Errorf("rotate after delete: %v, want ErrSiteUnknown", err)
 	}
 	if _, _, err := a.Add(ctx, "c.example"); err != nil {

@@ -96,7 +96,7 @@ func TestSiteHostnames(t *testing.T) {
 			t.Errorf("SetHostnames(%q): %v, want ErrBadHostname", bad, err)
 		}
 	}
-	if _, err := a.SetHostnames(ctx, "nope.example", []string{"nope.example"}); !errors.Is(err, stream.ErrSiteUnknown) {
+	if _, err := a.SetHostnames(ctx, "nope.example", []string{"nope.example"}); !errors.Is(err, viewcount.ErrSiteUnknown) {
 		t.Errorf("unknown site: %v", err)
 	}
 

@@ -30,7 +30,7 @@ func TestSitesRegistry(t *testing.T) {
 	if site.Domain != "example.com" || !a.Known("example.com") || !site.CheckToken(token) || site.CheckToken(token+"x") {
 		t.Fatalf("after Add: %+v known=%v", site, a.Known("example.com"))
 	}
-	if _, _, err := a.Add(ctx, "example.com"); !errors.Is(err, stream.ErrSiteExists) {
+	if _, _, err := a.Add(ctx, "example.com"); !errors.Is(err, viewcount.ErrSiteExists) {
 		t.Fatalf("second Add: %v, want ErrSiteExists", err)
 	}
 	if _, _, err := a.Add(ctx, "not a domain"); !errors.Is(err, viewcount.ErrBadSite) {
@@ -42,7 +42,7 @@ func TestSitesRegistry(t *testing.T) {
 			t.Errorf("Add(%q): %v, want ErrBadSite", d, err)
 		}
 	}
-	if _, err := a.Get(ctx, "nope.example"); !errors.Is(err, stream.ErrSiteUnknown) {
+	if _, err := a.Get(ctx, "nope.example"); !errors.Is(err, viewcount.ErrSiteUnknown) {
 		t.Fatalf("Get unknown: %v", err)
 	}
 

@@ -13,35 +13,17 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/viewcount/viewcount"
 )
 
 // BucketTokens holds API tokens other than site and admin tokens (today
 // analysts'): key the token's id, value JSON Token.
 const BucketTokens = "VC_TOKENS"
 
-// RoleAnalyst may read the store through the read-only SQL listener.
-const RoleAnalyst = "analyst"
-
-// Errors callers branch on.
-var (
-	ErrTokenUnknown = errors.New("token not found")
-	ErrBadRole      = errors.New(`role: want "analyst"`)
-	ErrBadNote      = errors.New("note: at most 200 bytes")
-)
-
-// Token is a stored token. Only the secret's hash is kept, so a copy of the
-// bucket grants nothing; the id is public (it names the token in lists and
-// revocations) and is part of the token, so a check is one key lookup.
-type Token struct {
-	ID      string    `json:"id"`
-	Role    string    `json:"role"`
-	Note    string    `json:"note,omitempty"`
-	Created time.Time `json:"created"`
-}
-
-// storedToken is Token as it sits in the bucket.
+// storedToken is viewcount.Token as it sits in the bucket.
 type storedToken struct {
-	Token
+	viewcount.Token
 	SecretHash string `json:"secret_sha256"`
 }
 
@@ -69,43 +51,43 @@ func OpenTokens(ctx context.Context, c *Conn, now func() time.Time) (*Tokens, er
 
 // Add creates a token of role with a note (at most 200 bytes) and returns
 // it with its secret form, which is never stored and cannot be shown again.
-func (t *Tokens) Add(ctx context.Context, role, note string) (Token, string, error) {
-	if role != RoleAnalyst {
-		return Token{}, "", ErrBadRole
+func (t *Tokens) Add(ctx context.Context, role, note string) (viewcount.Token, string, error) {
+	if role != viewcount.RoleAnalyst {
+		return viewcount.Token{}, "", viewcount.ErrBadRole
 	}
 	if len(note) > 200 {
-		return Token{}, "", ErrBadNote
+		return viewcount.Token{}, "", viewcount.ErrBadNote
 	}
 	idb := make([]byte, 6)
 	sec := make([]byte, 24)
 	if _, err := rand.Read(idb); err != nil {
-		return Token{}, "", fmt.Errorf("tokens: %w", err)
+		return viewcount.Token{}, "", fmt.Errorf("tokens: %w", err)
 	}
 	if _, err := rand.Read(sec); err != nil {
-		return Token{}, "", fmt.Errorf("tokens: %w", err)
+		return viewcount.Token{}, "", fmt.Errorf("tokens: %w", err)
 	}
 	id, secret := hex.EncodeToString(idb), hex.EncodeToString(sec)
-	tok := storedToken{Token: Token{ID: id, Role: role, Note: note, Created: t.now().UTC().Truncate(time.Second)}, SecretHash: hashToken(secret)}
+	tok := storedToken{Token: viewcount.Token{ID: id, Role: role, Note: note, Created: t.now().UTC().Truncate(time.Second)}, SecretHash: viewcount.HashToken(secret)}
 	b, err := json.Marshal(tok)
 	if err != nil {
-		return Token{}, "", fmt.Errorf("tokens: %w", err)
+		return viewcount.Token{}, "", fmt.Errorf("tokens: %w", err)
 	}
 	if _, err := t.kv.Create(ctx, id, b); err != nil {
-		return Token{}, "", fmt.Errorf("tokens: add: %w", err)
+		return viewcount.Token{}, "", fmt.Errorf("tokens: add: %w", err)
 	}
 	return tok.Token, tokenPrefix + id + "_" + secret, nil
 }
 
 // List returns every token, oldest first, without secrets.
-func (t *Tokens) List(ctx context.Context) ([]Token, error) {
+func (t *Tokens) List(ctx context.Context) ([]viewcount.Token, error) {
 	lister, err := t.kv.ListKeys(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("tokens: list: %w", err)
 	}
-	var out []Token
+	var out []viewcount.Token
 	for k := range lister.Keys() {
 		tok, err := t.get(ctx, k)
-		if errors.Is(err, ErrTokenUnknown) {
+		if errors.Is(err, viewcount.ErrTokenUnknown) {
 			continue // revoked meanwhile
 		}
 		if err != nil {
@@ -113,7 +95,7 @@ func (t *Tokens) List(ctx context.Context) ([]Token, error) {
 		}
 		out = append(out, tok.Token)
 	}
-	slices.SortFunc(out, func(a, b Token) int {
+	slices.SortFunc(out, func(a, b viewcount.Token) int {
 		if c := a.Created.Compare(b.Created); c != 0 {
 			return c
 		}
@@ -122,7 +104,7 @@ func (t *Tokens) List(ctx context.Context) ([]Token, error) {
 	return out, nil
 }
 
-// Revoke deletes token id; ErrTokenUnknown if there is none.
+// Revoke deletes token id; viewcount.ErrTokenUnknown if there is none.
 func (t *Tokens) Revoke(ctx context.Context, id string) error {
 	if _, err := t.get(ctx, id); err != nil {
 		return err
@@ -133,34 +115,34 @@ func (t *Tokens) Revoke(ctx context.Context, id string) error {
 	return nil
 }
 
-// Check returns the token whose secret form is token; ErrTokenUnknown for
+// Check returns the token whose secret form is token; viewcount.ErrTokenUnknown for
 // any token that is not one (malformed, revoked, or a wrong secret).
-func (t *Tokens) Check(ctx context.Context, token string) (Token, error) {
+func (t *Tokens) Check(ctx context.Context, token string) (viewcount.Token, error) {
 	rest, ok := strings.CutPrefix(token, tokenPrefix)
 	if !ok {
-		return Token{}, ErrTokenUnknown
+		return viewcount.Token{}, viewcount.ErrTokenUnknown
 	}
 	id, secret, ok := strings.Cut(rest, "_")
 	if !ok || !validID(id) {
-		return Token{}, ErrTokenUnknown
+		return viewcount.Token{}, viewcount.ErrTokenUnknown
 	}
 	tok, err := t.get(ctx, id)
 	if err != nil {
-		return Token{}, err
+		return viewcount.Token{}, err
 	}
-	if subtle.ConstantTimeCompare([]byte(hashToken(secret)), []byte(tok.SecretHash)) != 1 {
-		return Token{}, ErrTokenUnknown
+	if subtle.ConstantTimeCompare([]byte(viewcount.HashToken(secret)), []byte(tok.SecretHash)) != 1 {
+		return viewcount.Token{}, viewcount.ErrTokenUnknown
 	}
 	return tok.Token, nil
 }
 
 func (t *Tokens) get(ctx context.Context, id string) (storedToken, error) {
 	if !validID(id) {
-		return storedToken{}, ErrTokenUnknown
+		return storedToken{}, viewcount.ErrTokenUnknown
 	}
 	e, err := t.kv.Get(ctx, id)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return storedToken{}, ErrTokenUnknown
+		return storedToken{}, viewcount.ErrTokenUnknown
 	}
 	if err != nil {
 		return storedToken{}, fmt.Errorf("tokens: get: %w", err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/internal/stream/streamtest"
 )
@@ -31,14 +32,14 @@ func TestTokens(t *testing.T) {
 	if !strings.HasPrefix(secretA, "vcq_"+a.ID+"_") || len(secretA) != 4+12+1+48 {
 		t.Errorf("token form: %q", secretA)
 	}
-	if _, _, err := tokens.Add(t.Context(), "admin", ""); !errors.Is(err, stream.ErrBadRole) {
+	if _, _, err := tokens.Add(t.Context(), "admin", ""); !errors.Is(err, viewcount.ErrBadRole) {
 		t.Errorf("role admin: %v", err)
 	}
 	if got, err := tokens.Check(t.Context(), secretA); err != nil || got != a {
 		t.Errorf("check a: %+v %v", got, err)
 	}
 	for _, bad := range []string{"", "vcq_", secretA + "x", strings.Replace(secretA, a.ID, b.ID, 1), "vcq_../x_y"} {
-		if _, err := tokens.Check(t.Context(), bad); !errors.Is(err, stream.ErrTokenUnknown) {
+		if _, err := tokens.Check(t.Context(), bad); !errors.Is(err, viewcount.ErrTokenUnknown) {
 			t.Errorf("check %q: %v, want ErrTokenUnknown", bad, err)
 		}
 	}
@@ -49,10 +50,10 @@ func TestTokens(t *testing.T) {
 	if err := tokens.Revoke(t.Context(), a.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tokens.Check(t.Context(), secretA); !errors.Is(err, stream.ErrTokenUnknown) {
+	if _, err := tokens.Check(t.Context(), secretA); !errors.Is(err, viewcount.ErrTokenUnknown) {
 		t.Errorf("revoked token still checks: %v", err)
 	}
-	if err := tokens.Revoke(t.Context(), a.ID); !errors.Is(err, stream.ErrTokenUnknown) {
+	if err := tokens.Revoke(t.Context(), a.ID); !errors.Is(err, viewcount.ErrTokenUnknown) {
 		t.Errorf("second revoke: %v", err)
 	}
 	if _, err := tokens.Check(t.Context(), secretB); err != nil {
