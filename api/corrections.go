@@ -3,37 +3,23 @@ package api
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/viewcount/viewcount"
 )
 
 // Corrector keeps the operators' corrections (validate's, behind cmd's
 // adapter): adding or undoing one records it with who and why, then
-// revalidates its range so the past follows; the result is the correction
-// and the revalidation's result. A request wrong as asked wraps
-// ErrRevalidateRequest, an unknown id ErrNotFound.
+// revalidates its range so the past follows, calling progress as
+// Revalidator does; the result is the correction and the revalidation's
+// result. A request wrong as asked wraps ErrRevalidateRequest, an unknown
+// id ErrNotFound, both returned before any progress. ListCorrections
+// returns every correction, in force or undone, newest first.
 type Corrector interface {
-	AddCorrection(ctx context.Context, req CorrectionRequest, progress func(string)) (any, error)
-	UndoCorrection(ctx context.Context, id, who, why string, progress func(string)) (any, error)
-	ListCorrections(ctx context.Context) (any, error)
-}
-
-// CorrectionRequest is the body of POST /v1/admin/corrections.
-type CorrectionRequest struct {
-	Site  string `json:"site"`
-	Kind  string `json:"kind"` // asn | network | referrer | path | allow
-	Value string `json:"value"`
-	// For kind allow, the terms apart (or all in Value, as a query
-	// string): a user-agent substring, a browser family, a reason, an AS.
-	UA     string    `json:"ua,omitempty"`
-	Family string    `json:"family,omitempty"`
-	Reason string    `json:"reason,omitempty"`
-	ASN    string    `json:"asn,omitempty"`
-	From   time.Time `json:"from"`
-	To     time.Time `json:"to"`
-	Who    string    `json:"who"`
-	Why    string    `json:"why"`
+	AddCorrection(ctx context.Context, req viewcount.CorrectionRequest, progress func(string)) (viewcount.CorrectionResult, error)
+	UndoCorrection(ctx context.Context, id, who, why string, progress func(string)) (viewcount.CorrectionResult, error)
+	ListCorrections(ctx context.Context) ([]viewcount.CorrectionRecord, error)
 }
 
 func (s *Server) correctionRoutes(r gin.IRouter) {
@@ -49,7 +35,7 @@ func (s *Server) addCorrection(c *gin.Context) {
 		c.JSON(http.StatusServiceUnavailable, gin.H{"error": "this process cannot correct (it runs no stream)"})
 		return
 	}
-	var req CorrectionRequest
+	var req viewcount.CorrectionRequest
 	if !s.decodeAdminBody(c, &req, `{"site", "kind", "value" (or for kind allow "ua", "family", "reason", "asn"), "from", "to" (RFC 3339), "who", "why"}`) {
 		return
 	}

@@ -5,31 +5,25 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/viewcount/viewcount"
 )
 
 // Revalidator runs a revalidation: validate.Revalidator behind cmd's
-// adapter (the api does not import the validator). A request it cannot
-// serve as asked is an error wrapping ErrRevalidateRequest, returned
-// before any progress; the result is written out as JSON.
+// adapter (the api does not import the validator). progress receives a
+// line at each step. A request it cannot serve as asked is an error
+// wrapping ErrRevalidateRequest, returned before any progress; any other
+// error may come after some (the run stopped: a rerun completes it). The
+// result is written out as JSON.
 type Revalidator interface {
-	Revalidate(ctx context.Context, req RevalidateRequest, progress func(string)) (any, error)
+	Revalidate(ctx context.Context, req viewcount.RevalidateRequest, progress func(string)) (viewcount.RevalidateResult, error)
 }
 
 // ErrRevalidateRequest marks a revalidation request that is wrong as asked
 // (answered 400 with the error's text, which names only the request).
 var ErrRevalidateRequest = errors.New("revalidate request")
-
-// RevalidateRequest is the body of POST /v1/admin/revalidate.
-type RevalidateRequest struct {
-	Site   string    `json:"site"`
-	From   time.Time `json:"from"`
-	To     time.Time `json:"to"`
-	DryRun bool      `json:"dry_run"`
-	Who    string    `json:"who"` // recorded in the audit trail, e.g. who asked and why
-}
 
 // revalidate answers POST /v1/admin/revalidate. A run takes from seconds
 // to minutes, so the answer is a stream of JSON lines: {"progress": "…"}
@@ -41,7 +35,7 @@ func (s *Server) revalidate(c *gin.Context) {
 		c.JSON(http.StatusServiceUnavailable, gin.H{"error": "this process cannot revalidate (it runs no stream)"})
 		return
 	}
-	var req RevalidateRequest
+	var req viewcount.RevalidateRequest
 	if !s.decodeAdminBody(c, &req, `{"site", "from", "to" (RFC 3339), "dry_run", "who"}`) {
 		return
 	}

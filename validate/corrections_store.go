@@ -5,23 +5,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 	"strconv"
 	"time"
 )
-
-// CorrectionRecord is a correction with its audit trail.
-type CorrectionRecord struct {
-	Correction
-	State     string     `json:"state"` // active | undone
-	AddedAt   time.Time  `json:"added_at"`
-	AddedBy   string     `json:"added_by"`
-	AddedWhy  string     `json:"added_why"`
-	UndoneAt  *time.Time `json:"undone_at,omitempty"`
-	UndoneBy  string     `json:"undone_by,omitempty"`
-	UndoneWhy string     `json:"undone_why,omitempty"`
-}
 
 // Execer writes and reads the store.
 type Execer interface {
@@ -32,7 +21,7 @@ type Execer interface {
 // AddCorrection checks c, gives it an id and records it (who, why): from
 // then on validators starting a partition exclude what it names. The past
 // needs a revalidation of its range.
-func AddCorrection(ctx context.Context, q Execer, c Correction, who, why string) (Correction, error) {
+func AddCorrection(ctx context.Context, q Execer, c viewcount.Correction, who, why string) (viewcount.Correction, error) {
 	if err := c.Check(); err != nil {
 		return c, err
 	}
@@ -44,7 +33,7 @@ func AddCorrection(ctx context.Context, q Execer, c Correction, who, why string)
 
 // UndoCorrection records that the correction id is undone; ok is false
 // when there is no such correction in force.
-func UndoCorrection(ctx context.Context, q Execer, id, who, why string) (c Correction, ok bool, err error) {
+func UndoCorrection(ctx context.Context, q Execer, id, who, why string) (c viewcount.Correction, ok bool, err error) {
 	all, err := ListCorrections(ctx, q)
 	if err != nil {
 		return c, false, err
@@ -57,7 +46,7 @@ func UndoCorrection(ctx context.Context, q Execer, id, who, why string) (c Corre
 	return c, false, nil
 }
 
-func recordCorrection(ctx context.Context, q Execer, action string, c Correction, who, why string) error {
+func recordCorrection(ctx context.Context, q Execer, action string, c viewcount.Correction, who, why string) error {
 	err := q.Exec(ctx, queries.Text(queries.CorrectionsRecord), store.Params{"id": c.ID, "action": action, "who": who, "why": why,
 		"site": c.Site, "kind": c.Kind, "value": c.Value, "from": ms(c.From), "to": ms(c.To)})
 	if err != nil {
@@ -67,15 +56,15 @@ func recordCorrection(ctx context.Context, q Execer, action string, c Correction
 }
 
 // ListCorrections reads every correction with its state, newest first.
-func ListCorrections(ctx context.Context, q RawStore) ([]CorrectionRecord, error) {
+func ListCorrections(ctx context.Context, q RawStore) ([]viewcount.CorrectionRecord, error) {
 	res, err := q.Query(ctx, queries.Text(queries.CorrectionsList), nil)
 	if err != nil {
 		return nil, fmt.Errorf("validate: list corrections: %w", err)
 	}
-	out := make([]CorrectionRecord, 0, len(res.Rows))
+	out := make([]viewcount.CorrectionRecord, 0, len(res.Rows))
 	for _, row := range res.Rows {
 		t := func(i int) time.Time { n, _ := strconv.ParseInt(row[i], 10, 64); return time.UnixMilli(n).UTC() }
-		r := CorrectionRecord{Correction: Correction{ID: row[0], Site: row[2], Kind: row[3], Value: row[4], From: t(5), To: t(6)},
+		r := viewcount.CorrectionRecord{Correction: viewcount.Correction{ID: row[0], Site: row[2], Kind: row[3], Value: row[4], From: t(5), To: t(6)},
 			State: row[1], AddedAt: t(7), AddedBy: row[8], AddedWhy: row[9]}
 		if r.State == "undone" {
 			u := t(10)
@@ -88,12 +77,12 @@ func ListCorrections(ctx context.Context, q RawStore) ([]CorrectionRecord, error
 
 // ActiveCorrections are the corrections in force, oldest first (the order
 // is part of the rule set's version).
-func ActiveCorrections(ctx context.Context, q RawStore) ([]Correction, error) {
+func ActiveCorrections(ctx context.Context, q RawStore) ([]viewcount.Correction, error) {
 	all, err := ListCorrections(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	var out []Correction
+	var out []viewcount.Correction
 	for i := len(all) - 1; i >= 0; i-- {
 		if all[i].State == "active" {
 			out = append(out, all[i].Correction)

@@ -10,12 +10,12 @@ import (
 
 func TestCorrectionMatch(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
-	cs, _, err := newCorrections([]Correction{
-		{ID: "a", Site: "s.example", Kind: KindASN, Value: "AS16509", From: t0, To: t0.Add(time.Hour)},
-		{ID: "n", Site: "s.example", Kind: KindNetwork, Value: "42", From: t0, To: t0.Add(time.Hour)},
-		{ID: "r", Site: "s.example", Kind: KindReferrer, Value: "https://www.Ring.example/x", From: t0, To: t0.Add(time.Hour)},
-		{ID: "p", Site: "s.example", Kind: KindPath, Value: "/promo/*", From: t0, To: t0.Add(time.Hour)},
-		{ID: "q", Site: "s.example", Kind: KindPath, Value: "/exact", From: t0, To: t0.Add(time.Hour)},
+	cs, _, err := newCorrections([]viewcount.Correction{
+		{ID: "a", Site: "s.example", Kind: viewcount.KindASN, Value: "AS16509", From: t0, To: t0.Add(time.Hour)},
+		{ID: "n", Site: "s.example", Kind: viewcount.KindNetwork, Value: "42", From: t0, To: t0.Add(time.Hour)},
+		{ID: "r", Site: "s.example", Kind: viewcount.KindReferrer, Value: "https://www.Ring.example/x", From: t0, To: t0.Add(time.Hour)},
+		{ID: "p", Site: "s.example", Kind: viewcount.KindPath, Value: "/promo/*", From: t0, To: t0.Add(time.Hour)},
+		{ID: "q", Site: "s.example", Kind: viewcount.KindPath, Value: "/exact", From: t0, To: t0.Add(time.Hour)},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -45,12 +45,12 @@ func TestCorrectionMatch(t *testing.T) {
 			t.Errorf("%s: match = %v, want %v", c.name, got, c.want)
 		}
 	}
-	for _, bad := range []Correction{
+	for _, bad := range []viewcount.Correction{
 		{Site: "s.example", Kind: "ip", Value: "1.2.3.4", From: t0, To: t0.Add(time.Hour)},
-		{Site: "s.example", Kind: KindASN, Value: "cloud", From: t0, To: t0.Add(time.Hour)},
-		{Site: "s.example", Kind: KindPath, Value: "promo", From: t0, To: t0.Add(time.Hour)},
-		{Site: "s.example", Kind: KindPath, Value: "/p", From: t0, To: t0},
-		{Kind: KindPath, Value: "/p", From: t0, To: t0.Add(time.Hour)},
+		{Site: "s.example", Kind: viewcount.KindASN, Value: "cloud", From: t0, To: t0.Add(time.Hour)},
+		{Site: "s.example", Kind: viewcount.KindPath, Value: "promo", From: t0, To: t0.Add(time.Hour)},
+		{Site: "s.example", Kind: viewcount.KindPath, Value: "/p", From: t0, To: t0},
+		{Kind: viewcount.KindPath, Value: "/p", From: t0, To: t0.Add(time.Hour)},
 	} {
 		if err := bad.Check(); err == nil {
 			t.Errorf("%+v accepted", bad)

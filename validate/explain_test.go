@@ -13,9 +13,9 @@ import (
 // was this rejected?": the list entry, the header missing, the AS.
 func TestExplain(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
-	cs := []Correction{
-		{ID: "cpromo", Site: "example.com", Kind: KindPath, Value: "/promo/*", From: t0, To: t0.Add(time.Hour)},
-		{ID: "capp", Site: "example.com", Kind: KindAllow, Value: "ua=MyApp/", From: t0, To: t0.Add(time.Hour)},
+	cs := []viewcount.Correction{
+		{ID: "cpromo", Site: "example.com", Kind: viewcount.KindPath, Value: "/promo/*", From: t0, To: t0.Add(time.Hour)},
+		{ID: "capp", Site: "example.com", Kind: viewcount.KindAllow, Value: "ua=MyApp/", From: t0, To: t0.Add(time.Hour)},
 	}
 	r := newTestRules(t, Config{Corrections: cs})
 	view := func(ua string, h viewcount.HeaderFlags) viewcount.Event {
@@ -102,10 +102,10 @@ func TestExplain(t *testing.T) {
 // agents, requests, hints, networks, referrers, pages and corrections.
 func TestExplainAgreesWithJudge(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
-	cfg := Config{Corrections: []Correction{
-		{ID: "cpromo", Site: "example.com", Kind: KindPath, Value: "/promo/*", From: t0, To: t0.Add(time.Hour)},
-		{ID: "cinsta", Site: "example.com", Kind: KindAllow, Value: "ua=instagram&reason=bot_ua", From: t0, To: t0.Add(time.Hour)},
-		{ID: "caws", Site: "example.com", Kind: KindAllow, Value: "asn=16509", From: t0, To: t0.Add(30 * time.Minute)},
+	cfg := Config{Corrections: []viewcount.Correction{
+		{ID: "cpromo", Site: "example.com", Kind: viewcount.KindPath, Value: "/promo/*", From: t0, To: t0.Add(time.Hour)},
+		{ID: "cinsta", Site: "example.com", Kind: viewcount.KindAllow, Value: "ua=instagram&reason=bot_ua", From: t0, To: t0.Add(time.Hour)},
+		{ID: "caws", Site: "example.com", Kind: viewcount.KindAllow, Value: "asn=16509", From: t0, To: t0.Add(30 * time.Minute)},
 	}, ExtraBotPatterns: []string{`Instagram \d`}}
 	explainer := newTestRules(t, cfg)
 	uas := []string{"", "curl/8.5.0", uaFirefoxWin, uaChromeWin, uaChromeAndroid,

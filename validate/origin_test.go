@@ -225,7 +225,7 @@ func TestRevalidateKeepsOrigins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := r.Run(context.Background(), RevalidateRequest{Site: "a.example", From: evs[0].Time, To: at.Add(time.Millisecond), Who: "test"}, nil)
+	res, err := r.Run(context.Background(), viewcount.RevalidateRequest{Site: "a.example", From: evs[0].Time, To: at.Add(time.Millisecond), Who: "test"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ type storedVerdict struct {
 // of the partition. Only the site's events in the range are compared with
 // views_raw. The stream is read when it still holds that start; else
 // views_raw is, in the same order.
-func (r *Revalidator) rejudgePartition(ctx context.Context, p int, req RevalidateRequest, rs ruleVersion) (rejudged, error) {
+func (r *Revalidator) rejudgePartition(ctx context.Context, p int, req viewcount.RevalidateRequest, rs ruleVersion) (rejudged, error) {
 	out := rejudged{source: SourceStream}
 	rules, err := NewRules(rs.cfg, r.Sites)
 	if err != nil {
@@ -115,7 +115,7 @@ func (r *Revalidator) rejudgePartition(ctx context.Context, p int, req Revalidat
 
 // stored reads views_raw's verdicts of the site's events of partition p in
 // the range: the memory a revalidation holds, a few dozen bytes an event.
-func (r *Revalidator) stored(ctx context.Context, p int, req RevalidateRequest) (map[seqIdx]storedVerdict, error) {
+func (r *Revalidator) stored(ctx context.Context, p int, req viewcount.RevalidateRequest) (map[seqIdx]storedVerdict, error) {
 	res, err := r.Store.Query(ctx, queries.Text(queries.RevalidateStored), store.Params{"site": req.Site,
 		"partition": strconv.Itoa(p), "from": ms(req.From), "to": ms(req.To)})
 	if err != nil {

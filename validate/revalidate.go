@@ -20,52 +20,6 @@ import (
 	"github.com/viewcount/viewcount/sql/store"
 )
 
-// RevalidateRequest is one revalidation: a site's events received in
-// [From, To), judged again with the current rules.
-type RevalidateRequest struct {
-	Site     string
-	From, To time.Time
-	DryRun   bool
-	Who      string // recorded in the audit trail
-}
-
-// RevalidateResult says what a revalidation judged, from where, and what
-// changed (or would, on a dry run).
-type RevalidateResult struct {
-	Site     string            `json:"site"`
-	From     time.Time         `json:"from"`
-	To       time.Time         `json:"to"`
-	Rules    string            `json:"rules"`
-	DryRun   bool              `json:"dry_run"`
-	Sources  []PartitionSource `json:"sources"`
-	Judged   int               `json:"judged"`
-	Changed  int               `json:"changed"`
-	ByReason []ReasonChange    `json:"by_reason"`
-	ByPage   []PageChange      `json:"by_page"`
-	Note     string            `json:"note,omitempty"` // e.g. the range was cut to what views_raw holds
-}
-
-// PartitionSource says where a partition's events were read from, and why.
-type PartitionSource struct {
-	Partition int    `json:"partition"`
-	Source    string `json:"source"` // SourceStream or SourceRaw
-	Why       string `json:"why"`
-}
-
-// ReasonChange counts the events whose verdict went from one reason to another.
-type ReasonChange struct {
-	From   viewcount.Reason `json:"from"`
-	To     viewcount.Reason `json:"to"`
-	Events int              `json:"events"`
-}
-
-// PageChange is one page's valid views in the range before and after.
-type PageChange struct {
-	Page   string `json:"page"`
-	Before int    `json:"valid_before"`
-	After  int    `json:"valid_after"`
-}
-
 // RevalStore is what a revalidation reads and rewrites.
 type RevalStore interface {
 	rollup.Execer
@@ -143,12 +97,12 @@ var ErrBadRange = errors.New("revalidate")
 // be cut and the whole run repeated: the judging depends only on the
 // events, a rewritten month gets the same verdicts again, and the rebuild
 // starts over from views_raw.
-func (r *Revalidator) Run(ctx context.Context, req RevalidateRequest, progress func(string)) (RevalidateResult, error) {
+func (r *Revalidator) Run(ctx context.Context, req viewcount.RevalidateRequest, progress func(string)) (viewcount.RevalidateResult, error) {
 	if progress == nil {
 		progress = func(string) {}
 	}
-	res := RevalidateResult{Site: req.Site, From: req.From, To: req.To, DryRun: req.DryRun,
-		Sources: []PartitionSource{}, ByReason: []ReasonChange{}, ByPage: []PageChange{}}
+	res := viewcount.RevalidateResult{Site: req.Site, From: req.From, To: req.To, DryRun: req.DryRun,
+		Sources: []viewcount.PartitionSource{}, ByReason: []viewcount.ReasonChange{}, ByPage: []viewcount.PageChange{}}
 	if err := r.check(ctx, &req, &res); err != nil {
 		return res, err
 	}
@@ -181,7 +135,7 @@ func (r *Revalidator) Run(ctx context.Context, req RevalidateRequest, progress f
 	}
 	id := newRunID()
 	var rewrite []changedVerdict
-	pages := map[string]*PageChange{}
+	pages := map[string]*viewcount.PageChange{}
 	reasons := map[[2]viewcount.Reason]int{}
 	for p := range r.Partitions {
 		start := time.Now()
@@ -193,7 +147,7 @@ func (r *Revalidator) Run(ctx context.Context, req RevalidateRequest, progress f
 		if j.source == SourceRaw {
 			why = "the stream no longer holds the range (its retention passed): read from views_raw, which keeps every event; ticks are not stored, so held views settle at the next event"
 		}
-		res.Sources = append(res.Sources, PartitionSource{Partition: p, Source: j.source, Why: why})
+		res.Sources = append(res.Sources, viewcount.PartitionSource{Partition: p, Source: j.source, Why: why})
 		res.Judged += j.judged
 		changes := 0
 		for _, c := range j.rewrite {
@@ -205,7 +159,7 @@ func (r *Revalidator) Run(ctx context.Context, req RevalidateRequest, progress f
 			reasons[[2]viewcount.Reason{c.old, c.new}]++
 			pc := pages[c.page]
 			if pc == nil {
-				pc = &PageChange{Page: c.page}
+				pc = &viewcount.PageChange{Page: c.page}
 				pages[c.page] = pc
 			}
 			if c.old == viewcount.Valid {
@@ -252,7 +206,7 @@ func (r *Revalidator) Run(ctx context.Context, req RevalidateRequest, progress f
 
 // check validates the request and cuts its start to what views_raw holds
 // in full (its retention): events before that exist nowhere any more.
-func (r *Revalidator) check(ctx context.Context, req *RevalidateRequest, res *RevalidateResult) error {
+func (r *Revalidator) check(ctx context.Context, req *viewcount.RevalidateRequest, res *viewcount.RevalidateResult) error {
 	switch {
 	case req.Site == "":
 		return fmt.Errorf("%w: site: required", ErrBadRange)
@@ -344,7 +298,7 @@ func (r *Revalidator) script(ctx context.Context, name string, p store.Params) e
 }
 
 // record writes one step of the run to the audit trail.
-func (r *Revalidator) record(ctx context.Context, id, state string, req RevalidateRequest, res RevalidateResult) error {
+func (r *Revalidator) record(ctx context.Context, id, state string, req viewcount.RevalidateRequest, res viewcount.RevalidateResult) error {
 	err := r.Store.Exec(ctx, queries.Text(queries.RevalidateRecord), store.Params{"id": id, "state": state, "site": req.Site,
 		"from": ms(req.From), "to": ms(req.To), "rules": res.Rules, "who": req.Who,
 		"judged": strconv.Itoa(res.Judged), "changed": strconv.Itoa(res.Changed)})
@@ -356,8 +310,8 @@ func (r *Revalidator) record(ctx context.Context, id, state string, req Revalida
 
 // pageTotals turns the per-page changes into valid views before and after,
 // from views_raw's count of each changed page's valid views in the range.
-func (r *Revalidator) pageTotals(ctx context.Context, req RevalidateRequest, pages map[string]*PageChange) []PageChange {
-	out := make([]PageChange, 0, len(pages))
+func (r *Revalidator) pageTotals(ctx context.Context, req viewcount.RevalidateRequest, pages map[string]*viewcount.PageChange) []viewcount.PageChange {
+	out := make([]viewcount.PageChange, 0, len(pages))
 	for _, pc := range pages {
 		out = append(out, *pc)
 	}
@@ -386,10 +340,10 @@ func (r *Revalidator) pageTotals(ctx context.Context, req RevalidateRequest, pag
 	return out
 }
 
-func sortReasons(m map[[2]viewcount.Reason]int) []ReasonChange {
-	out := make([]ReasonChange, 0, len(m))
+func sortReasons(m map[[2]viewcount.Reason]int) []viewcount.ReasonChange {
+	out := make([]viewcount.ReasonChange, 0, len(m))
 	for k, n := range m {
-		out = append(out, ReasonChange{From: k[0], To: k[1], Events: n})
+		out = append(out, viewcount.ReasonChange{From: k[0], To: k[1], Events: n})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Events != out[j].Events {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/viewcount/viewcount"
 	vcstream "github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/internal/stream/streamtest"
 	"github.com/viewcount/viewcount/rollup"
@@ -60,7 +61,7 @@ func BenchmarkRevalidate(b *testing.B) {
 			for range b.N {
 				last := time.Now()
 				steps := map[string]time.Duration{}
-				res, err := r.Run(ctx, RevalidateRequest{Site: "a.example", From: end.AddDate(0, 0, -days), To: end}, func(p string) {
+				res, err := r.Run(ctx, viewcount.RevalidateRequest{Site: "a.example", From: end.AddDate(0, 0, -days), To: end}, func(p string) {
 					step := p
 					if i := len(p); i > 14 {
 						step = p[:14]

@@ -78,7 +78,7 @@ func TestRevalidateEqualsFreshRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			var steps []string
-			res, err := r.Run(context.Background(), RevalidateRequest{Site: "a.example", From: from, To: to, Who: "test"},
+			res, err := r.Run(context.Background(), viewcount.RevalidateRequest{Site: "a.example", From: from, To: to, Who: "test"},
 				func(s string) { steps = append(steps, s) })
 			if err != nil {
 				t.Fatal(err)

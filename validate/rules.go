@@ -103,9 +103,9 @@ type Config struct {
 	RotationMinEvents   int
 	RotationMaxNetworks int
 
-	// Corrections are the operators' exclusions in force (see Correction):
+	// Corrections are the operators' exclusions in force (see viewcount.Correction):
 	// loaded from the store at each partition's start.
-	Corrections []Correction
+	Corrections []viewcount.Correction
 
 	// SettleWindow: valid views of watched visitors and networks (see
 	// Watched) are held this long and rejected after all if their visitor
@@ -393,8 +393,8 @@ func NewRules(cfg Config, sites SiteLookup) (*Rules, error) {
 //  14. Duplicate: the same visitor viewed the same page of the same site less
 //     than DuplicateWindow ago.
 //
-// An operator's allow correction (Corrections, KindAllow) restores what
-// checks 2-6, 9, 12 and 13 reject (Restorable) for the views it names: the
+// An operator's allow correction (Corrections, viewcount.KindAllow) restores what
+// checks 2-6, 9, 12 and 13 reject (viewcount.Restorable) for the views it names: the
 // check is passed over and judging goes on, so an allowed view can still be
 // Excluded (an exclusion always wins), a DuplicateID or a Duplicate. A
 // ForeignOrigin is not restorable: the site's hostnames say where it may be

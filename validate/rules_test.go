@@ -290,7 +290,7 @@ func judgeAll(r *Rules, evs []viewcount.Event) []viewcount.Reason {
 func TestDeterministic(t *testing.T) {
 	evs := stream(20000, 72*time.Hour, 2000, 1)
 	// An operator's correction: one page of one site, for a day.
-	cfg := Config{Corrections: []Correction{{ID: "c1", Site: "example.com", Kind: KindPath, Value: "/p/7", From: t0.Add(24 * time.Hour), To: t0.Add(48 * time.Hour)}}}
+	cfg := Config{Corrections: []viewcount.Correction{{ID: "c1", Site: "example.com", Kind: viewcount.KindPath, Value: "/p/7", From: t0.Add(24 * time.Hour), To: t0.Add(48 * time.Hour)}}}
 	r := newTestRules(t, cfg)
 	first := judgeAll(r, evs)
 	r.Reset()

@@ -12,8 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/viewcount/viewcount/api"
-	"github.com/viewcount/viewcount/validate"
+	"github.com/viewcount/viewcount"
 )
 
 const correctUsage = `usage:
@@ -79,7 +78,7 @@ func runCorrect(args []string, stdout, stderr io.Writer) error {
 			if *site == "" || *kind == "" || *value == "" && !terms || err1 != nil || err2 != nil {
 				return fmt.Errorf("correct add: --site, --kind, --value (for allow: --ua, --family, --reason or --asn), --from and --to are required (%v)\n%s", errors.Join(err1, err2), correctUsage)
 			}
-			body, _ := json.Marshal(api.CorrectionRequest{Site: *site, Kind: *kind, Value: *value, From: tf, To: tt, Who: *who, Why: *why,
+			body, _ := json.Marshal(viewcount.CorrectionRequest{Site: *site, Kind: *kind, Value: *value, From: tf, To: tt, Who: *who, Why: *why,
 				UA: *allowUA, Family: *family, Reason: *reason, ASN: *asn})
 			raw, err = admin.stream("correct add", http.MethodPost, "", body, stderr)
 		} else {
@@ -92,7 +91,7 @@ func runCorrect(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		var res correctionResult
+		var res viewcount.CorrectionResult
 		if err := json.Unmarshal(raw, &res); err != nil {
 			return fmt.Errorf("correct: answer: %w", err)
 		}
@@ -107,7 +106,7 @@ func runCorrect(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		var ans struct {
-			Corrections []validate.CorrectionRecord `json:"corrections"`
+			Corrections []viewcount.CorrectionRecord `json:"corrections"`
 		}
 		if err := json.Unmarshal(out, &ans); err != nil {
 			return fmt.Errorf("correct list: answer: %w", err)

@@ -14,11 +14,13 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/api"
 	"github.com/viewcount/viewcount/validate"
 )
 
-// revalidator is validate.Revalidator as the api consumes it.
+// revalidator is validate.Revalidator as the api consumes it
+// (api.Revalidator): its request errors marked as the api's.
 type revalidator struct{ r *validate.Revalidator }
 
 // revalidator builds the api's revalidator from the validators' rule
@@ -39,8 +41,8 @@ func (m *Main) revalidator() (revalidator, error) {
 	return revalidator{r}, nil
 }
 
-func (a revalidator) Revalidate(ctx context.Context, req api.RevalidateRequest, progress func(string)) (any, error) {
-	res, err := a.r.Run(ctx, validate.RevalidateRequest{Site: req.Site, From: req.From, To: req.To, DryRun: req.DryRun, Who: req.Who}, progress)
+func (a revalidator) Revalidate(ctx context.Context, req viewcount.RevalidateRequest, progress func(string)) (viewcount.RevalidateResult, error) {
+	res, err := a.r.Run(ctx, req, progress)
 	if errors.Is(err, validate.ErrBadRange) {
 		err = fmt.Errorf("%w: %w", api.ErrRevalidateRequest, err)
 	}
@@ -82,12 +84,12 @@ func runRevalidate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	body, _ := json.Marshal(api.RevalidateRequest{Site: *site, From: tf, To: tt, DryRun: *dry, Who: *who})
+	body, _ := json.Marshal(viewcount.RevalidateRequest{Site: *site, From: tf, To: tt, DryRun: *dry, Who: *who})
 	raw, err := admin.stream("revalidate", http.MethodPost, "", body, stderr)
 	if err != nil {
 		return err
 	}
-	var res validate.RevalidateResult
+	var res viewcount.RevalidateResult
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return fmt.Errorf("revalidate: answer: %w", err)
 	}
@@ -158,7 +160,7 @@ func parseTime(s string) (time.Time, error) {
 	return t, nil
 }
 
-func printRevalidation(w io.Writer, r validate.RevalidateResult) error {
+func printRevalidation(w io.Writer, r viewcount.RevalidateResult) error {
 	verb := "changed"
 	if r.DryRun {
 		verb = "would change"
@@ -191,47 +193,37 @@ func printRevalidation(w io.Writer, r validate.RevalidateResult) error {
 	return tw.Flush()
 }
 
-// corrector is validate's corrections as the api consumes them: recorded
-// in the store, then applied to their range by the revalidator.
+// corrector is validate's corrections as the api consumes them
+// (api.Corrector): recorded in the store, then applied to their range by
+// the revalidator.
 type corrector struct {
 	rv revalidator
 	q  validate.Execer
 }
 
-// correctionResult is what adding or undoing a correction answers.
-type correctionResult struct {
-	Correction   validate.Correction       `json:"correction"`
-	Revalidation validate.RevalidateResult `json:"revalidation"`
-}
-
-func (c corrector) AddCorrection(ctx context.Context, req api.CorrectionRequest, progress func(string)) (any, error) {
-	terms := req.UA != "" || req.Family != "" || req.Reason != "" || req.ASN != ""
-	switch {
-	case terms && req.Kind != validate.KindAllow:
-		return nil, fmt.Errorf("%w: ua, family, reason, asn: only for kind allow", api.ErrRevalidateRequest)
-	case terms && req.Value != "":
-		return nil, fmt.Errorf("%w: value: give the allow's terms either in value or apart, not both", api.ErrRevalidateRequest)
-	case terms:
-		req.Value = validate.AllowTerms(req.UA, req.Family, req.Reason, req.ASN)
+func (c corrector) AddCorrection(ctx context.Context, req viewcount.CorrectionRequest, progress func(string)) (viewcount.CorrectionResult, error) {
+	corr, err := req.Correction()
+	if err != nil {
+		return viewcount.CorrectionResult{}, fmt.Errorf("%w: %w", api.ErrRevalidateRequest, err)
 	}
-	corr, err := validate.AddCorrection(ctx, c.q, validate.Correction{Site: req.Site, Kind: req.Kind, Value: req.Value, From: req.From, To: req.To}, req.Who, req.Why)
+	corr, err = validate.AddCorrection(ctx, c.q, corr, req.Who, req.Why)
 	if err != nil {
 		if corr.ID == "" {
 			err = fmt.Errorf("%w: %w", api.ErrRevalidateRequest, err)
 		}
-		return nil, err
+		return viewcount.CorrectionResult{}, err
 	}
 	progress(fmt.Sprintf("correction %s recorded: %s", corr.ID, corr))
 	return c.apply(ctx, corr, req.Who, progress)
 }
 
-func (c corrector) UndoCorrection(ctx context.Context, id, who, why string, progress func(string)) (any, error) {
+func (c corrector) UndoCorrection(ctx context.Context, id, who, why string, progress func(string)) (viewcount.CorrectionResult, error) {
 	corr, ok, err := validate.UndoCorrection(ctx, c.q, id, who, why)
 	if err != nil {
-		return nil, err
+		return viewcount.CorrectionResult{}, err
 	}
 	if !ok {
-		return nil, fmt.Errorf("%w: no correction %q in force", api.ErrNotFound, id)
+		return viewcount.CorrectionResult{}, fmt.Errorf("%w: no correction %q in force", api.ErrNotFound, id)
 	}
 	progress(fmt.Sprintf("correction %s undone", corr.ID))
 	return c.apply(ctx, corr, who, progress)
@@ -240,15 +232,15 @@ func (c corrector) UndoCorrection(ctx context.Context, id, who, why string, prog
 // apply revalidates the correction's range of its site. If it stops, the
 // correction stands recorded: validators apply it from their next start,
 // and `viewcount revalidate` over its range completes the past.
-func (c corrector) apply(ctx context.Context, corr validate.Correction, who string, progress func(string)) (any, error) {
-	res, err := c.rv.r.Run(ctx, validate.RevalidateRequest{Site: corr.Site, From: corr.From, To: corr.To, Who: who + " (correction " + corr.ID + ")"}, progress)
+func (c corrector) apply(ctx context.Context, corr viewcount.Correction, who string, progress func(string)) (viewcount.CorrectionResult, error) {
+	res, err := c.rv.r.Run(ctx, viewcount.RevalidateRequest{Site: corr.Site, From: corr.From, To: corr.To, Who: who + " (correction " + corr.ID + ")"}, progress)
 	if err != nil {
-		return nil, fmt.Errorf("correction %s recorded, its revalidation stopped (rerun viewcount revalidate --site %s --from %s --to %s): %w",
+		return viewcount.CorrectionResult{}, fmt.Errorf("correction %s recorded, its revalidation stopped (rerun viewcount revalidate --site %s --from %s --to %s): %w",
 			corr.ID, corr.Site, corr.From.Format(time.RFC3339Nano), corr.To.Format(time.RFC3339Nano), err)
 	}
-	return correctionResult{Correction: corr, Revalidation: res}, nil
+	return viewcount.CorrectionResult{Correction: corr, Revalidation: res}, nil
 }
 
-func (c corrector) ListCorrections(ctx context.Context) (any, error) {
+func (c corrector) ListCorrections(ctx context.Context) ([]viewcount.CorrectionRecord, error) {
 	return validate.ListCorrections(ctx, c.q)
 }

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/api"
 	"github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/rollup"
 	"github.com/viewcount/viewcount/validate"
@@ -83,9 +82,9 @@ func TestRevalidateV1ToV2(t *testing.T) {
 	c = newClient(t, m)
 
 	// A dry run reports and changes nothing.
-	dry := revalidateHTTP(t, c, api.RevalidateRequest{Site: site, From: start, To: end, DryRun: true, Who: "test"})
+	dry := revalidateHTTP(t, c, viewcount.RevalidateRequest{Site: site, From: start, To: end, DryRun: true, Who: "test"})
 	if dry.Judged != humans+bots || dry.Changed != bots || len(dry.ByReason) != 1 ||
-		dry.ByReason[0] != (validate.ReasonChange{From: viewcount.Valid, To: viewcount.BotUA, Events: bots}) {
+		dry.ByReason[0] != (viewcount.ReasonChange{From: viewcount.Valid, To: viewcount.BotUA, Events: bots}) {
 		t.Fatalf("dry run: judged %d changed %d by reason %+v; want %d, %d valid→bot_ua", dry.Judged, dry.Changed, dry.ByReason, humans+bots, bots)
 	}
 	for _, s := range dry.Sources {
@@ -109,7 +108,7 @@ func TestRevalidateV1ToV2(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	_, err = rv.Revalidate(ctx, api.RevalidateRequest{Site: site, From: start, To: end, Who: "test"}, func(p string) {
+	_, err = rv.Revalidate(ctx, viewcount.RevalidateRequest{Site: site, From: start, To: end, Who: "test"}, func(p string) {
 		if strings.HasPrefix(p, "rebuilding dim_rollup") {
 			cancel()
 		}
@@ -192,7 +191,7 @@ func TestRevalidateV1ToV2(t *testing.T) {
 
 // revalidateHTTP posts a revalidation to the admin API and reads its
 // streamed answer.
-func revalidateHTTP(t *testing.T, c *client, r api.RevalidateRequest) validate.RevalidateResult {
+func revalidateHTTP(t *testing.T, c *client, r viewcount.RevalidateRequest) viewcount.RevalidateResult {
 	t.Helper()
 	body, _ := json.Marshal(r)
 	req, _ := http.NewRequest(http.MethodPost, c.base+"/v1/admin/revalidate", bytes.NewReader(body))
@@ -203,8 +202,8 @@ func revalidateHTTP(t *testing.T, c *client, r api.RevalidateRequest) validate.R
 	}
 	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
 	var last struct {
-		Result *validate.RevalidateResult `json:"result"`
-		Error  string                     `json:"error"`
+		Result *viewcount.RevalidateResult `json:"result"`
+		Error  string                      `json:"error"`
 	}
 	if err := json.Unmarshal(lines[len(lines)-1], &last); err != nil || last.Result == nil {
 		t.Fatalf("revalidate answer %s: %v %s", out, err, last.Error)
