@@ -5,7 +5,10 @@
 // stream on its own, so the retention and partition count are set in one place.
 // A supervisor owned by the Conn proves every few seconds that the stream
 // takes writes, reports it (health part "stream") and restarts an embedded
-// server a transient fault left unwritable (see supervisor).
+// server a transient fault left unwritable (see supervisor). It keeps the
+// site and token registries (Sites, Tokens) in their key-value buckets;
+// what they hold and the errors they return are the root package's
+// vocabulary (viewcount.Site, viewcount.Token, viewcount.ErrSiteUnknown, …).
 //
 // It never sees an event's contents: encoding lives in package viewcount.
 package stream
