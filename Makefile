@@ -92,8 +92,10 @@ fmt:
 vet:
 	$(GO) vet $(PKGS)
 
+# staticcheck is pinned in go.mod (a tool directive), so every machine runs
+# the same version; to update: go get -tool honnef.co/go/tools/cmd/staticcheck@vX.
 staticcheck:
-	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.6.1 $(PKGS)
+	$(GO) tool staticcheck $(PKGS)
 
 bench: chdb geo asn
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
