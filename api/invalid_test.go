@@ -13,7 +13,7 @@ import (
 )
 
 func TestInvalidReport(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newFixture(t)
 	_, token, err := f.sites.Add(context.Background(), "audit.example")
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +147,7 @@ func TestReportRange(t *testing.T) {
 // by several spaces (RFC 7235), for the admin token and site tokens alike
 // (issue 9: only "Bearer " exactly was accepted).
 func TestBearerScheme(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newFixture(t)
 	_, token, err := f.sites.Add(context.Background(), "audit.example")
 	if err != nil {
 		t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 // (9 % of a core idle). A page read once costs its own fetch and nothing
 // after; its next read fetches it anew once its reading is stale.
 func TestSnapshotRefreshesPagesReadAgain(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newFixture(t)
 	ctx := context.Background()
 	lag := f.snap.lag
 	get := func(page string) Count {
@@ -103,7 +103,7 @@ func TestSnapshotRefreshesPagesReadAgain(t *testing.T) {
 // day, across sites, with their all-time counts; reads of them then need
 // no store query, and a page outside the top still gets its own fetch.
 func TestSnapshotWarm(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newFixture(t)
 	ctx := context.Background()
 	now := f.clock.t
 	f.clock.t = now.Add(-48 * time.Hour) // old views: count in totals, not in the ranking
