@@ -239,7 +239,7 @@ func TestAdminSites(t *testing.T) {
 	check(post("Bearer wrong", `{"domain":"a.example"}`), 401, "token")
 	check(post("Bearer "+testAdmin, `{"domain":`), 400, "domain")
 	check(post("Bearer "+testAdmin, `{"domain":"not a domain"}`), 400, "domain")
-	// Only public-looking host names (issue 9).
+	// Only public-looking host names (viewcount.CheckRegistrable).
 	check(post("Bearer "+testAdmin, `{"domain":"localhost"}`), 400, "domain: a single label")
 	check(post("Bearer "+testAdmin, `{"domain":"127.0.0.1"}`), 400, "domain: an IP address")
 	check(post("Bearer "+testAdmin, `{"domain":"[::1]"}`), 400, "domain: an IP address")

@@ -8,10 +8,11 @@ import (
 )
 
 // TestSnapshotRefreshesPagesReadAgain: a refresh re-reads only the counts
-// read again since their last reading. Issue 9: reading 12k random pages
-// once kept the snapshot refreshing all of them every lag for ten minutes
-// (9 % of a core idle). A page read once costs its own fetch and nothing
-// after; its next read fetches it anew once its reading is stale.
+// read again since their last reading: refreshing every tracked page would
+// keep a scan of random pages, each read once, re-read every lag until they
+// went idle, costing CPU with no reader. A page read once costs its own
+// fetch and nothing after; its next read fetches it anew once its reading
+// is stale.
 func TestSnapshotRefreshesPagesReadAgain(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()

@@ -199,8 +199,8 @@ func (m *Main) Run(ctx context.Context) error {
 		if err := m.startSQL(ctx, srv, engine, token); err != nil {
 			return err
 		}
-		// The stats API (issue 10) reads with the site, admin or share token;
-		// the dashboard page is its browser client.
+		// The stats API (docs/stats-api.md) reads with the site, admin or
+		// share token; the dashboard page is its browser client.
 		st, err := stats.New(stats.Config{Store: m.store, Auth: srv.ReadAuth, NormPage: normPage, Lag: snap.Lag, Now: m.now, Logger: m.logger,
 			CacheBytes: int64(m.cfg.StatsCacheMB) << 20,
 			Zones: stats.ZoneNames(func(ctx context.Context, site string) (string, error) {
