@@ -4,6 +4,8 @@
 # (CLICKHOUSE_DSN), as docker-compose.yml runs them. The embedded store
 # (chDB, `viewcount serve` without CLICKHOUSE_DSN) is not in the image:
 # libchdb.so is loaded at run time only when asked for, and is ~570 MB.
+# Only cmd/viewcount is built: the development tools (cmd/vcdev: loadgen,
+# ua-eval) are not in the image.
 
 FROM golang:1.26 AS build
 WORKDIR /src

@@ -31,7 +31,7 @@ export VIEWCOUNT_ASN_DB
 ASN_IPV4 := $(VIEWCOUNT_ASN_DB)/asn-ipv4-num.csv
 ASN_IPV6 := $(VIEWCOUNT_ASN_DB)/asn-ipv6.csv
 
-# The user-agent evaluation data (validate/uaeval, `viewcount ua-eval`):
+# The user-agent evaluation data (validate/uaeval, `vcdev ua-eval`):
 # bot user agents from crawler-user-agents (MIT) and real-traffic browser
 # user agents with their traffic weights from user-agents (BSD-2-Clause),
 # both npm packages pinned to a version, the JSON file of each checked
@@ -73,8 +73,11 @@ PKGS     := ./...
 run: chdb geo asn build
 	./bin/viewcount serve
 
+# bin/viewcount is the production binary, the only one the image ships
+# (Dockerfile); bin/vcdev holds the development tools (loadgen, ua-eval).
 build:
 	$(GO) build $(GOFLAGS) -o bin/viewcount ./cmd/viewcount
+	$(GO) build $(GOFLAGS) -o bin/vcdev ./cmd/vcdev
 
 # -race works with chDB loaded through purego, so every test runs under it.
 test: chdb geo asn uadata jsclient
@@ -89,8 +92,10 @@ fmt:
 vet:
 	$(GO) vet $(PKGS)
 
+# staticcheck is pinned in go.mod (a tool directive), so every machine runs
+# the same version; to update: go get -tool honnef.co/go/tools/cmd/staticcheck@vX.
 staticcheck:
-	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.6.1 $(PKGS)
+	$(GO) tool staticcheck $(PKGS)
 
 bench: chdb geo asn
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
@@ -232,7 +237,7 @@ inapplist: | npm
 # prints it after the tests).
 .PHONY: ua-eval
 ua-eval: uadata build
-	./bin/viewcount ua-eval
+	./bin/vcdev ua-eval
 
 clean:
 	rm -rf bin
@@ -274,7 +279,8 @@ soak: chdb
 	$(FAULTS_ENV) VIEWCOUNT_FAULTS=soak $(GO) test $(GOFLAGS) -tags faults -count=1 -v -timeout 90m ./cmd/viewcount/faults/
 
 # The pixel against bare Gin, alternating a base binary and this tree's:
-# make pixel-rounds BASE=<commit> [ROUNDS=5]. Needs curl.
+# make pixel-rounds BASE=<commit> [ROUNDS=5]. Needs curl. The load comes
+# from this tree's vcdev loadgen for both.
 ROUNDS ?= 5
 .PHONY: pixel-rounds
 pixel-rounds: chdb
@@ -284,7 +290,8 @@ pixel-rounds: chdb
 	(cd "$$tmp/base" && $(GO) build -o "$$tmp/vc-base" ./cmd/viewcount) && \
 	git worktree remove --force "$$tmp/base" && \
 	$(GO) build -o "$$tmp/vc-now" ./cmd/viewcount && \
-	bash cmd/viewcount/loadgen/pixel-rounds.sh $(ROUNDS) "$$tmp/vc-base" "$$tmp/vc-now"
+	$(GO) build -o "$$tmp/vcdev" ./cmd/vcdev && \
+	bash cmd/vcdev/loadgen/pixel-rounds.sh $(ROUNDS) "$$tmp/vcdev" "$$tmp/vc-base" "$$tmp/vc-now"
 
 # The stats API on a generated 10M-event history (issue 10): p50/p99 of
 # every stats call over 30 days. The history is generated once (a few

@@ -151,10 +151,10 @@ type Hints struct {
 	UAData    bool   // navigator.userAgentData exists (Chromium ≥ 90, secure contexts)
 	Secure    bool   // window.isSecureContext
 	// Window says the tracker reported the browser window's outer size
-	// (vc.js from issue 11 on): OuterW × OuterH, window.outerWidth and
-	// outerHeight in CSS pixels. Headless browsers report 0 × 0 (Chromium
-	// and Firefox by default), or a window larger than their 800 × 600
-	// screen (Chromium given --window-size).
+	// (current vc.js; older trackers send none): OuterW × OuterH,
+	// window.outerWidth and outerHeight in CSS pixels. Headless browsers
+	// report 0 × 0 (Chromium and Firefox by default), or a window larger
+	// than their 800 × 600 screen (Chromium given --window-size).
 	Window         bool
 	OuterW, OuterH uint16
 }

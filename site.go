@@ -53,7 +53,8 @@ func NormaliseSite(s string) (string, error) {
 // address (bracketed or not), a single label, "localhost" or a name under
 // it, a label with an underscore, a top-level label of digits only. A
 // site's hits come from browsers on the public web; registering "localhost"
-// or an address would let any local or scanned traffic count (issue 9).
+// or an address would let any local or scanned traffic count
+// (TestCheckRegistrable).
 // Ingest keeps NormaliseSite's looser rule, so hits for such names are
 // still recorded, as unknown_site.
 //

@@ -44,8 +44,9 @@ func TestNormaliseSite(t *testing.T) {
 }
 
 // TestCheckRegistrable: a site is registered only under a public-looking
-// host name (issue 9: localhost, 127.0.0.1 and _.test were accepted), while
-// NormaliseSite, used on every hit, keeps accepting them.
+// host name (localhost, 127.0.0.1 and _.test would let local or scanned
+// traffic count), while NormaliseSite, used on every hit, keeps accepting
+// them.
 func TestCheckRegistrable(t *testing.T) {
 	f := func(in, want, why string) {
 		t.Helper()

@@ -44,9 +44,6 @@ type Store interface {
 	Exec(ctx context.Context, query string, params store.Params) error
 }
 
-// Checker reports whether a dependency (stream, store) is reachable.
-type Checker func(ctx context.Context) error
-
 // Config configures the api.
 type Config struct {
 	PublicLag  time.Duration // snapshot refresh period, stated in Cache-Control; default 10s
@@ -67,8 +64,6 @@ type Server struct {
 	snap     *Snapshot
 	q        Store
 	sites    Registry
-	checks   map[string]Checker
-	metrics  *viewcount.Metrics
 	logger   *slog.Logger
 	normPage func(string) (string, error)
 	now      func() time.Time
@@ -82,7 +77,7 @@ type Server struct {
 
 // New returns a server reading counts from snap. normPage must be the same
 // normalisation ingest applies, so /blog/ and /blog read the same count.
-func New(cfg Config, snap *Snapshot, q Store, sites Registry, checks map[string]Checker, normPage func(string) (string, error), metrics *viewcount.Metrics, logger *slog.Logger, now func() time.Time) (*Server, error) {
+func New(cfg Config, snap *Snapshot, q Store, sites Registry, normPage func(string) (string, error), logger *slog.Logger, now func() time.Time) (*Server, error) {
 	if cfg.AdminToken == "" {
 		return nil, errors.New("api: an admin token is required")
 	}
@@ -92,8 +87,8 @@ func New(cfg Config, snap *Snapshot, q Store, sites Registry, checks map[string]
 	if cfg.MaxPage <= 0 {
 		cfg.MaxPage = 2048
 	}
-	return &Server{cfg: cfg, snap: snap, q: q, sites: sites, checks: checks, normPage: normPage,
-		metrics: metrics, logger: logger.With("component", "api"), now: now,
+	return &Server{cfg: cfg, snap: snap, q: q, sites: sites, normPage: normPage,
+		logger: logger.With("component", "api"), now: now,
 		cacheControl: []string{"public, max-age=" + strconv.Itoa(int(cfg.PublicLag.Seconds()))},
 		jsonType:     []string{"application/json; charset=utf-8"}}, nil
 }
@@ -114,41 +109,6 @@ func (s *Server) Routes(r gin.IRouter) {
 	s.correctionRoutes(r)
 	s.explainRoutes(r)
 	s.siteRoutes(r)
-	Health(r, s.checks, s.metrics)
-}
-
-// Health registers /healthz, /readyz and /metrics; roles without the api
-// (a lone ingest or validate process) register just these.
-func Health(r gin.IRouter, checks map[string]Checker, metrics *viewcount.Metrics) {
-	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
-	r.GET("/readyz", func(c *gin.Context) {
-		ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
-		defer cancel()
-		// Live probes first, then what the parts reported about themselves
-		// (a store that answers pings can still refuse inserts; a stream
-		// that is reachable can still refuse writes).
-		failed := gin.H{}
-		for name, check := range checks {
-			if err := check(ctx); err != nil {
-				failed[name] = err.Error()
-			}
-		}
-		for part, problem := range metrics.Failing() {
-			if _, ok := failed[part]; !ok {
-				failed[part] = problem
-			}
-		}
-		if len(failed) > 0 {
-			c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable", "failed": failed})
-			return
-		}
-		c.JSON(http.StatusOK, gin.H{"status": "ready"})
-	})
-	r.GET("/metrics", func(c *gin.Context) {
-		c.Header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		c.Status(http.StatusOK)
-		_, _ = metrics.WriteTo(c.Writer)
-	})
 }
 
 type countResponse struct {

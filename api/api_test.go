@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"io"
 	"log/slog"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/ingest"
+	"github.com/viewcount/viewcount/internal/httpserve"
 	"github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/internal/stream/streamtest"
 	"github.com/viewcount/viewcount/rollup"
@@ -45,15 +45,14 @@ type fixture struct {
 	clock *clock
 	srv   http.Handler
 	seq   uint64
-	mets  *viewcount.Metrics
 }
 
 const testAdmin = "admin-secret"
 
-func newFixture(t testing.TB, checks map[string]Checker) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	f := &fixture{store: storetest.Open(t), clock: &clock{time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}, mets: viewcount.NewMetrics()}
+	f := &fixture{store: storetest.Open(t), clock: &clock{time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}}
 	if err := rollup.Migrate(ctx, f.store, discard()); err != nil {
 		t.Fatal(err)
 	}
@@ -65,11 +64,11 @@ func newFixture(t testing.TB, checks map[string]Checker) *fixture {
 	f.reads = &countingQuerier{Querier: f.store}
 	f.snap = NewSnapshot(f.reads, 10*time.Second, 0, f.clock.now, discard())
 	norm := func(s string) (string, error) { return ingest.NormalisePage(s, false, 0) }
-	srv, err := New(Config{PublicLag: 10 * time.Second, AdminToken: testAdmin}, f.snap, f.store, f.sites, checks, norm, f.mets, discard(), f.clock.now)
+	srv, err := New(Config{PublicLag: 10 * time.Second, AdminToken: testAdmin}, f.snap, f.store, f.sites, norm, discard(), f.clock.now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := NewEngine(nil)
+	e, err := httpserve.NewEngine(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +118,7 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 func TestCountIsLaggedSnapshot(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newFixture(t)
 	if _, _, err := f.sites.Add(context.Background(), "example.com"); err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +199,7 @@ func TestCountIsLaggedSnapshot(t *testing.T) {
 }
 
 func TestSnapshotBounded(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newFixture(t)
 	f.snap.max = 10
 	for i := 0; i < 50; i++ {
 		if _, err := f.snap.Get(context.Background(), "example.com", "/p"+strings.Repeat("x", i)); err != nil {
@@ -219,7 +218,7 @@ func TestSnapshotBounded(t *testing.T) {
 }
 
 func TestAdminSites(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newFixture(t)
 	post := func(auth, body string) *httptest.ResponseRecorder {
 		w := httptest.NewRecorder()
 		r := httptest.NewRequest("POST", "/v1/admin/sites", strings.NewReader(body))
@@ -240,7 +239,7 @@ func TestAdminSites(t *testing.T) {
 	check(post("Bearer wrong", `{"domain":"a.example"}`), 401, "token")
 	check(post("Bearer "+testAdmin, `{"domain":`), 400, "domain")
 	check(post("Bearer "+testAdmin, `{"domain":"not a domain"}`), 400, "domain")
-	// Only public-looking host names (issue 9).
+	// Only public-looking host names (viewcount.CheckRegistrable).
 	check(post("Bearer "+testAdmin, `{"domain":"localhost"}`), 400, "domain: a single label")
 	check(post("Bearer "+testAdmin, `{"domain":"127.0.0.1"}`), 400, "domain: an IP address")
 	check(post("Bearer "+testAdmin, `{"domain":"[::1]"}`), 400, "domain: an IP address")
@@ -253,50 +252,11 @@ func TestAdminSites(t *testing.T) {
 	}
 }
 
-func TestReadyz(t *testing.T) {
-	f := newFixture(t, map[string]Checker{
-		"stream": func(context.Context) error { return nil },
-		"store":  func(context.Context) error { return errors.New("store: connection refused") },
-	})
-	w := f.get(t, "/readyz")
-	if w.Code != 503 || !strings.Contains(w.Body.String(), `"store":"store: connection refused"`) {
-		t.Fatalf("readyz: %d %s", w.Code, w.Body)
-	}
-	if w := f.get(t, "/healthz"); w.Code != 200 {
-		t.Fatalf("healthz: %d", w.Code)
-	}
-	w = f.get(t, "/metrics")
-	if w.Code != 200 || !strings.Contains(w.Body.String(), `viewcount_events_validated_total{verdict="bot_ua"} 0`) {
-		t.Fatalf("metrics: %d %s", w.Code, w.Body)
-	}
-}
-
-// TestReadyzReportsParts: a part that reports itself failing (a partition
-// not progressing) makes /readyz 503 with its reason, and the gauge shows it;
-// once it reports healthy again, readiness comes back without a restart.
-func TestReadyzReportsParts(t *testing.T) {
-	f := newFixture(t, map[string]Checker{"stream": func(context.Context) error { return nil }})
-	f.mets.SetHealth("partition/0", errors.New("no progress for 2m0s with 120 messages pending"))
-	f.mets.SetHealth("store", nil)
-	w := f.get(t, "/readyz")
-	if w.Code != 503 || !strings.Contains(w.Body.String(), `"partition/0":"no progress for 2m0s with 120 messages pending"`) {
-		t.Fatalf("readyz: %d %s", w.Code, w.Body)
-	}
-	m := f.get(t, "/metrics").Body.String()
-	if !strings.Contains(m, `viewcount_healthy{part="partition/0"} 0`) || !strings.Contains(m, `viewcount_healthy{part="store"} 1`) {
-		t.Fatalf("metrics lack the health gauges:\n%s", m)
-	}
-	f.mets.SetHealth("partition/0", nil)
-	if w := f.get(t, "/readyz"); w.Code != 200 {
-		t.Fatalf("readyz after recovery: %d %s", w.Code, w.Body)
-	}
-}
-
 // TestCountQueryParam pins how the page parameter is read: as
 // url.ParseQuery(raw).Get("page") reads it (what c.GetQuery did), so a pair
 // with a bad escape or a ';' is skipped rather than rejected.
 func TestCountQueryParam(t *testing.T) {
-	fx := newFixture(t, nil)
+	fx := newFixture(t)
 	if _, _, err := fx.sites.Add(context.Background(), "example.com"); err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +304,7 @@ func TestCountQueryParam(t *testing.T) {
 // TestCountDuringRefresh reads counts while refreshes replace them: every
 // answer is one reading's whole body, never a mix (run with -race).
 func TestCountDuringRefresh(t *testing.T) {
-	fx := newFixture(t, nil)
+	fx := newFixture(t)
 	if _, _, err := fx.sites.Add(context.Background(), "example.com"); err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func TestShortCount(t *testing.T) {
 }
 
 func TestBadge(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newFixture(t)
 	if _, _, err := f.sites.Add(context.Background(), "example.com"); err != nil {
 		t.Fatal(err)
 	}

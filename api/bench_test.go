@@ -48,7 +48,7 @@ const benchCountPath = "/v1/sites/example.com/count?page=/blog/some-post"
 // snapshot holds the page; and the querier, to check nothing else is read.
 func newCountBench(b *testing.B) (http.Handler, *countingQuerier) {
 	b.Helper()
-	f := newFixture(b, nil)
+	f := newFixture(b)
 	if _, _, err := f.sites.Add(context.Background(), "example.com"); err != nil {
 		b.Fatal(err)
 	}

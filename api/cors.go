@@ -7,12 +7,13 @@ import (
 )
 
 // Public reads (counts and the badge) answer cross-origin requests: a
-// creator's page on its own origin shows its counts (issue 10: a fetch from
-// another origin was blocked). The data is public and the same for every
-// origin, so the answer is "*", never the request's Origin: no Vary: Origin
-// is needed and a shared cache keeps one copy. No credentials are allowed
-// ("*" forbids them), so no cookie or token ever rides along; the endpoints
-// that take a Bearer token get no CORS at all (the dashboard is same-origin).
+// creator's page on its own origin shows its counts (docs/counts.md), which
+// a browser blocks without these headers. The data is public and the same
+// for every origin, so the answer is "*", never the request's Origin: no
+// Vary: Origin is needed and a shared cache keeps one copy. No credentials
+// are allowed ("*" forbids them), so no cookie or token ever rides along;
+// the endpoints that take a Bearer token get no CORS at all (the dashboard
+// is same-origin).
 //
 // The values are shared slices assigned to the header map, never modified:
 // the count's hit path must not allocate (BenchmarkCountCacheHit).

@@ -28,7 +28,7 @@ func (f *fixture) queries(do func()) int64 {
 }
 
 func TestCountsBatch(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newFixture(t)
 	if _, _, err := f.sites.Add(context.Background(), "example.com"); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestCountsBatch(t *testing.T) {
 }
 
 func TestCountsBadInput(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newFixture(t)
 	if _, _, err := f.sites.Add(context.Background(), "example.com"); err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestCountsBadInput(t *testing.T) {
 // does, at the cost of a registered site's unseen pages: one store query
 // for the batch, then the snapshot.
 func TestCountsUnknownSite(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newFixture(t)
 	var w *httptest.ResponseRecorder
 	if n := f.queries(func() { w = f.get(t, "/v1/sites/nope.example/counts?page=/a&page=/b/") }); n != 1 {
 		t.Errorf("%d store queries for an unknown site's batch, want 1", n)
@@ -182,7 +182,7 @@ func TestCountsUnknownSite(t *testing.T) {
 // TestCORS: the public reads answer any origin, without credentials; the
 // endpoints that take a token answer none.
 func TestCORS(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newFixture(t)
 	if _, _, err := f.sites.Add(context.Background(), "example.com"); err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func sameHeaders(got, want http.Header) bool {
 // naming the problem, never a 5xx or a panic. An unregistered site keeps
 // the store out of it.
 func FuzzCountsBody(f *testing.F) {
-	fx := newFixture(f, nil)
+	fx := newFixture(f)
 	for _, s := range []string{`{"pages":["/a"]}`, `["/a"]`, `{"pages":["/a","\ud800"]}`, `{"pages":[1]}`, `{"pages":null}`, "{\"pages\":[\"\xff\"]}",
 		`{"pages":["/a"],"own":[{"page":"/a","position":"0:1"}]}`, `{"pages":["/a"],"own":[{"page":"/a","position":"0:x"}]}`, `{"pages":["/a"],"own":[null]}`} {
 		f.Add(s)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/ingest"
+	"github.com/viewcount/viewcount/internal/httpserve"
 	"github.com/viewcount/viewcount/rollup"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
@@ -41,7 +42,7 @@ func (s *feedDuringDelete) Exec(ctx context.Context, query string, params store.
 // deletes views_raw first, waits for this process's feeds in flight
 // (Sites.Quiesce), and only then counts and deletes the rollups.
 func TestDeleteCatchesFeedInFlight(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newFixture(t)
 	ctx := context.Background()
 	if _, _, err := f.sites.Add(ctx, "fed.example"); err != nil {
 		t.Fatal(err)
@@ -56,11 +57,11 @@ func TestDeleteCatchesFeedInFlight(t *testing.T) {
 	}
 	st := &feedDuringDelete{Store: f.store}
 	norm := func(s string) (string, error) { return ingest.NormalisePage(s, false, 0) }
-	srv, err := New(Config{PublicLag: f.snap.lag, AdminToken: testAdmin}, f.snap, st, f.sites, nil, norm, f.mets, discard(), f.clock.now)
+	srv, err := New(Config{PublicLag: f.snap.lag, AdminToken: testAdmin}, f.snap, st, f.sites, norm, discard(), f.clock.now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := NewEngine(nil)
+	e, err := httpserve.NewEngine(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

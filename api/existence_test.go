@@ -26,7 +26,7 @@ import (
 // registered site has no views to show, answer the same body but for the
 // name.
 func TestPublicReadsSameWorkForUnknownSites(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newFixture(t)
 	const sites = 3
 	registered := func(i int) string { return fmt.Sprintf("r%d.example", i) }
 	unknown := func(i int) string { return fmt.Sprintf("u%d.example", i) }

@@ -34,7 +34,7 @@ func BenchmarkCountsHistory(b *testing.B) {
 	events := storetest.HistoryEvents(b)
 	const site = "history.example"
 	ctx := context.Background()
-	f := newFixture(b, nil)
+	f := newFixture(b)
 	if _, _, err := f.sites.Add(ctx, site); err != nil {
 		b.Fatal(err)
 	}

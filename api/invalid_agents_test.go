@@ -30,7 +30,7 @@ const (
 // other days, all read from the rollups. A site without rejections answers
 // empty objects.
 func TestInvalidTopRejected(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newFixture(t)
 	ctx := context.Background()
 	const site = "agents.example"
 	_, token, err := f.sites.Add(ctx, site)

@@ -13,7 +13,7 @@ import (
 )
 
 func TestInvalidReport(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newFixture(t)
 	_, token, err := f.sites.Add(context.Background(), "audit.example")
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +85,8 @@ func TestInvalidReport(t *testing.T) {
 	check(token, "?from=yesterday", 400, "from")
 	check(token, "?from=2026-11-28&to=2026-11-01", 400, "before")
 	check(token, "?from=2020-01-01&to=2026-11-01", 400, "366")
-	// Out of the store's range: once a 503 and an error in the log (issue 9).
+	// Out of the store's range: a client error, not a 503 and an error in
+	// the log (TestReportRange).
 	check(token, "?to=9999-12-31", 400, "to: must be between")
 	check(token, "?from=9999-01-01&to=9999-12-31", 400, "to: must be between")
 	// The default range is the last 30 days before the fixture's clock
@@ -94,8 +95,8 @@ func TestInvalidReport(t *testing.T) {
 }
 
 // TestReportRange: every from/to the report cannot serve is a worded client
-// error, decided before the store is asked (issue 9: far dates reached the
-// store, which clamps them or fails).
+// error, decided before the store is asked: far dates must not reach the
+// store, which clamps them or fails.
 func TestReportRange(t *testing.T) {
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	f := func(from, to string, wantErr string, wantFrom, wantTo string) {
@@ -144,10 +145,10 @@ func TestReportRange(t *testing.T) {
 }
 
 // TestBearerScheme: the auth scheme is case-insensitive and may be followed
-// by several spaces (RFC 7235), for the admin token and site tokens alike
-// (issue 9: only "Bearer " exactly was accepted).
+// by several spaces (RFC 7235), for the admin token and site tokens alike:
+// clients and proxies that write "bearer" or pad the header get in.
 func TestBearerScheme(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newFixture(t)
 	_, token, err := f.sites.Add(context.Background(), "audit.example")
 	if err != nil {
 		t.Fatal(err)

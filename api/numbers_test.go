@@ -23,7 +23,7 @@ import (
 // /counts what /count shows.
 func TestPublicCountsAgree(t *testing.T) {
 	for seed := range uint64(4) {
-		f := newFixture(t, nil) // one history per store: a history's batch numbers start again at 1
+		f := newFixture(t) // one history per store: a history's batch numbers start again at 1
 		rnd := rand.New(rand.NewPCG(seed, 21))
 		site := fmt.Sprintf("c%d.example", seed)
 		hc := storetest.HistoryConfig{Events: 16_000 + rnd.IntN(24_000), Days: 2 + rnd.IntN(3), Sites: []string{site},

@@ -18,7 +18,7 @@ import (
 // read after the count: never to a count that may hold them (one over),
 // at worst not to one that lacks them (one short, until the next reading).
 func TestCountsOwnView(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newFixture(t)
 	ctx := context.Background()
 	if _, _, err := f.sites.Add(ctx, "example.com"); err != nil {
 		t.Fatal(err)
@@ -138,7 +138,7 @@ func TestCountsOwnView(t *testing.T) {
 }
 
 func TestCountsOwnBadInput(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newFixture(t)
 	if _, _, err := f.sites.Add(context.Background(), "example.com"); err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func (f *fixture) do(t *testing.T, method, path, token, body string) *httptest.R
 }
 
 func TestShareLinks(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newFixture(t)
 	_, siteToken, err := f.sites.Add(context.Background(), "share.example")
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +126,7 @@ func decode(t *testing.T, w *httptest.ResponseRecorder, code int, v any) {
 // to lock them out). Rotating now revokes the site's share link, and says
 // so; ?keep_share=true keeps it, for a rotation that is routine.
 func TestRotateRevokesShare(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newFixture(t)
 	_, siteToken, err := f.sites.Add(context.Background(), "rot.example")
 	if err != nil {
 		t.Fatal(err)

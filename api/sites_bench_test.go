@@ -42,7 +42,7 @@ func benchHistory(b *testing.B, f *fixture, site string, n int, seed uint64) {
 // with 1M views over 30 days (about 1M minute rows in page_rollup): the
 // registry read and the last-view query.
 func BenchmarkListSites(b *testing.B) {
-	f := newFixture(b, nil)
+	f := newFixture(b)
 	ctx := context.Background()
 	for i := range 20 {
 		if _, _, err := f.sites.Add(ctx, "site"+strconv.Itoa(i)+".example"); err != nil {
@@ -68,7 +68,7 @@ func BenchmarkListSites(b *testing.B) {
 // Each iteration registers and inserts the site again, untimed; run it
 // with -benchtime 3x.
 func BenchmarkDeleteSite(b *testing.B) {
-	f := newFixture(b, nil)
+	f := newFixture(b)
 	ctx := context.Background()
 	benchHistory(b, f, "kept.example", 1_000_000, 0)
 	b.ResetTimer()

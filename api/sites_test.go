@@ -15,7 +15,7 @@ import (
 )
 
 func TestAdminListSites(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newFixture(t)
 	ctx := context.Background()
 	for _, d := range []string{"quiet.example", "busy.example"} {
 		if _, _, err := f.sites.Add(ctx, d); err != nil {
@@ -56,7 +56,7 @@ func TestAdminListSites(t *testing.T) {
 }
 
 func TestAdminRotateToken(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newFixture(t)
 	_, old, err := f.sites.Add(context.Background(), "rot.example")
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +91,7 @@ func TestAdminRotateToken(t *testing.T) {
 }
 
 func TestAdminPatchTimezone(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newFixture(t)
 	ctx := context.Background()
 	site, _, err := f.sites.Add(ctx, "tz.example")
 	if err != nil {
@@ -130,7 +130,7 @@ func TestAdminPatchTimezone(t *testing.T) {
 // normalised), GET shows them with when they took effect, and a bad list,
 // or a bad time zone beside a good list, changes nothing.
 func TestAdminHostnames(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newFixture(t)
 	ctx := context.Background()
 	site, _, err := f.sites.Add(ctx, "www.hosts.example")
 	if err != nil {
@@ -203,7 +203,7 @@ func TestAdminHostnames(t *testing.T) {
 // TestAdminDeleteSite: the site and its rows in every table go, another
 // site's stay; without confirm nothing goes.
 func TestAdminDeleteSite(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newFixture(t)
 	ctx := context.Background()
 	_, token, err := f.sites.Add(ctx, "gone.example")
 	if err != nil {

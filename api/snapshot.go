@@ -64,7 +64,7 @@ type entry struct {
 // stores a new reading rather than changing this one. body caches the api's
 // JSON answer: it depends on nothing but the key and the reading, so it is
 // encoded by the first request after each refresh and reused by the rest
-// (issue 4), rather than encoded once per request.
+// (BenchmarkCountCacheHit), rather than encoded once per request.
 type reading struct {
 	Count
 	body atomic.Pointer[[]byte]
@@ -75,8 +75,9 @@ type reading struct {
 // readers); after that a read is a map lookup. Every lag, a refresh re-reads
 // the pages read again since their last reading, so a page in demand is
 // never older than about one lag, while a page read once costs its one
-// query and nothing after (issue 9: refreshing every tracked page kept 12k
-// pages read once at 9 % of a core for ten minutes). A reading older than
+// query and nothing after (TestSnapshotRefreshesPagesReadAgain: refreshing
+// every tracked page kept a scan of pages read once costing CPU every lag
+// until they went idle). A reading older than
 // stale is fetched anew by the next read, so no answer is much older than
 // the lag. Pages not read for idle are dropped, and at most max are
 // tracked, so memory is bounded whatever pages clients ask for.

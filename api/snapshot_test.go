@@ -8,12 +8,13 @@ import (
 )
 
 // TestSnapshotRefreshesPagesReadAgain: a refresh re-reads only the counts
-// read again since their last reading. Issue 9: reading 12k random pages
-// once kept the snapshot refreshing all of them every lag for ten minutes
-// (9 % of a core idle). A page read once costs its own fetch and nothing
-// after; its next read fetches it anew once its reading is stale.
+// read again since their last reading: refreshing every tracked page would
+// keep a scan of random pages, each read once, re-read every lag until they
+// went idle, costing CPU with no reader. A page read once costs its own
+// fetch and nothing after; its next read fetches it anew once its reading
+// is stale.
 func TestSnapshotRefreshesPagesReadAgain(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newFixture(t)
 	ctx := context.Background()
 	lag := f.snap.lag
 	get := func(page string) Count {
@@ -103,7 +104,7 @@ func TestSnapshotRefreshesPagesReadAgain(t *testing.T) {
 // day, across sites, with their all-time counts; reads of them then need
 // no store query, and a page outside the top still gets its own fetch.
 func TestSnapshotWarm(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newFixture(t)
 	ctx := context.Background()
 	now := f.clock.t
 	f.clock.t = now.Add(-48 * time.Hour) // old views: count in totals, not in the ranking

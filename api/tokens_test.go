@@ -6,21 +6,22 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/viewcount/viewcount/internal/httpserve"
 	"github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/internal/stream/streamtest"
 )
 
 func TestAdminTokens(t *testing.T) {
-	f := newFixture(t, nil)
+	f := newFixture(t)
 	tokens, err := stream.OpenTokens(t.Context(), streamtest.Open(t, 1), f.clock.now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{AdminToken: testAdmin}, f.snap, f.store, f.sites, nil, nil, f.mets, discard(), f.clock.now)
+	srv, err := New(Config{AdminToken: testAdmin}, f.snap, f.store, f.sites, nil, discard(), f.clock.now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := NewEngine(nil)
+	e, err := httpserve.NewEngine(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,9 +22,10 @@ type rawBeaconText struct {
 // surrogate (\ud800 alone, \udc00, a high surrogate not followed by a low
 // one). encoding/json would turn each of them into U+FFFD and the view
 // would be counted under a page the client never named, merging every
-// broken name into one (issue 9); docs/public-api.md promises a 400 naming the
-// field. The fast path never accepts such a body (it refuses escapes and
-// invalid UTF-8), so this runs only before the encoding/json fallback.
+// broken name into one; docs/public-api.md (POST /v1/events) promises a 400
+// naming the field. The fast path never accepts such a body (it refuses
+// escapes and invalid UTF-8), so this runs only before the encoding/json
+// fallback.
 //
 // A body that does not decode is left alone (nil): the fallback words its
 // syntax or type error.

@@ -9,7 +9,8 @@ import (
 
 // Text that is not valid Unicode is refused with a 400 naming the field,
 // rather than decoded into U+FFFD and counted under a page nobody named
-// (issue 9). Proper surrogate pairs and a real U+FFFD stay accepted.
+// (docs/public-api.md, POST /v1/events). Proper surrogate pairs and a real
+// U+FFFD stay accepted.
 func TestBeaconRefusesBrokenText(t *testing.T) {
 	pub := newRecorder(t)
 	srv := newTestServer(t, pub, fixedSalt(t, testSalt), func() time.Time { return testNow }, nil)

@@ -220,9 +220,9 @@ type BeaconEvent struct {
 	ID        string       `json:"id"`
 	Webdriver bool         `json:"webdriver"`
 	Hints     *BeaconHints `json:"hints,omitempty"`
-	// Host is the page's location.hostname (vc.js from issue 20 on):
-	// what the page says of itself, used when the request's Origin and
-	// Referer headers name no host.
+	// Host is the page's location.hostname (current vc.js; absent from
+	// older trackers): what the page says of itself, used when the
+	// request's Origin and Referer headers name no host.
 	Host string `json:"host,omitempty"`
 }
 
@@ -236,7 +236,7 @@ type BeaconHints struct {
 	TZ        bool  `json:"tz"`
 	UAData    bool  `json:"uad"`
 	Secure    bool  `json:"sec"`
-	// The window's outer size; absent (nil) from trackers before issue 11.
+	// The window's outer size; absent (nil) from older trackers.
 	OuterW *int64 `json:"ow"`
 	OuterH *int64 `json:"oh"`
 }

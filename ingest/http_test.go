@@ -447,8 +447,8 @@ func TestScript(t *testing.T) {
 		t.Fatalf("revalidation: %d", w.Code)
 	}
 
-	// On the wire it is gzipped (issue 10: a 2 KB budget, gzipped), under
-	// its own ETag.
+	// On the wire it is gzipped (the script's size budget is for its
+	// gzipped form, checked below), under its own ETag.
 	req = httptest.NewRequest(http.MethodGet, "/vc.js", nil)
 	req.Header.Set("Accept-Encoding", "br, gzip;q=0.8")
 	gz := srv.do(req)

@@ -31,7 +31,7 @@ func newEdgeServer(t *testing.T, cfg Config, trusted []string, srvCfg func(*http
 	t.Helper()
 	gin.SetMode(gin.TestMode)
 	e := gin.New()
-	e.HandleMethodNotAllowed = true // as api.NewEngine sets it
+	e.HandleMethodNotAllowed = true // as httpserve.NewEngine sets it
 	if err := e.SetTrustedProxies(trusted); err != nil {
 		t.Fatal(err)
 	}

@@ -85,8 +85,9 @@ func BrokenParts(ctx context.Context, q Execer) ([]DetachedPart, error) {
 // PartsMonitor reports broken store parts loudly: each one at ERROR level
 // when first seen, and the health part "store_parts" failing for as long as
 // any is left, so /readyz and /metrics show the damage until an operator
-// repairs it (finding 5 of issue 9: a truncated rollup part silently cut a
-// site's count from 1,542,234 to 102).
+// repairs it (docs/operations.md, Recovery;
+// TestBrokenRollupPartIsLoudAndRebuilt): a truncated rollup part set aside
+// in silence cuts a site's count with nothing to say why.
 type PartsMonitor struct {
 	q      Execer
 	health HealthSetter

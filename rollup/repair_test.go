@@ -57,10 +57,11 @@ func siteTotal(t *testing.T, s store.Store, site string) string {
 	return queryCell(t, s, "SELECT toString(sum(views)) || '/' || toString(uniqCombined64Merge(uniques)) FROM page_rollup WHERE grain = 'total' AND site = '"+site+"'")
 }
 
-// Finding 5 of issue 9: a truncated rollup part was set aside silently and
-// a site's count fell. Now it is logged at ERROR level naming the table,
-// the part and the repair, the health part fails, and a rebuild restores
-// the counts exactly (equal to the recount) and clears the health.
+// A truncated rollup part must not be set aside silently while a site's
+// count falls (docs/operations.md, Recovery): it is logged at ERROR level
+// naming the table, the part and the repair, the health part fails, and a
+// rebuild restores the counts exactly (equal to the recount) and clears the
+// health.
 func TestBrokenRollupPartIsLoudAndRebuilt(t *testing.T) {
 	s := migrated(t)
 	ctx := t.Context()

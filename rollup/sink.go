@@ -165,7 +165,8 @@ type Writer struct {
 	// failed is the first insert error, returned by every later call. Once
 	// a batch failed, no later batch may be recorded: the record is the
 	// partition's progress, so recording the next batch would make a
-	// restart resume past the failed one and lose it (issue 9, finding 1).
+	// restart resume past the failed one and lose it
+	// (TestSinkFailedBatchRedone).
 	failed error
 
 	recorded                      *intent // the record Open read, for Recorded

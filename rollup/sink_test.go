@@ -274,7 +274,7 @@ func TestSinkBackgroundInsertError(t *testing.T) {
 	}
 }
 
-// TestSinkFailedBatchRedone is issue 9, finding 1: a background insert fails
+// TestSinkFailedBatchRedone: a background insert fails
 // past its retries, the partition stops, and its final flush runs (as
 // validate's deferred flush does). That flush must not record the next
 // batch: the failed one would never be redone. With a store that fails for

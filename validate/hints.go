@@ -177,13 +177,13 @@ const headlessScreenW, headlessScreenH = 800, 600
 // looks at: a screen of exactly 800 × 600 (headless Chromium's), or a
 // window of 0 × 0 (headless Firefox's, with a real-looking 1366 × 768
 // screen; headless Chromium's too when it only renders the page). Neither
-// depends on the user agent, so a headless browser that borrowed a
-// desktop browser's string is caught (TestBrowsersCounted: headless
-// Chromium 156 with Chrome's user agent). The window comes from trackers
-// of issue 11 on; older ones are judged by their screen. Only desktop
+// depends on the user agent, so a headless browser that borrowed a desktop
+// browser's string is caught (TestBrowsersCounted: headless Chromium 156
+// with Chrome's user agent). Only current trackers report the window
+// (Hints.Window); older ones are judged by their screen. Only desktop
 // browsers of a certain engine are judged: mobile browsers and web views
-// size their windows in ways of their own (some report 0 in prerendered
-// or background pages), and their screens are small.
+// size their windows in ways of their own (some report 0 in prerendered or
+// background pages), and their screens are small.
 func headlessWindow(e *viewcount.Event, ua uaInfo) bool { return windowProblem(e, ua) != "" }
 
 // windowProblem is what headlessWindow finds, "" when nothing.

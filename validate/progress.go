@@ -19,7 +19,8 @@ import (
 // lose events (a record beyond the stream's end waits for sequences that new
 // events reuse) or count them twice (a record behind views_raw redoes
 // inserted batches under new tokens), so the partition stops until an
-// operator runs the repair the message names (issue 9, finding 5).
+// operator runs the repair the message names (docs/operations.md,
+// Recovery).
 var ErrCorruptProgress = errors.New("progress record inconsistent")
 
 // RawStore is the store as the progress checks need it: a query of
@@ -159,7 +160,7 @@ func CheckProgress(ctx context.Context, js jetstream.JetStream, st RawStore, par
 // what a partition already used (its record, or views_raw when st is not
 // nil). Ingest must not start then: hits acknowledged into reused
 // sequences are skipped by the partitions, which is how a damaged stream
-// block lost acknowledged views (issue 9, finding 5).
+// block lost acknowledged views (TestRepairStream).
 func CheckStreamTail(ctx context.Context, js jetstream.JetStream, st RawStore, partitions int) error {
 	all := make([]int, partitions)
 	for p := range all {

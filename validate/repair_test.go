@@ -80,7 +80,7 @@ func (p *pipeline) exactlyOnce(t *testing.T, evs []viewcount.Event) {
 	}
 }
 
-// TestRepairProgress is issue 9, finding 5(b): a progress record older than
+// TestRepairProgress: a progress record older than
 // views_raw (a damaged KV tail) made a resume insert rows twice; a missing
 // record would redo the whole stream. Both now stop their partition with
 // the repair named, and `repair progress` makes them resume right after
@@ -130,7 +130,7 @@ func TestRepairProgress(t *testing.T) {
 	p.exactlyOnce(t, evs)
 }
 
-// TestRepairStream is issue 9, finding 5(a): the stream lost its tail (a
+// TestRepairStream: the stream lost its tail (a
 // damaged last block) and new hits were acknowledged into reused
 // sequences, which the partitions skipped as already done. Serving
 // refuses, the partitions refuse, and `repair stream` publishes the

@@ -280,10 +280,10 @@ func FuzzBrowserModel(f *testing.F) {
 
 // Real browsers, web views and in-app browsers that detectors wrongly
 // flagged in public issue reports, and current browsers with a product
-// after the engine's tokens (the kinds issue 20 names; these strings are
-// this test's own, written from the apps' published formats): each counts
-// with a browser's request. Before the evidence model each was rejected as
-// bot_ua on its user agent alone.
+// after the engine's tokens (the kinds detectors' bug trackers report;
+// these strings are this test's own, written from the apps' published
+// formats): each counts with a browser's request. Before the evidence model
+// each was rejected as bot_ua on its user agent alone.
 func TestRealBrowsersKept(t *testing.T) {
 	r := newTestRules(t, Config{})
 	for i, ua := range []string{

@@ -23,6 +23,7 @@ import (
 	"github.com/viewcount/viewcount/api/dashboard"
 	"github.com/viewcount/viewcount/api/stats"
 	"github.com/viewcount/viewcount/ingest"
+	"github.com/viewcount/viewcount/internal/httpserve"
 	"github.com/viewcount/viewcount/internal/redact"
 	"github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/rollup"
@@ -112,7 +113,7 @@ func (m *Main) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	checks := map[string]api.Checker{"stream": m.stream.Ready}
+	checks := map[string]httpserve.Checker{"stream": m.stream.Ready}
 	if m.roles.Validate || m.roles.API {
 		m.store, err = store.Open(ctx, store.Config{DSN: m.cfg.ClickHouseDSN, DataDir: m.cfg.StoreDir, Database: m.cfg.Database}, m.logger)
 		if err != nil {
@@ -134,7 +135,7 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 	}
 
-	engine, err := api.NewEngine(m.cfg.TrustedProxies)
+	engine, err := httpserve.NewEngine(m.cfg.TrustedProxies)
 	if err != nil {
 		return err
 	}
@@ -187,7 +188,7 @@ func (m *Main) Run(ctx context.Context) error {
 			return err
 		}
 		srv, err := api.New(api.Config{PublicLag: m.cfg.PublicLag, AdminToken: token, RuleSets: ruleSets,
-			Revalidator: reval, Corrector: corrector{rv: reval, q: m.store}, Explainer: expl}, snap, m.store, m.sites, checks, normPage, m.Metrics, m.logger, m.now)
+			Revalidator: reval, Corrector: corrector{rv: reval, q: m.store}, Explainer: expl}, snap, m.store, m.sites, normPage, m.logger, m.now)
 		if err != nil {
 			return err
 		}
@@ -198,8 +199,8 @@ func (m *Main) Run(ctx context.Context) error {
 		if err := m.startSQL(ctx, srv, engine, token); err != nil {
 			return err
 		}
-		// The stats API (issue 10) reads with the site, admin or share token;
-		// the dashboard page is its browser client.
+		// The stats API (docs/stats-api.md) reads with the site, admin or
+		// share token; the dashboard page is its browser client.
 		st, err := stats.New(stats.Config{Store: m.store, Auth: srv.ReadAuth, NormPage: normPage, Lag: snap.Lag, Now: m.now, Logger: m.logger,
 			CacheBytes: int64(m.cfg.StatsCacheMB) << 20,
 			Zones: stats.ZoneNames(func(ctx context.Context, site string) (string, error) {
@@ -215,9 +216,9 @@ func (m *Main) Run(ctx context.Context) error {
 			return err
 		}
 		dash.Routes(engine)
-	} else {
-		api.Health(engine, checks, m.Metrics)
 	}
+	// Every process answers the probes and /metrics, whatever its roles.
+	httpserve.Health(engine, checks, m.Metrics)
 
 	ln, err := net.Listen("tcp", m.cfg.Listen)
 	if err != nil {

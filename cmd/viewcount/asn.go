@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"net/netip"
-	"slices"
 
 	"github.com/viewcount/viewcount/ingest/asn"
-	"github.com/viewcount/viewcount/validate"
 )
 
 // openASNs loads the AS-number data ingest looks client addresses up in:
@@ -41,16 +38,4 @@ func openASNs(dir string, logger *slog.Logger) (*asn.DB, error) {
 		return nil, nil
 	}
 	return nil, fmt.Errorf("--asn-db: %w", err)
-}
-
-// hostingFilter reports the addresses the validator judges datacenter by
-// their AS number (the built-in hosting list), for the load generator's
-// humans to keep clear of; nil without AS-number data.
-func hostingFilter(dir string, logger *slog.Logger) (func(netip.Addr) bool, error) {
-	db, err := openASNs(dir, logger)
-	if err != nil || db == nil {
-		return nil, err
-	}
-	hosting := validate.HostingASNs()
-	return func(a netip.Addr) bool { return slices.Contains(hosting, db.ASN(a)) }, nil
 }

@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"github.com/goccy/go-yaml"
-	"github.com/viewcount/viewcount/api"
 	"github.com/viewcount/viewcount/ingest"
+	"github.com/viewcount/viewcount/internal/httpserve"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
@@ -249,7 +249,7 @@ func TestComposeLoadBalancer(t *testing.T) {
 	}
 
 	// The routes ingest registers, "*name" wildcards as Caddy writes them.
-	engine, err := api.NewEngine(nil)
+	engine, err := httpserve.NewEngine(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -212,3 +212,13 @@ func TestAllowCorrection(t *testing.T) {
 		}
 	}
 }
+
+// squeeze collapses runs of spaces, so rows compare without the table's
+// padding.
+func squeeze(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.Join(strings.Fields(l), " ")
+	}
+	return strings.Join(lines, "\n")
+}

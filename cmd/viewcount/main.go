@@ -1,7 +1,8 @@
 // Command viewcount runs the Viewcount roles: `serve` runs all of them in one
 // process on embedded NATS and chDB; `ingest`, `validate` and `api` run one
 // role each against a NATS cluster and a ClickHouse server; `site`
-// manages the sites of a running server.
+// manages the sites of a running server. The development tools (load
+// generator, user-agent evaluation) are cmd/vcdev's, not this binary's.
 package main
 
 import (
@@ -34,7 +35,6 @@ usage:
   viewcount reconcile [--from T1] [--to T2] [flags]   compare every rollup with a recount from views_raw; exit 1 on drift
   viewcount check     [flags]   verify progress, stream, store and rollups (server stopped)
   viewcount repair    progress|stream|rollups [flags]   see docs/operations.md, Recovery
-  viewcount ua-eval   [--data DIR]   user-agent rules' recall and false positives on public data sets
   viewcount version
   viewcount docs flags           the flags below as Markdown (docs/configuration.md)
   viewcount health    [URL]     exit 0 when URL (default: /readyz on VIEWCOUNT_LISTEN) answers 200; the image's health check
@@ -75,8 +75,6 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runToken(rest, stdout, stderr)
 	case "sql":
 		return runSQL(rest, stdout)
-	case "loadgen":
-		return runLoadgen(rest, stdout, stderr)
 	case "revalidate":
 		return runRevalidate(rest, stdout, stderr)
 	case "reconcile":
@@ -89,8 +87,6 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runCheck(rest, stdout, stderr)
 	case "repair":
 		return runRepair(rest, stdout, stderr)
-	case "ua-eval":
-		return runUAEval(rest, stdout, stderr)
 	case "health":
 		return runHealth(rest, stdout)
 	case "docs":

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/viewcount/viewcount/cmd/viewcount/loadgen"
+	"github.com/viewcount/viewcount/cmd/vcdev/loadgen"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"

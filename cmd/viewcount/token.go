@@ -129,3 +129,10 @@ func (o *adminOpts) client(path string, stderr io.Writer) (adminClient, error) {
 	}
 	return adminClient{base: strings.TrimRight(*o.server, "/") + path, token: token}, nil
 }
+
+// flagSet is the set of flags given on the command line.
+func flagSet(fs *flag.FlagSet) map[string]bool {
+	set := make(map[string]bool)
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+}

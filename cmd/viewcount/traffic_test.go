@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/cmd/viewcount/loadgen"
+	"github.com/viewcount/viewcount/cmd/vcdev/loadgen"
 	"github.com/viewcount/viewcount/sql/queries"
 )
 
@@ -49,11 +49,11 @@ func (c *testClock) set(t time.Time) {
 //	go test ./cmd/viewcount -run TestTrafficMix -v
 func TestTrafficMix(t *testing.T) {
 	mix := loadgen.DefaultMix()
-	hosting, err := hostingFilter("", slog.New(slog.DiscardHandler))
+	hosting, err := loadgen.HostingFilter("", slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	mix.Hosting = hosting // as `viewcount loadgen` does: the server judges those datacenter
+	mix.Hosting = hosting // as `vcdev loadgen` does: the server judges those datacenter
 	dcFile := filepath.Join(t.TempDir(), "datacenter.txt")
 	var dc strings.Builder
 	for _, p := range mix.DatacenterCIDRs {

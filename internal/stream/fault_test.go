@@ -21,11 +21,12 @@ import (
 	"github.com/viewcount/viewcount/internal/stream"
 )
 
-// Findings 2 and 3 of issue 9: after descriptor exhaustion or a full disk
-// the embedded JetStream kept refusing writes until the process restarted.
-// Each test injects the fault for real, clears its cause and requires that
-// writes recover by themselves within recoverWithin, that health went
-// failing then healthy, and that nothing acknowledged was lost.
+// After descriptor exhaustion or a full disk the embedded JetStream must
+// not keep refusing writes until the process restarts (docs/operations.md,
+// Health and self-healing). Each test injects the fault for real, clears
+// its cause and requires that writes recover by themselves within
+// recoverWithin, that health went failing then healthy, and that nothing
+// acknowledged was lost.
 
 const (
 	faultChildEnv = "VIEWCOUNT_STREAM_FAULT_CHILD"

@@ -36,7 +36,7 @@ func TestSitesRegistry(t *testing.T) {
 	if _, _, err := a.Add(ctx, "not a domain"); !errors.Is(err, viewcount.ErrBadSite) {
 		t.Fatalf("bad domain: %v, want ErrBadSite", err)
 	}
-	// Only public-looking host names are registered (issue 9).
+	// Only public-looking host names are registered (viewcount.CheckRegistrable).
 	for _, d := range []string{"localhost", "127.0.0.1", "_.test", "[::1]", "::1", "10.0.0.1:8080", "a.localhost", "a.123"} {
 		if _, _, err := a.Add(ctx, d); !errors.Is(err, viewcount.ErrBadSite) {
 			t.Errorf("Add(%q): %v, want ErrBadSite", d, err)

@@ -8,9 +8,10 @@ import (
 )
 
 // TestArrayParam: every tricky string comes back from an Array(String)
-// parameter as it went in, quotes and backslashes included (issue 10: a
-// page with an apostrophe failed its whole batch with "Cannot read array
-// from text"). The server adapter runs when CLICKHOUSE_TEST_DSN is set.
+// parameter as it went in, quotes and backslashes included (quoted with \'
+// instead, a page with an apostrophe failed its whole batch with "Cannot
+// read array from text"). The server adapter runs when CLICKHOUSE_TEST_DSN
+// is set.
 func TestArrayParam(t *testing.T) {
 	each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		s := open(t)

@@ -50,7 +50,7 @@ type Params map[string]string
 // double (the literal reads \\ as one), as are tabs and newlines, and a quote
 // is doubled, the one escape that holds no backslash. Quoted with \' the
 // store made it \\' and ended the string early: a page with an apostrophe
-// failed its whole batch (issue 10).
+// failed its whole batch (TestArrayParam).
 func ArrayParam(vals []string) string {
 	var b strings.Builder
 	b.WriteByte('[')

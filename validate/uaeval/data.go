@@ -3,7 +3,7 @@
 // agents the share the rules reject (recall), for each set of real-traffic
 // browser user agents the traffic-weighted share they reject (false
 // positives), and the strings that slip through either way. It backs
-// `viewcount ua-eval`.
+// `vcdev ua-eval`.
 //
 // The data is not vendored: `make uadata` fetches pinned npm packages into
 // the cache and checks their checksums, the way `make geo` fetches the

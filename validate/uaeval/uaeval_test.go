@@ -261,7 +261,7 @@ func TestUAEvalPinnedData(t *testing.T) {
 	if err := Print(&out, res); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("viewcount ua-eval --data %s\n%s", dir, out.Bytes())
+	t.Logf("vcdev ua-eval --data %s\n%s", dir, out.Bytes())
 
 	if len(res) != 7 {
 		t.Fatalf("%d results, want 7", len(res))

@@ -1,4 +1,5 @@
-// Package faults is the fault-injection suite of issue 9: its tests (build
+// Package faults is the fault-injection suite (docs/development.md,
+// "Fault-injection suite"): its tests (build
 // tag faults, run by `make faults` and `make soak`) build `viewcount` with
 // the store fault hook, run `viewcount serve` as a child process under
 // steady pixel and beacon load with event ids and retries, inject faults

@@ -15,7 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/viewcount/viewcount/cmd/viewcount/loadgen"
+	"github.com/viewcount/viewcount/cmd/vcdev/loadgen"
 	"github.com/viewcount/viewcount/ingest"
 )
 

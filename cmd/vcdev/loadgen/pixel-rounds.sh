@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
-# pixel-rounds.sh ROUNDS BINARY... : alternating rounds of the pixel against
-# bare Gin, one fresh `serve` of each binary per round, so binaries built
-# from two commits compare on a noisy machine. Prints each round's ratio
-# ("throughput N×") and the two request lines (bare Gin, then the server).
-# The load generator is the first binary's (loadgen did not change the
-# request between them). See docs/benchmarks/method.md, "Medians, rounds and ratios".
+# pixel-rounds.sh ROUNDS VCDEV BINARY... : alternating rounds of the pixel
+# against bare Gin, one fresh `serve` of each viewcount BINARY per round, so
+# binaries built from two commits compare on a noisy machine. Prints each
+# round's ratio ("throughput N×") and the two request lines (bare Gin, then
+# the server). The load comes from one `VCDEV loadgen` for every binary, so
+# only the server differs between them. See docs/benchmarks/method.md, "Medians, rounds and ratios".
 set -euo pipefail
-rounds=$1; shift
-gen=$1
+rounds=$1; gen=$2; shift 2
 for r in $(seq 1 "$rounds"); do
   for b in "$@"; do
     d=$(mktemp -d)

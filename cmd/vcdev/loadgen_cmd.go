@@ -15,10 +15,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/viewcount/viewcount/cmd/viewcount/loadgen"
+	"github.com/viewcount/viewcount/cmd/vcdev/loadgen"
 )
 
-const loadgenUsage = `usage: viewcount loadgen [flags]
+const loadgenUsage = `usage: vcdev loadgen [flags]
 
 Sends page-view load to a running server and reports throughput, latency
 percentiles (from the scheduled send time in open loop), errors by status and
@@ -48,7 +48,10 @@ and on the progress lines when the server exports it.
 flags:
 `
 
-// runLoadgen implements `viewcount loadgen`.
+// warnTokenFlag is the warning for an admin token given on the command line.
+const warnTokenFlag = "--admin-token on the command line is readable by every local user (ps, /proc/PID/cmdline); use VIEWCOUNT_ADMIN_TOKEN"
+
+// runLoadgen implements `vcdev loadgen`.
 func runLoadgen(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -56,7 +59,7 @@ func runLoadgen(args []string, stdout, stderr io.Writer) error {
 }
 
 func loadgenMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("viewcount loadgen", flag.ContinueOnError)
+	fs := flag.NewFlagSet("vcdev loadgen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, loadgenUsage)
@@ -94,7 +97,7 @@ func loadgenMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	cfg.Endpoint = loadgen.Endpoint(*endpoint)
 	set := flagSet(fs)
 	if set["admin-token"] {
-		fmt.Fprintln(stderr, "viewcount: warning:", warnTokenFlag)
+		fmt.Fprintln(stderr, "vcdev: warning:", warnTokenFlag)
 	}
 	if set["requests"] && !set["duration"] {
 		cfg.Duration = 0
@@ -116,7 +119,7 @@ func loadgenMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return fmt.Errorf("loadgen: --mix %q: want realistic or human", *mixName)
 	}
 	mix.Sites, mix.Pages, mix.HotPage = []string{*site}, *pages, *hot
-	hosting, err := hostingFilter(*asnDB, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	hosting, err := loadgen.HostingFilter(*asnDB, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package api
+package httpserve
 
 import (
 	"fmt"
@@ -28,7 +28,7 @@ func newEngine(trustedProxies []string, w io.Writer) (*gin.Engine, error) {
 	e.Use(gin.RecoveryWithWriter(redact.NewWriter(w)), noSniff)
 	e.RemoteIPHeaders = []string{"X-Forwarded-For", "X-Real-IP"}
 	if err := e.SetTrustedProxies(trustedProxies); err != nil {
-		return nil, fmt.Errorf("api: trusted proxies: %w", err)
+		return nil, fmt.Errorf("httpserve: trusted proxies: %w", err)
 	}
 	if len(trustedProxies) == 0 {
 		e.ForwardedByClientIP = false
@@ -39,7 +39,7 @@ func newEngine(trustedProxies []string, w io.Writer) (*gin.Engine, error) {
 }
 
 // nosniffValue is shared by every answer, never modified: assigning it
-// costs the count's hit path no allocation (BenchmarkCountCacheHit).
+// costs the count's hit path no allocation (api's BenchmarkCountCacheHit).
 var nosniffValue = []string{"nosniff"}
 
 // noSniff tells browsers to take every answer as the type it declares.
@@ -47,9 +47,10 @@ var nosniffValue = []string{"nosniff"}
 // referrers, site names, error messages naming a parameter); without it a
 // browser may sniff such an answer, opened as a page or loaded by a
 // <script> or <link> elsewhere, as HTML, script or a style sheet. Set here,
-// on the engine every role serves on, so every route (those of api/stats
-// and api/dashboard, the 404 and 405 answers, routes added later) has it;
-// the pixel's GIF, the badge's SVG and vc.js declare their real types.
+// on the engine every role serves on, so every route (ingest's, the api's,
+// those of api/stats and api/dashboard, the health routes, the 404 and 405
+// answers, routes added later) has it; the pixel's GIF, the badge's SVG and
+// vc.js declare their real types.
 // TestEveryAnswerIsNoSniff (cmd/viewcount) walks every route.
 func noSniff(c *gin.Context) {
 	c.Writer.Header()["X-Content-Type-Options"] = nosniffValue

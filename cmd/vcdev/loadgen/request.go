@@ -15,8 +15,9 @@ import (
 // Requests are assembled by appending into buffers a worker reuses, so
 // building one costs no more than copying its bytes: the load generator's
 // CPU per request must stay small beside the server's on a shared machine
-// (issue 4). The same appenders build the *http.Request of Hit.Request and
-// BatchRequest, so the traffic test and the hot loop send the same bytes.
+// (BenchmarkPixelRequestBuild; docs/benchmarks/method.md, "loadgen"). The
+// same appenders build the *http.Request of Hit.Request and BatchRequest,
+// so the traffic test and the hot loop send the same bytes.
 
 // Content types, as vc.js (navigator.sendBeacon) and batch clients send them.
 const (

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,7 +9,7 @@ import (
 	"github.com/viewcount/viewcount/validate/uaeval"
 )
 
-const uaEvalUsage = `usage: viewcount ua-eval [flags]
+const uaEvalUsage = `usage: vcdev ua-eval [flags]
 
 Judges the user agents of public data sets with the validator's rules and
 prints, per set, the share of bot user agents rejected (recall) or the
@@ -31,23 +30,24 @@ list, legacy browsers and uap-core's device corpus (people).
 flags:
 `
 
-// runUAEval implements `viewcount ua-eval`.
+// runUAEval implements `vcdev ua-eval`.
 func runUAEval(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("viewcount ua-eval", flag.ContinueOnError)
+	fs := flag.NewFlagSet("vcdev ua-eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, uaEvalUsage)
 		fs.PrintDefaults()
 	}
-	e := &envFlag{fs: fs}
+	// The usage names each flag's variable as serve's flags do, but only
+	// --data's is read (through uaeval.DefaultDir), as before the move.
 	var dir, botList string
 	var replace bool
 	var misses int
-	e.str(&dir, "data", uaeval.EnvDir, uaeval.DefaultDir(), "directory holding the data sets that make uadata fetched")
-	e.str(&botList, "bot-list", "VIEWCOUNT_BOT_LIST", "", "file of extra bot user-agent patterns, as for serve")
-	e.bool(&replace, "bot-list-replace", "VIEWCOUNT_BOT_LIST_REPLACE", "use only --bot-list, not the built-in bot lists")
-	e.int(&misses, "misses", "VIEWCOUNT_UAEVAL_MISSES", 20, "user agents each set gets wrong to print")
-	if err := errors.Join(e.err, fs.Parse(args)); err != nil {
+	fs.StringVar(&dir, "data", uaeval.DefaultDir(), "directory holding the data sets that make uadata fetched (env "+uaeval.EnvDir+")")
+	fs.StringVar(&botList, "bot-list", "", "file of extra bot user-agent patterns, as for serve (env VIEWCOUNT_BOT_LIST)")
+	fs.BoolVar(&replace, "bot-list-replace", false, "use only --bot-list, not the built-in bot lists (env VIEWCOUNT_BOT_LIST_REPLACE)")
+	fs.IntVar(&misses, "misses", 20, "user agents each set gets wrong to print (env VIEWCOUNT_UAEVAL_MISSES)")
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
