@@ -3,6 +3,7 @@ package rollup
 import (
 	"context"
 	"fmt"
+	"github.com/viewcount/viewcount/internal/feed"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 	"log/slog"
@@ -115,10 +116,10 @@ func Rebuild(ctx context.Context, q Execer, opts RebuildOptions, logger *slog.Lo
 	// Feed what is stored first, so the rebuild and the feed agree on
 	// every row: the rebuild counts the rows fed up to now, a feed after
 	// it only later ones.
-	if _, err := CatchUp(ctx, q); err != nil {
+	if _, err := feed.CatchUp(ctx, q); err != nil {
 		return fmt.Errorf("rebuild: %w", err)
 	}
-	fed, err := FeedProgress(ctx, q)
+	fed, err := feed.Progress(ctx, q)
 	if err != nil {
 		return fmt.Errorf("rebuild: %w", err)
 	}
@@ -143,7 +144,7 @@ func Rebuild(ctx context.Context, q Execer, opts RebuildOptions, logger *slog.Lo
 	}
 	for _, table := range Rollups() {
 		start := time.Now()
-		p := store.Params{"cutoff": cutoffParam(from), "to": cutoffParam(to), "site": site, "fed": fedMap(fed)}
+		p := store.Params{"cutoff": cutoffParam(from), "to": cutoffParam(to), "site": site, "fed": feed.FedMap(fed)}
 		if err := execScript(ctx, q, table+"_prepare", p); err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package rollup
 import (
 	"context"
 	"fmt"
+	"github.com/viewcount/viewcount/internal/feed"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 	"strconv"
@@ -70,7 +71,7 @@ func RecountRange(ctx context.Context, q Execer, now time.Time, limit int, from,
 	}
 	// Rows a feed has not taken yet are in no rollup (nor in the recount):
 	// a check while validators run compares what both have seen.
-	fed, err := FeedProgress(ctx, q)
+	fed, err := feed.Progress(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +79,7 @@ func RecountRange(ctx context.Context, q Execer, now time.Time, limit int, from,
 	var out []RecountResult
 	for _, table := range Rollups() {
 		// At least one row, which carries the count of all differing ones.
-		p := store.Params{"cutoff": cutoffParam(cutoff), "limit": strconv.Itoa(max(limit, 1)), "fed": fedMap(fed),
+		p := store.Params{"cutoff": cutoffParam(cutoff), "limit": strconv.Itoa(max(limit, 1)), "fed": feed.FedMap(fed),
 			"from": cutoffParam(from), "to": cutoffParam(to)}
 		months := []string{""}
 		if recountByMonth(table) {

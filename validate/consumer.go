@@ -84,8 +84,8 @@ func (v *Validator) HeldSince() map[string]time.Time {
 // Held counts the valid views this validator holds for settling, by site
 // and page (and site under page ""), as its partitions last reported them
 // (once a second).
-func (v *Validator) Held() map[rollup.PendingKey]uint64 {
-	out := map[rollup.PendingKey]uint64{}
+func (v *Validator) Held() map[viewcount.PendingKey]uint64 {
+	out := map[viewcount.PendingKey]uint64{}
 	v.partsMu.Lock()
 	defer v.partsMu.Unlock()
 	for _, pp := range v.parts {

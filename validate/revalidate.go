@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/internal/feed"
 	"github.com/viewcount/viewcount/rollup"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
@@ -175,7 +176,7 @@ func (r *Revalidator) Run(ctx context.Context, req RevalidateRequest, progress f
 		defer cancel()
 		// What the validators stored on their way out reaches the rollups
 		// too, so the rebuild below and the feeds after it agree.
-		if _, err := rollup.CatchUp(work, r.Store); err != nil {
+		if _, err := feed.CatchUp(work, r.Store); err != nil {
 			return res, fmt.Errorf("revalidate: %w", err)
 		}
 	}

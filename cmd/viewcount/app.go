@@ -23,6 +23,7 @@ import (
 	"github.com/viewcount/viewcount/api/dashboard"
 	"github.com/viewcount/viewcount/api/stats"
 	"github.com/viewcount/viewcount/ingest"
+	"github.com/viewcount/viewcount/internal/feed"
 	"github.com/viewcount/viewcount/internal/redact"
 	"github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/rollup"
@@ -173,7 +174,7 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 		snap := api.NewSnapshot(m.store, m.cfg.PublicLag, 0, m.now, m.logger)
 		snap.CountPending(m.pendingCounter().Count)
-		snap.TrackFeeds(func(ctx context.Context) (map[int]uint64, error) { return rollup.FedThrough(ctx, m.store) })
+		snap.TrackFeeds(func(ctx context.Context) (map[int]uint64, error) { return feed.FedThrough(ctx, m.store) })
 		ruleSets, err := m.stream.KV(ctx, viewcount.BucketRules)
 		if err != nil {
 			return err

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/viewcount/viewcount/internal/feed"
 	"github.com/viewcount/viewcount/rollup"
 )
 
@@ -249,7 +250,7 @@ func checkStore(ctx context.Context, s rollup.Execer, now time.Time) (*checkRepo
 	if rep.Rollups, err = rollup.Recount(ctx, s, now, checkExamples); err != nil {
 		return nil, err
 	}
-	if rep.UnfedRows, err = rollup.Unfed(ctx, s); err != nil {
+	if rep.UnfedRows, err = feed.Unfed(ctx, s); err != nil {
 		return nil, err
 	}
 	for _, r := range rep.Rollups {

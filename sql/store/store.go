@@ -98,7 +98,7 @@ type Store interface {
 	// the same token is dropped by ClickHouse (and, should a materialized
 	// view read views_raw, by it too: deduplicate_blocks_in_dependent_
 	// materialized_views=1; since migration 012 the rollups are fed
-	// apart, see rollup.Feed).
+	// apart, see feed.Run).
 	// The token must match [A-Za-z0-9_.:-]+ (ErrBadToken otherwise). An
 	// empty rows slice inserts nothing and returns nil.
 	InsertViews(ctx context.Context, token string, rows []viewcount.Verdict) error
