@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/viewcount/viewcount/internal/feed"
+	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 	"log/slog"
@@ -28,23 +29,13 @@ import (
 // (retained) go by this list; a site's deletion finds every table with a
 // site column itself. A new rollup is one more entry here and its files.
 func Rollups() []string {
-	return []string{PageRollupTable, DimRollupTable, PageViewsTable, RejectedRollupTable}
+	return []string{migrations.PageRollupTable, migrations.DimRollupTable, migrations.PageViewsTable, migrations.RejectedRollupTable}
 }
 
-// DimRollupTable holds the creator dashboard's breakdowns (migration 008).
-const DimRollupTable = "dim_rollup"
-
-// PageRollupTable holds the public counts (migration 004).
-const PageRollupTable = "page_rollup"
-
-// RejectedRollupTable holds the rejected events per site, reason, UTC hour,
-// user agent (its first 300 bytes), browser and device class and, for
-// datacenter verdicts, AS number (migration 019): the invalid-traffic
-// report's top lists. Its rows expire with views_raw's.
-const RejectedRollupTable = "rejected_rollup"
-
 // partitioned reports whether table's swap goes a partition at a time.
-func partitioned(table string) bool { return table == PageViewsTable || table == RejectedRollupTable }
+func partitioned(table string) bool {
+	return table == migrations.PageViewsTable || table == migrations.RejectedRollupTable
+}
 
 // IsRollup reports whether table is one of Rollups: a table rebuilt from
 // views_raw by `viewcount repair rollups`.
@@ -63,7 +54,7 @@ func IsRollup(table string) bool {
 // recounts take everything before it from the rollups themselves. With no
 // TTL it is the zero time (everything comes from views_raw).
 func Cutoff(ctx context.Context, q Execer, now time.Time) (time.Time, error) {
-	days, err := RawRetentionDays(ctx, q)
+	days, err := migrations.RawRetentionDays(ctx, q)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -158,7 +149,7 @@ func Rebuild(ctx context.Context, q Execer, opts RebuildOptions, logger *slog.Lo
 				opts.Progress(table, i+1, len(months), rows)
 			}
 		}
-		if table == PageRollupTable {
+		if table == migrations.PageRollupTable {
 			if err := execScript(ctx, q, "page_rollup_totals", store.Params{"site": site}); err != nil {
 				return err
 			}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
@@ -27,7 +28,7 @@ func BenchmarkRecountRebuild(b *testing.B) {
 	events := storetest.HistoryEvents(b)
 	ctx := context.Background()
 	s := storetest.Open(b)
-	if err := rollup.Migrate(ctx, s, nil); err != nil {
+	if err := migrations.Apply(ctx, s, nil); err != nil {
 		b.Fatal(err)
 	}
 	sites := make([]string, 20)

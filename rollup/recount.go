@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/viewcount/viewcount/internal/feed"
+	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 	"strconv"
@@ -120,7 +121,7 @@ func RecountRange(ctx context.Context, q Execer, now time.Time, limit int, from,
 // rejected_rollup's, whose keys (user agents) can be as many as its
 // events.
 func recountByMonth(table string) bool {
-	return table == DimRollupTable || table == RejectedRollupTable
+	return table == migrations.DimRollupTable || table == migrations.RejectedRollupTable
 }
 
 // differences reads a recount script's rows by column name: each table's

@@ -11,6 +11,7 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
@@ -19,7 +20,7 @@ import (
 func migrated(t *testing.T) store.Store {
 	t.Helper()
 	s := storetest.Open(t)
-	if err := rollup.Migrate(t.Context(), s, nil); err != nil {
+	if err := migrations.Apply(t.Context(), s, nil); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -50,6 +51,18 @@ func rollupState(t *testing.T, s store.Store) string {
 		t.Fatal(err)
 	}
 	return fmt.Sprint(res.Rows)
+}
+
+func queryCell(t *testing.T, s store.Store, q string) string {
+	t.Helper()
+	res, err := s.Query(t.Context(), q, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
+		t.Fatalf("%s: %q", q, res.Rows)
+	}
+	return res.Rows[0][0]
 }
 
 func siteTotal(t *testing.T, s store.Store, site string) string {
@@ -187,13 +200,13 @@ func TestBrokenRawPartReportsLoss(t *testing.T) {
 func TestRawRetentionExpiresRawKeepsRollups(t *testing.T) {
 	s := migrated(t)
 	ctx := t.Context()
-	days, err := rollup.RawRetentionDays(ctx, s)
+	days, err := migrations.RawRetentionDays(ctx, s)
 	if err != nil || days != 0 {
 		t.Fatalf("retention after migrate = %d, %v; want none (serve sets it)", days, err)
 	}
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	if err := rollup.ApplyRawRetention(ctx, s, 400, logger); err != nil {
+	if err := migrations.ApplyRawRetention(ctx, s, 400, logger); err != nil {
 		t.Fatal(err)
 	}
 	// Stored and fed while the retention still kept them: the feed reads
@@ -201,7 +214,7 @@ func TestRawRetentionExpiresRawKeepsRollups(t *testing.T) {
 	// longer ago than the retention) is not counted.
 	now := time.Now().UTC()
 	insertViews(t, s, "old", "a.example", now.AddDate(0, 0, -60), 100)
-	if err := rollup.ApplyRawRetention(ctx, s, 30, logger); err != nil {
+	if err := migrations.ApplyRawRetention(ctx, s, 30, logger); err != nil {
 		t.Fatal(err)
 	}
 	for _, table := range []string{"views_raw", "page_views", "rejected_rollup"} {
@@ -209,7 +222,7 @@ func TestRawRetentionExpiresRawKeepsRollups(t *testing.T) {
 			t.Errorf("%s has no 30-day TTL dropping whole parts: %s", table, got)
 		}
 	}
-	if days, _ := rollup.RawRetentionDays(ctx, s); days != 30 {
+	if days, _ := migrations.RawRetentionDays(ctx, s); days != 30 {
 		t.Errorf("retention = %d, want 30", days)
 	}
 	if !strings.Contains(logs.String(), "table=views_raw from_days=400 to_days=30") || !strings.Contains(logs.String(), "table=page_views from_days=400 to_days=30") ||
@@ -217,7 +230,7 @@ func TestRawRetentionExpiresRawKeepsRollups(t *testing.T) {
 		t.Errorf("change not logged: %s", logs.String())
 	}
 	logs.Reset()
-	if err := rollup.ApplyRawRetention(ctx, s, 30, logger); err != nil || logs.Len() != 0 {
+	if err := migrations.ApplyRawRetention(ctx, s, 30, logger); err != nil || logs.Len() != 0 {
 		t.Errorf("unchanged retention: err %v, log %q", err, logs.String())
 	}
 
@@ -270,7 +283,7 @@ func differing(diffs []rollup.RecountResult) uint64 {
 func TestRetentionDays(t *testing.T) {
 	f := func(d time.Duration, want int) {
 		t.Helper()
-		if got := rollup.RetentionDays(d); got != want {
+		if got := migrations.RetentionDays(d); got != want {
 			t.Errorf("RetentionDays(%s) = %d, want %d", d, got, want)
 		}
 	}

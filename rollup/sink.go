@@ -9,7 +9,15 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/internal/progress"
+	"github.com/viewcount/viewcount/sql/store"
 )
+
+// Execer is what the feed, the part checks and the repairs need of a
+// store; store.Store satisfies it.
+type Execer interface {
+	Exec(ctx context.Context, query string, params store.Params) error
+	Query(ctx context.Context, query string, params store.Params) (*store.Result, error)
+}
 
 // Inserter is the store as the sink needs it. InsertViews must treat a
 // repeated non-empty token as a no-op (ClickHouse's insert deduplication);

@@ -11,7 +11,7 @@ import (
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/internal/feed"
 	"github.com/viewcount/viewcount/internal/stream/streamtest"
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
 
@@ -32,7 +32,7 @@ func TestPendingOldestPerSite(t *testing.T) {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			rnd := rand.New(rand.NewPCG(seed, 77))
 			conn, st := streamtest.Open(t, testPartitions), storetest.Open(t)
-			if err := rollup.Migrate(ctx, st, quiet()); err != nil {
+			if err := migrations.Apply(ctx, st, quiet()); err != nil {
 				t.Fatal(err)
 			}
 			// Messages of one to three events of one partition, receive

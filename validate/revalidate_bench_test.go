@@ -10,6 +10,7 @@ import (
 	vcstream "github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/internal/stream/streamtest"
 	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
 
@@ -24,7 +25,7 @@ func BenchmarkRevalidate(b *testing.B) {
 	}
 	ctx := context.Background()
 	st := storetest.Open(b)
-	if err := rollup.Migrate(ctx, st, quiet()); err != nil {
+	if err := migrations.Apply(ctx, st, quiet()); err != nil {
 		b.Fatal(err)
 	}
 	end := time.Now().UTC().Truncate(24 * time.Hour)

@@ -27,6 +27,7 @@ import (
 	"github.com/viewcount/viewcount/internal/redact"
 	"github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/validate"
 )
@@ -367,10 +368,10 @@ func (m *Main) ruleConfig() (validate.Config, error) {
 // every minute until Close.
 func (m *Main) startStoreChecks(ctx context.Context) error {
 	if m.cfg.RawRetention > 0 {
-		days := rollup.RetentionDays(m.cfg.RawRetention)
-		apply := func() error { return rollup.ApplyRawRetention(ctx, m.store, days, m.logger) }
+		days := migrations.RetentionDays(m.cfg.RawRetention)
+		apply := func() error { return migrations.ApplyRawRetention(ctx, m.store, days, m.logger) }
 		if m.cfg.Cluster != "" {
-			apply = func() error { return rollup.ApplyRawRetentionCluster(ctx, m.store, m.cfg.Cluster, days, m.logger) }
+			apply = func() error { return migrations.ApplyRawRetentionCluster(ctx, m.store, m.cfg.Cluster, days, m.logger) }
 		}
 		if err := apply(); err != nil {
 			return err
@@ -494,9 +495,9 @@ const warnTokenFlag = "--admin-token on the command line is readable by every lo
 // server or chDB, the cluster schema (sql/migrations/cluster) with --cluster.
 func (m *Main) migrate(ctx context.Context) error {
 	if m.cfg.Cluster != "" {
-		return rollup.MigrateCluster(ctx, m.store, m.cfg.Cluster, m.logger)
+		return migrations.ApplyCluster(ctx, m.store, m.cfg.Cluster, m.logger)
 	}
-	return rollup.Migrate(ctx, m.store, m.logger)
+	return migrations.Apply(ctx, m.store, m.logger)
 }
 
 // pendingCounter counts what the public counts do not include yet; held

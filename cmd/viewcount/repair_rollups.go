@@ -14,6 +14,7 @@ import (
 
 	"github.com/viewcount/viewcount/internal/feed"
 	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/sql/migrations"
 )
 
 // checkExamples is how many differing rows per rollup check lists.
@@ -37,7 +38,7 @@ func repairRollups(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "repair rollups: against a ClickHouse server: stop every validator (serve, validate) first; views they insert during the rebuild are overwritten by it")
 	}
 	// The rebuild's scripts are written for the newest schema.
-	if err := rollup.Migrate(ctx, c.store, c.logger); err != nil {
+	if err := migrations.Apply(ctx, c.store, c.logger); err != nil {
 		return err
 	}
 	now := time.Now()
@@ -47,7 +48,7 @@ func repairRollups(args []string, stdout, stderr io.Writer) error {
 	}
 	var raw []rollup.DetachedPart // views_raw parts whose events are missing
 	for _, p := range rollup.Harmful(broken) {
-		if p.Table == rollup.RawTable {
+		if p.Table == migrations.RawTable {
 			raw = append(raw, p)
 		}
 	}
@@ -80,7 +81,7 @@ func repairRollups(args []string, stdout, stderr io.Writer) error {
 			dropped++
 			continue
 		}
-		if !p.Covered && !(force && p.Table == rollup.RawTable) {
+		if !p.Covered && !(force && p.Table == migrations.RawTable) {
 			continue
 		}
 		if err := rollup.DropDetached(ctx, c.store, p); err != nil {
@@ -211,15 +212,15 @@ func writeProblems(w io.Writer, rep *checkReport) {
 func describeDifference(d rollup.Difference) string {
 	views := fmt.Sprintf("views %d (recount %d)", d.StoredViews, d.RecountViews)
 	switch d.Table {
-	case rollup.DimRollupTable:
+	case migrations.DimRollupTable:
 		key := fmt.Sprintf("%s %s %s %q", d.Grain, d.Site, d.Dim, d.Value)
 		if d.Page != "" {
 			key += fmt.Sprintf(" page %q", d.Page)
 		}
 		return fmt.Sprintf("%s %s: %s, uniques %d (recount %d)", key, d.Bucket, views, d.StoredUniques, d.RecountUniques)
-	case rollup.PageViewsTable:
+	case migrations.PageViewsTable:
 		return fmt.Sprintf("%s %s %q %s: %s, row checksum %d (recount %d)", d.Grain, d.Site, d.Page, d.Bucket, views, d.StoredChecksum, d.RecountChecksum)
-	case rollup.RejectedRollupTable:
+	case migrations.RejectedRollupTable:
 		key := fmt.Sprintf("%s %s %s ua %q (%s · %s)", d.Grain, d.Site, d.Dim, d.Value, d.Browser, d.Device)
 		if d.ASN != 0 {
 			key += fmt.Sprintf(" AS%d", d.ASN)
@@ -236,7 +237,7 @@ func describeDifference(d rollup.Difference) string {
 func checkStore(ctx context.Context, s rollup.Execer, now time.Time) (*checkReport, error) {
 	rep := &checkReport{Problems: []string{}, RawLost: []rollup.Lost{}}
 	var err error
-	if rep.RawRetentionDays, err = rollup.RawRetentionDays(ctx, s); err != nil {
+	if rep.RawRetentionDays, err = migrations.RawRetentionDays(ctx, s); err != nil {
 		return nil, err
 	}
 	if rep.DamagedParts, err = rollup.BrokenParts(ctx, s); err != nil {
@@ -244,7 +245,7 @@ func checkStore(ctx context.Context, s rollup.Execer, now time.Time) (*checkRepo
 	}
 	rawDamaged := false
 	for _, p := range rollup.Harmful(rep.DamagedParts) {
-		rawDamaged = rawDamaged || p.Table == rollup.RawTable
+		rawDamaged = rawDamaged || p.Table == migrations.RawTable
 		rep.Problems = append(rep.Problems, fmt.Sprintf("damaged part %s of %s (%s, %d bytes): %s", p.Name, p.Table, p.Reason, p.Bytes, rollup.Advice(p.Table)))
 	}
 	if rep.Rollups, err = rollup.Recount(ctx, s, now, checkExamples); err != nil {

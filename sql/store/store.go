@@ -118,7 +118,7 @@ var ErrNoLibrary = errors.New("libchdb.so not found or not loadable: run `make c
 var ErrBadToken = errors.New("bad insert deduplication token")
 
 // Open connects to the store cfg describes and creates its database if
-// missing. It does not apply migrations (see rollup.Migrate).
+// missing. It does not apply migrations (see migrations.Apply).
 func Open(ctx context.Context, cfg Config, logger *slog.Logger) (Store, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)

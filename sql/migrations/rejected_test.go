@@ -1,4 +1,4 @@
-package rollup_test
+package migrations_test
 
 import (
 	"strconv"
@@ -8,7 +8,6 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/internal/feed"
-	"github.com/viewcount/viewcount/rollup"
 	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
@@ -116,7 +115,7 @@ func TestMigrateRejectedRollupBackfills(t *testing.T) {
 	if got := stored(); got != wantCopy {
 		t.Errorf("rejected_rollup after the copy counts %s events, want %s", got, wantCopy)
 	}
-	if err := rollup.Migrate(ctx, s, nil); err != nil { // the rerun, and the view
+	if err := migrations.Apply(ctx, s, nil); err != nil { // the rerun, and the view
 		t.Fatal(err)
 	}
 	if got := stored(); got != wantCopy {
