@@ -17,6 +17,7 @@ import (
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/internal/feed"
 	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/rollup/repair"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 )
@@ -236,8 +237,8 @@ func (r *Revalidator) Run(ctx context.Context, req RevalidateRequest, progress f
 	// The rollups' rows of the site's days the range touches are recounted
 	// aside and swapped in; nothing else changed.
 	day := func(t time.Time) time.Time { return t.UTC().Truncate(24 * time.Hour) }
-	scope := &rollup.Scope{Site: req.Site, From: day(req.From), To: day(req.To.Add(-time.Millisecond)).Add(24 * time.Hour)}
-	err = rollup.Rebuild(work, r.Store, rollup.RebuildOptions{Now: r.Now(), Scope: scope, Progress: func(table string, done, total int, rows uint64) {
+	scope := &repair.Scope{Site: req.Site, From: day(req.From), To: day(req.To.Add(-time.Millisecond)).Add(24 * time.Hour)}
+	err = repair.Rebuild(work, r.Store, repair.RebuildOptions{Now: r.Now(), Scope: scope, Progress: func(table string, done, total int, rows uint64) {
 		progress(fmt.Sprintf("rebuilding %s for %s %s – %s: month %d/%d", table, req.Site,
 			scope.From.Format(time.DateOnly), scope.To.Format(time.DateOnly), done, total))
 	}}, r.Logger)
@@ -266,7 +267,7 @@ func (r *Revalidator) check(ctx context.Context, req *RevalidateRequest, res *Re
 	// finer bound would judge an event of its first millisecond in one
 	// place and leave it out in another.
 	req.From, req.To = req.From.UTC().Truncate(time.Millisecond), req.To.UTC().Truncate(time.Millisecond)
-	cutoff, err := rollup.Cutoff(ctx, r.Store, r.Now())
+	cutoff, err := repair.Cutoff(ctx, r.Store, r.Now())
 	if err != nil {
 		return fmt.Errorf("revalidate: %w", err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	vcstream "github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/internal/stream/streamtest"
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/rollup/repair"
 	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
@@ -51,7 +51,7 @@ func BenchmarkRevalidate(b *testing.B) {
 	// For comparison: the whole rebuild `repair rollups` does.
 	b.Run("full-rebuild", func(b *testing.B) {
 		for range b.N {
-			if err := rollup.Rebuild(ctx, st, rollup.RebuildOptions{}, quiet()); err != nil {
+			if err := repair.Rebuild(ctx, st, repair.RebuildOptions{}, quiet()); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -27,6 +27,7 @@ import (
 	"github.com/viewcount/viewcount/internal/redact"
 	"github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/rollup/repair"
 	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/validate"
@@ -377,7 +378,7 @@ func (m *Main) startStoreChecks(ctx context.Context) error {
 			return err
 		}
 	}
-	parts := rollup.NewPartsMonitor(m.store, m.Metrics, time.Minute, m.logger)
+	parts := repair.NewPartsMonitor(m.store, m.Metrics, time.Minute, m.logger)
 	if err := parts.Check(ctx); err != nil {
 		return fmt.Errorf("check store parts: %w", err)
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/rollup/repair"
 	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
@@ -192,7 +192,7 @@ func TestServeReportsDamagedPart(t *testing.T) {
 	s, flags := storeWithViews(t, "a.example", 20)
 	storetest.BreakPart(t, s, "page_rollup")
 	m := startMainWith(t, t.TempDir(), flags[5], nil, time.Now)
-	if p := m.Metrics.Failing()[rollup.HealthPart]; !strings.Contains(p, "page_rollup (1)") {
+	if p := m.Metrics.Failing()[repair.HealthPart]; !strings.Contains(p, "page_rollup (1)") {
 		t.Errorf("store_parts health = %q, want the damaged page_rollup part", p)
 	}
 }

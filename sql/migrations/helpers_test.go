@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/rollup/repair"
 	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
@@ -30,7 +30,7 @@ func migrated(t *testing.T) store.Store {
 // recountDiffering returns each rollup's number of differing rows.
 func recountDiffering(t *testing.T, s store.Store, now time.Time) map[string]uint64 {
 	t.Helper()
-	res, err := rollup.Recount(t.Context(), s, now, 3)
+	res, err := repair.Recount(t.Context(), s, now, 3)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,15 @@
-package rollup
+package repair
 
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"time"
+
 	"github.com/viewcount/viewcount/internal/feed"
 	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
-	"strconv"
-	"time"
 )
 
 // Difference is one rollup row that does not equal its recount. Which

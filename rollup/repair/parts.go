@@ -1,16 +1,25 @@
-package rollup
+package repair
 
 import (
 	"context"
 	"fmt"
-	"github.com/viewcount/viewcount/sql/migrations"
-	"github.com/viewcount/viewcount/sql/queries"
 	"log/slog"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/viewcount/viewcount/sql/migrations"
+	"github.com/viewcount/viewcount/sql/queries"
+	"github.com/viewcount/viewcount/sql/store"
 )
+
+// Execer is what the part checks, rebuilds and recounts need of a store;
+// store.Store satisfies it.
+type Execer interface {
+	Exec(ctx context.Context, query string, params store.Params) error
+	Query(ctx context.Context, query string, params store.Params) (*store.Result, error)
+}
 
 // HealthSetter receives the state of the store's parts;
 // viewcount.Metrics satisfies it.

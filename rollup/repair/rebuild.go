@@ -1,15 +1,16 @@
-package rollup
+package repair
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
 	"github.com/viewcount/viewcount/internal/feed"
 	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
-	"log/slog"
-	"strconv"
-	"time"
 )
 
 // Rollups returns the tables materialized views fill from views_raw:
