@@ -165,7 +165,7 @@ func (p *pipeline) startWith(t *testing.T, cfg Config) (stop func(crash bool)) {
 	}
 	metrics := viewcount.NewMetrics()
 	sink := rollup.NewSink(rollup.Config{MaxRows: 64, InsertRetries: 1}, p.store, intents, metrics, quiet(), time.Now)
-	v, err := New(cfg, Options{FlushEvery: 20 * time.Millisecond, FetchBatch: 16, Owner: "restarting-validator"}, js, testPartitions, p.sites, sink, metrics, quiet())
+	v, err := New(cfg, Options{FlushEvery: 20 * time.Millisecond, FetchBatch: 16, Owner: "restarting-validator"}, js, testPartitions, p.sites, SinkOf(sink.Open), metrics, quiet())
 	if err != nil {
 		t.Fatal(err)
 	}

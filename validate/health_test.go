@@ -23,7 +23,7 @@ func (p *pipeline) run(t *testing.T, opts Options, scfg rollup.Config) (metrics 
 	metrics = viewcount.NewMetrics()
 	sink := rollup.NewSink(scfg, p.store, intents, metrics, quiet(), time.Now)
 	opts.FlushEvery, opts.FetchBatch, opts.Owner = 20*time.Millisecond, 16, "health-test"
-	v, err := New(DefaultConfig(), opts, p.conn.JS, testPartitions, p.sites, sink, metrics, quiet())
+	v, err := New(DefaultConfig(), opts, p.conn.JS, testPartitions, p.sites, SinkOf(sink.Open), metrics, quiet())
 	if err != nil {
 		t.Fatal(err)
 	}

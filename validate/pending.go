@@ -12,7 +12,6 @@ import (
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/internal/feed"
 	"github.com/viewcount/viewcount/internal/progress"
-	"github.com/viewcount/viewcount/rollup"
 )
 
 // pendingMaxMessages bounds the stream messages one partition's pending
@@ -29,7 +28,7 @@ const pendingMaxMessages = 20000
 // feed.
 type PendingCounter struct {
 	JS         jetstream.JetStream
-	Store      rollup.Execer
+	Store      feed.Execer
 	Partitions int
 	Settle     time.Duration                          // the settle window, bounding how late a held view is stored
 	Held       func() map[viewcount.PendingKey]uint64 // nil when this process validates nothing

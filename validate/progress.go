@@ -10,7 +10,6 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/internal/progress"
-	"github.com/viewcount/viewcount/rollup"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 )
@@ -181,7 +180,7 @@ func CheckStreamTail(ctx context.Context, js jetstream.JetStream, st RawStore, p
 
 // checkStart stops the partition when its progress record disagrees with
 // the stream or views_raw (see ErrCorruptProgress).
-func (v *Validator) checkStart(ctx context.Context, p int, w *rollup.Writer, s jetstream.Stream) error {
+func (v *Validator) checkStart(ctx context.Context, p int, w Writer, s jetstream.Stream) error {
 	info, err := s.Info(ctx)
 	if err != nil {
 		return fmt.Errorf("validate: partition %d: stream info: %w", p, err)

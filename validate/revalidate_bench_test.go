@@ -44,7 +44,7 @@ func BenchmarkRevalidate(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	r, err := NewRevalidator(DefaultConfig(), Revalidator{JS: conn.JS, Partitions: 1, Sites: sites, Store: st, Owner: "bench", Logger: quiet()})
+	r, err := NewRevalidator(DefaultConfig(), Revalidator{JS: conn.JS, Partitions: 1, Sites: sites, Store: st, Rollups: repair.NewRebuilder(st, quiet()), Owner: "bench", Logger: quiet()})
 	if err != nil {
 		b.Fatal(err)
 	}

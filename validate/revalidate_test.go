@@ -73,7 +73,7 @@ func TestRevalidateEqualsFreshRun(t *testing.T) {
 			stop := p.startWith(t, DefaultConfig()) // the validators restarted with version 2
 			defer stop(false)
 			r, err := NewRevalidator(DefaultConfig(), Revalidator{JS: p.conn.JS, Partitions: testPartitions, Sites: p.sites,
-				Store: p.store, Owner: "revalidator", Logger: quiet()})
+				Store: p.store, Rollups: repair.NewRebuilder(p.store, quiet()), Owner: "revalidator", Logger: quiet()})
 			if err != nil {
 				t.Fatal(err)
 			}

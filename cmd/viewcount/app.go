@@ -287,7 +287,7 @@ func (m *Main) startValidate(ctx context.Context) error {
 		// The process's clock dates the ticks that release held views, as
 		// it dates the events: a tick by another clock (ahead of the
 		// events' one) would release them before their window passed.
-		MaxLag: m.cfg.ReadyMaxLag, Raw: m.store, Now: m.now}, m.stream.JS, m.stream.Partitions, m.sites, sink, m.Metrics, m.logger)
+		MaxLag: m.cfg.ReadyMaxLag, Raw: m.store, Now: m.now}, m.stream.JS, m.stream.Partitions, m.sites, validate.SinkOf(sink.Open), m.Metrics, m.logger)
 	if err != nil {
 		return err
 	}
