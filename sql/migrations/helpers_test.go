@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount/rollup/repair"
-	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
@@ -16,16 +15,6 @@ import (
 func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
 
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
-// migrated returns a fresh store with the schema applied.
-func migrated(t *testing.T) store.Store {
-	t.Helper()
-	s := storetest.Open(t)
-	if err := migrations.Apply(t.Context(), s, nil); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
 
 // recountDiffering returns each rollup's number of differing rows.
 func recountDiffering(t *testing.T, s store.Store, now time.Time) map[string]uint64 {
