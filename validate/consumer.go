@@ -27,9 +27,8 @@ type Sink interface {
 
 // Writer stores one partition's verdicts in stream order and says where
 // the partition resumes; *rollup.Writer implements it. It is used by one
-// goroutine. Once a batch failed, Add, Flush, FlushAsync, Drain and Wait
-// return that error, and the partition restarts from Resume of a new
-// Writer.
+// goroutine. Once a batch failed, Add, Flush, FlushAsync and Drain return
+// that error, and the partition restarts from Resume of a new Writer.
 type Writer interface {
 	// Resume is the last stream sequence known to be stored: the
 	// partition's consumer starts after it (0: from the beginning).
