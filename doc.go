@@ -1,8 +1,9 @@
 // Package viewcount is the shared vocabulary of the service: the event a hit
 // becomes, the verdict every event receives, the stream subjects and bucket
 // names every role agrees on, the compact binary encoding events travel in,
-// the process metrics, and the allocation-free query reading the pixel and
-// the public count share (QueryValues).
+// the process metrics, what a count does not include yet (Pending), and
+// the allocation-free query reading the pixel and the public count share
+// (QueryValues).
 //
 // It also holds what the admin surfaces speak: a registered Site with its
 // host rules and its token checks, an analyst Token, an operator's

@@ -12,7 +12,7 @@ import (
 // count passes it back (the counts endpoint's own views): a count read
 // while the partition's feeds had not reached Seq cannot include those
 // events, since a row reaches the rollups only by a feed of a batch at or
-// after its own sequence (rollup.FeedProgress). The zero value is no
+// after its own sequence (feed.Progress). The zero value is no
 // position.
 type StreamPosition struct {
 	Partition int

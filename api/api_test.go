@@ -21,7 +21,7 @@ import (
 	"github.com/viewcount/viewcount/internal/httpserve"
 	"github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/internal/stream/streamtest"
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
@@ -53,7 +53,7 @@ func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	f := &fixture{store: storetest.Open(t), clock: &clock{time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}}
-	if err := rollup.Migrate(ctx, f.store, discard()); err != nil {
+	if err := migrations.Apply(ctx, f.store, discard()); err != nil {
 		t.Fatal(err)
 	}
 	var err error

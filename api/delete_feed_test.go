@@ -7,15 +7,15 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/ingest"
+	"github.com/viewcount/viewcount/internal/feed"
 	"github.com/viewcount/viewcount/internal/httpserve"
-	"github.com/viewcount/viewcount/rollup"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
 
 // feedDuringDelete is the real store with one interleaving forced: the
-// validator's feed of the site's stored rows (rollup.CatchUp, the same
+// validator's feed of the site's stored rows (feed.CatchUp, the same
 // statement a Writer's feed runs) completes just before the deletion's
 // views_raw mutation runs, as a feed in flight when the deletion began
 // does. Nothing is faked: the statements are the store's.
@@ -26,7 +26,7 @@ type feedDuringDelete struct {
 
 func (s *feedDuringDelete) Exec(ctx context.Context, query string, params store.Params) error {
 	if query == queries.Text(queries.SiteDelete) && params["table"] == "views_raw" && !s.fed.Swap(true) {
-		if _, err := rollup.CatchUp(ctx, s.Store); err != nil {
+		if _, err := feed.CatchUp(ctx, s.Store); err != nil {
 			return err
 		}
 	}

@@ -16,7 +16,7 @@ import (
 // the stream (viewcount.StreamPosition); a count lacks the view for
 // certain when the partition's feeds had not reached its sequence after
 // the count was read, since nothing reaches the rollups but by a feed
-// (rollup.FedThrough). Whether it will count at all (a reload is the same
+// (feed.FedThrough). Whether it will count at all (a reload is the same
 // visitor's duplicate) only the reader can know: vc.js passes the first
 // view of the page it sent that day, and it is taken as valid.
 //
@@ -30,7 +30,7 @@ const maxOwnViews = 10
 
 // FedFunc returns each partition's feed progress: the highest stream
 // sequence the feeds have reached, none above it being in the rollups
-// (rollup.FedThrough). A partition never fed is absent.
+// (feed.FedThrough). A partition never fed is absent.
 type FedFunc func(ctx context.Context) (map[int]uint64, error)
 
 // TrackFeeds lets the snapshot tell, with f, whether a count lacks a

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/internal/feed"
 )
 
 // TestCountsOwnView: a POST's own views are added to the counts that
@@ -27,7 +27,7 @@ func TestCountsOwnView(t *testing.T) {
 	fedReads := 0
 	fedThrough := func() uint64 { // partition 0's, where the fixture's views are
 		t.Helper()
-		through, err := rollup.FedThrough(ctx, f.store)
+		through, err := feed.FedThrough(ctx, f.store)
 		if err != nil || through[0] == 0 {
 			t.Fatalf("feed progress %v %v", through, err)
 		}
@@ -73,7 +73,7 @@ func TestCountsOwnView(t *testing.T) {
 	check("no feed progress", own([]string{"/a"}, "/a", "3:1"), 0)
 	f.snap.TrackFeeds(func(ctx context.Context) (map[int]uint64, error) {
 		fedReads++
-		return rollup.FedThrough(ctx, f.store)
+		return feed.FedThrough(ctx, f.store)
 	})
 
 	fed := fedThrough()

@@ -14,7 +14,6 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/rollup"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 )
@@ -42,11 +41,11 @@ type Count struct {
 
 // PendingFunc counts the events not in the counts yet, per site and page,
 // with each site's oldest (validate.PendingCounter).
-type PendingFunc func(ctx context.Context) (rollup.Pending, error)
+type PendingFunc func(ctx context.Context) (viewcount.Pending, error)
 
 // pendingReading is a Pending and when it was counted.
 type pendingReading struct {
-	rollup.Pending
+	viewcount.Pending
 	at time.Time
 }
 
@@ -111,7 +110,7 @@ func (s *Snapshot) CountPending(f PendingFunc) { s.pendingFunc = f }
 // pendingOf is the latest pending count of k.
 func (s *Snapshot) pendingOf(k key) uint64 {
 	if m := s.pending.Load(); m != nil {
-		return m.Events[rollup.PendingKey{Site: k.site, Page: k.page}]
+		return m.Events[viewcount.PendingKey{Site: k.site, Page: k.page}]
 	}
 	return 0
 }

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/rollup"
 	"github.com/viewcount/viewcount/sql/analyst"
+	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
@@ -193,7 +193,7 @@ func splitOptions(q string) []string {
 func TestClickHouseQueries(t *testing.T) {
 	ctx := t.Context()
 	s := storetest.Open(t)
-	if err := rollup.Migrate(ctx, s, nil); err != nil {
+	if err := migrations.Apply(ctx, s, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := storetest.InsertFed(ctx, s, "", history()); err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/internal/feed"
 	"github.com/viewcount/viewcount/rollup"
 )
 
@@ -27,7 +28,7 @@ func TestFeedTakesRowsByBatch(t *testing.T) {
 	}
 	fedThrough := func(want map[int]uint64) {
 		t.Helper()
-		got, err := rollup.FedThrough(ctx, p.store)
+		got, err := feed.FedThrough(ctx, p.store)
 		if err != nil || len(got) != len(want) {
 			t.Fatalf("FedThrough: %v %v, want %v", got, err, want)
 		}
@@ -83,7 +84,7 @@ func TestFeedRedoneAfterCrash(t *testing.T) {
 	if raw, views := p.counts(t); raw != 60 || views != 0 {
 		t.Fatalf("stored: raw %d views %d, want 60 and 0", raw, views)
 	}
-	if err := rollup.RecordFeed(ctx, p.store, 0, 1, 6); err != nil { // and the crash
+	if err := feed.Record(ctx, p.store, feed.Range{Partition: 0, First: 1, Last: 6}); err != nil { // and the crash
 		t.Fatal(err)
 	}
 	for i := range 2 {
@@ -122,7 +123,7 @@ func TestFeedCatchesUpAfterCrash(t *testing.T) {
 	if err := w.Flush(ctx); err != nil { // all four stored, none fed; then the crash
 		t.Fatal(err)
 	}
-	if n, err := rollup.Unfed(ctx, p.store); err != nil || n != 80 {
+	if n, err := feed.Unfed(ctx, p.store); err != nil || n != 80 {
 		t.Fatalf("unfed = %d (%v), want 80", n, err)
 	}
 	w, err = sink.Open(ctx, 0)
@@ -141,10 +142,10 @@ func TestFeedCatchesUpAfterCrash(t *testing.T) {
 	if raw, views := p.counts(t); raw != 80 || views != 80 {
 		t.Fatalf("after the restart: raw %d views %d, want 80", raw, views)
 	}
-	if n, err := rollup.Unfed(ctx, p.store); err != nil || n != 0 {
+	if n, err := feed.Unfed(ctx, p.store); err != nil || n != 0 {
 		t.Fatalf("unfed after the restart = %d (%v), want 0", n, err)
 	}
-	if n, err := rollup.CatchUp(ctx, p.store); err != nil || n != 0 {
+	if n, err := feed.CatchUp(ctx, p.store); err != nil || n != 0 {
 		t.Fatalf("catch up after a drained writer fed %d rows (%v), want 0", n, err)
 	}
 	if raw, views := p.counts(t); raw != 80 || views != 80 {

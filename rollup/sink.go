@@ -3,16 +3,21 @@ package rollup
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/internal/progress"
+	"github.com/viewcount/viewcount/sql/store"
 )
+
+// Execer is what the feed, the part checks and the repairs need of a
+// store; store.Store satisfies it.
+type Execer interface {
+	Exec(ctx context.Context, query string, params store.Params) error
+	Query(ctx context.Context, query string, params store.Params) (*store.Result, error)
+}
 
 // Inserter is the store as the sink needs it. InsertViews must treat a
 // repeated non-empty token as a no-op (ClickHouse's insert deduplication);
@@ -20,12 +25,6 @@ import (
 type Inserter interface {
 	InsertViews(ctx context.Context, token string, rows []viewcount.Verdict) error
 	Execer
-}
-
-// Intents is where open batches are recorded: the VC_ROLLUP bucket.
-type Intents interface {
-	Get(ctx context.Context, key string) (jetstream.KeyValueEntry, error)
-	Put(ctx context.Context, key string, value []byte) (uint64, error)
 }
 
 // Registry is the site registry as a Writer consults it (internal/stream's
@@ -78,55 +77,19 @@ func (c *Config) defaults() {
 type Sink struct {
 	cfg     Config
 	store   Inserter
-	intents Intents
+	intents progress.Bucket
 	metrics *viewcount.Metrics
 	logger  *slog.Logger
 	now     func() time.Time
 }
 
 // NewSink returns a sink inserting into store and recording intents.
-func NewSink(cfg Config, store Inserter, intents Intents, metrics *viewcount.Metrics, logger *slog.Logger, now func() time.Time) *Sink {
+func NewSink(cfg Config, store Inserter, intents progress.Bucket, metrics *viewcount.Metrics, logger *slog.Logger, now func() time.Time) *Sink {
 	cfg.defaults()
 	return &Sink{cfg: cfg, store: store, intents: intents, metrics: metrics, logger: logger.With("component", "rollup"), now: now}
 }
 
-// Progress is a partition's record in the VC_ROLLUP bucket: the stream
-// range of its last batch. Every message before First is in the store; the
-// batch itself may or may not be (see Writer).
-type Progress struct {
-	First uint64 `json:"first"`
-	Last  uint64 `json:"last"`
-}
-
-type intent = Progress
-
-// ProgressKey is partition p's key in the VC_ROLLUP bucket.
-func ProgressKey(p int) string { return "p" + strconv.Itoa(p) }
-
-// ReadProgress returns partition p's record; ok is false when it has none.
-func ReadProgress(ctx context.Context, intents Intents, p int) (pr Progress, ok bool, err error) {
-	e, err := intents.Get(ctx, ProgressKey(p))
-	switch {
-	case errors.Is(err, jetstream.ErrKeyNotFound):
-		return Progress{}, false, nil
-	case err != nil:
-		return Progress{}, false, fmt.Errorf("rollup: partition %d: read intent: %w", p, err)
-	}
-	if err := json.Unmarshal(e.Value(), &pr); err != nil {
-		return Progress{}, false, fmt.Errorf("rollup: partition %d: decode intent: %w", p, err)
-	}
-	return pr, true, nil
-}
-
-// WriteProgress sets partition p's record so that it resumes right after
-// stream sequence after: for repairs, with no validator running.
-func WriteProgress(ctx context.Context, intents Intents, p int, after uint64) error {
-	b, _ := json.Marshal(Progress{First: after + 1, Last: after})
-	if _, err := intents.Put(ctx, ProgressKey(p), b); err != nil {
-		return fmt.Errorf("rollup: partition %d: write progress: %w", p, err)
-	}
-	return nil
-}
+type intent = progress.Record
 
 // Writer batches one partition's verdicts. It is used by a single goroutine:
 // the partition's validator.
@@ -185,8 +148,8 @@ type inserted struct {
 
 // Open returns the writer of partition p, reading its recorded batch if any.
 func (s *Sink) Open(ctx context.Context, p int) (*Writer, error) {
-	w := &Writer{s: s, partition: p, key: ProgressKey(p)}
-	in, ok, err := ReadProgress(ctx, s.intents, p)
+	w := &Writer{s: s, partition: p, key: progress.Key(p)}
+	in, ok, err := progress.Read(ctx, s.intents, p)
 	if err != nil {
 		return nil, err
 	}
@@ -198,9 +161,9 @@ func (s *Sink) Open(ctx context.Context, p int) (*Writer, error) {
 
 // Recorded returns the record the Writer was opened on; ok is false when
 // the partition had none.
-func (w *Writer) Recorded() (pr Progress, ok bool) {
+func (w *Writer) Recorded() (pr progress.Record, ok bool) {
 	if w.recorded == nil {
-		return Progress{}, false
+		return progress.Record{}, false
 	}
 	return *w.recorded, true
 }

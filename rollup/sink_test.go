@@ -15,6 +15,7 @@ import (
 	"github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/internal/stream/streamtest"
 	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
@@ -37,7 +38,7 @@ type pipe struct {
 func newPipe(t *testing.T, msgs, perMsg int) *pipe {
 	ctx := context.Background()
 	p := &pipe{conn: streamtest.Open(t, 1), store: storetest.Open(t), msgs: msgs, perMsg: perMsg}
-	if err := rollup.Migrate(ctx, p.store, discard()); err != nil {
+	if err := migrations.Apply(ctx, p.store, discard()); err != nil {
 		t.Fatal(err)
 	}
 	var err error

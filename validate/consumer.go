@@ -14,14 +14,62 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/internal/progress"
 	vcstream "github.com/viewcount/viewcount/internal/stream"
-	"github.com/viewcount/viewcount/rollup"
 )
 
-// Sink receives verdicts; rollup.Sink implements it. A Writer is used by one
-// goroutine and says where its partition resumes.
+// Sink opens the Writer of each partition the validator runs; rollup.Sink
+// is one, wired in by cmd/viewcount through SinkOf. An error fails the
+// partition, which is restarted.
 type Sink interface {
-	Open(ctx context.Context, partition int) (*rollup.Writer, error)
+	Open(ctx context.Context, partition int) (Writer, error)
+}
+
+// Writer stores one partition's verdicts in stream order and says where
+// the partition resumes; *rollup.Writer implements it. It is used by one
+// goroutine. Once a batch failed, Add, Flush, FlushAsync and Drain return
+// that error, and the partition restarts from Resume of a new Writer.
+type Writer interface {
+	// Resume is the last stream sequence known to be stored: the
+	// partition's consumer starts after it (0: from the beginning).
+	Resume() uint64
+	// Recorded is the progress record the Writer was opened on; ok is
+	// false when the partition had none.
+	Recorded() (pr progress.Record, ok bool)
+	// Add appends the verdicts of stream message seq; it may insert a
+	// batch before it returns.
+	Add(ctx context.Context, seq uint64, verdicts []viewcount.Verdict) error
+	// Pending counts the verdicts waiting for the next insert.
+	Pending() int
+	// FlushAsync starts inserting what is pending; Flush also waits until
+	// every batch started is stored.
+	FlushAsync(ctx context.Context) error
+	Flush(ctx context.Context) error
+	// Drain inserts what is pending and feeds everything stored to the
+	// rollups: a clean shutdown's last call.
+	Drain(ctx context.Context) error
+	// Oldest is the receive time of the oldest verdict handed over and
+	// not yet in the rollups; zero when there is none.
+	Oldest() time.Time
+	// Inserted counts the batches stored by this Writer.
+	Inserted() uint64
+}
+
+// SinkOf is the Sink whose Open is open, a sink's Open returning its own
+// writer type (rollup.Sink's returns *rollup.Writer, which a Sink cannot
+// return as it is).
+func SinkOf[W Writer](open func(ctx context.Context, partition int) (W, error)) Sink {
+	return sinkOf[W](open)
+}
+
+type sinkOf[W Writer] func(ctx context.Context, partition int) (W, error)
+
+func (o sinkOf[W]) Open(ctx context.Context, partition int) (Writer, error) {
+	w, err := o(ctx, partition)
+	if err != nil {
+		return nil, err // not a nil W in a non-nil Writer
+	}
+	return w, nil
 }
 
 // Options are the consumer's knobs; the rules have their own Config.
@@ -84,8 +132,8 @@ func (v *Validator) HeldSince() map[string]time.Time {
 // Held counts the valid views this validator holds for settling, by site
 // and page (and site under page ""), as its partitions last reported them
 // (once a second).
-func (v *Validator) Held() map[rollup.PendingKey]uint64 {
-	out := map[rollup.PendingKey]uint64{}
+func (v *Validator) Held() map[viewcount.PendingKey]uint64 {
+	out := map[viewcount.PendingKey]uint64{}
 	v.partsMu.Lock()
 	defer v.partsMu.Unlock()
 	for _, pp := range v.parts {
@@ -328,7 +376,7 @@ type partitionLoop struct {
 	pp      *partProgress
 	rules   *Rules
 	version string // the rule set's, recorded on each verdict
-	w       *rollup.Writer
+	w       Writer
 	resume  uint64
 	q       holdQueue
 	rp      replayProgress

@@ -17,6 +17,7 @@ import (
 	vcstream "github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/internal/stream/streamtest"
 	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
@@ -105,7 +106,7 @@ func newPipeline(t *testing.T, evs []viewcount.Event) *pipeline {
 	t.Helper()
 	ctx := context.Background()
 	p := &pipeline{conn: streamtest.Open(t, testPartitions), store: storetest.Open(t)}
-	if err := rollup.Migrate(ctx, p.store, quiet()); err != nil {
+	if err := migrations.Apply(ctx, p.store, quiet()); err != nil {
 		t.Fatal(err)
 	}
 	var err error
@@ -164,7 +165,7 @@ func (p *pipeline) startWith(t *testing.T, cfg Config) (stop func(crash bool)) {
 	}
 	metrics := viewcount.NewMetrics()
 	sink := rollup.NewSink(rollup.Config{MaxRows: 64, InsertRetries: 1}, p.store, intents, metrics, quiet(), time.Now)
-	v, err := New(cfg, Options{FlushEvery: 20 * time.Millisecond, FetchBatch: 16, Owner: "restarting-validator"}, js, testPartitions, p.sites, sink, metrics, quiet())
+	v, err := New(cfg, Options{FlushEvery: 20 * time.Millisecond, FetchBatch: 16, Owner: "restarting-validator"}, js, testPartitions, p.sites, SinkOf(sink.Open), metrics, quiet())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/rollup"
 )
 
 func TestCorrectionMatch(t *testing.T) {
@@ -70,7 +69,7 @@ func TestHeldBySite(t *testing.T) {
 		q.push(viewcount.Verdict{Event: viewcount.Event{Site: "s.example", Page: page, Time: t0.Add(time.Duration(i) * time.Millisecond)}})
 	}
 	got := q.bySite()
-	if len(got) != 3 || got[rollup.PendingKey{Site: "s.example", Page: "/a"}] != 2 || got[rollup.PendingKey{Site: "s.example"}] != 3 {
+	if len(got) != 3 || got[viewcount.PendingKey{Site: "s.example", Page: "/a"}] != 2 || got[viewcount.PendingKey{Site: "s.example"}] != 3 {
 		t.Errorf("held by site: %v", got)
 	}
 	q.observe(t0.Add(2 * time.Second).UnixMilli())

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount"
 )
 
 // keepPartition runs partition p, restarting it with backoff until ctx
@@ -73,12 +73,12 @@ type partProgress struct {
 	// held counts the valid views the partition holds for settling, by
 	// site and page (and site), for the public counts' pending; heldSince
 	// is the receive time of each site's oldest.
-	held      map[rollup.PendingKey]uint64
+	held      map[viewcount.PendingKey]uint64
 	heldSince map[string]time.Time
 }
 
 // setHeld replaces the partition's held counts and oldest times.
-func (pp *partProgress) setHeld(h map[rollup.PendingKey]uint64, since map[string]time.Time) {
+func (pp *partProgress) setHeld(h map[viewcount.PendingKey]uint64, since map[string]time.Time) {
 	pp.mu.Lock()
 	defer pp.mu.Unlock()
 	pp.held, pp.heldSince = h, since

@@ -23,7 +23,7 @@ func (p *pipeline) run(t *testing.T, opts Options, scfg rollup.Config) (metrics 
 	metrics = viewcount.NewMetrics()
 	sink := rollup.NewSink(scfg, p.store, intents, metrics, quiet(), time.Now)
 	opts.FlushEvery, opts.FetchBatch, opts.Owner = 20*time.Millisecond, 16, "health-test"
-	v, err := New(DefaultConfig(), opts, p.conn.JS, testPartitions, p.sites, sink, metrics, quiet())
+	v, err := New(DefaultConfig(), opts, p.conn.JS, testPartitions, p.sites, SinkOf(sink.Open), metrics, quiet())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestPipelineLagGauge(t *testing.T) {
 	f(0) // nothing read
 	a.advanced(now, false, now.Add(-3*time.Second), true, false)
 	f(3 * time.Second) // a batch not inserted or not fed yet
-	b.setHeld(map[rollup.PendingKey]uint64{{Site: "s.example"}: 1}, map[string]time.Time{"s.example": now.Add(-90 * time.Second)})
+	b.setHeld(map[viewcount.PendingKey]uint64{{Site: "s.example"}: 1}, map[string]time.Time{"s.example": now.Add(-90 * time.Second)})
 	f(90 * time.Second) // held for settling
 	b.setHeld(nil, nil)
 	f(3 * time.Second)

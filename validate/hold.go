@@ -7,7 +7,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/rollup"
 )
 
 // TickHeader marks a tick: an empty message a validator publishes to its own
@@ -67,14 +66,14 @@ func (q *holdQueue) release(out []viewcount.Verdict, settle func(*viewcount.Verd
 
 // bySite counts the held verdicts by site and page, and by site under
 // page "" (nil when none are held).
-func (q *holdQueue) bySite() map[rollup.PendingKey]uint64 {
+func (q *holdQueue) bySite() map[viewcount.PendingKey]uint64 {
 	if q.held() == 0 {
 		return nil
 	}
-	out := map[rollup.PendingKey]uint64{}
+	out := map[viewcount.PendingKey]uint64{}
 	for _, v := range q.items[q.head:] {
-		out[rollup.PendingKey{Site: v.Site, Page: v.Page}]++
-		out[rollup.PendingKey{Site: v.Site}]++
+		out[viewcount.PendingKey{Site: v.Site, Page: v.Page}]++
+		out[viewcount.PendingKey{Site: v.Site}]++
 	}
 	return out
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/viewcount/viewcount"
 	vcstream "github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/internal/stream/streamtest"
+	"github.com/viewcount/viewcount/rollup/repair"
 )
 
 // AllowsHost gives the fixed test registry its sites' default hostnames
@@ -221,7 +222,7 @@ func TestRevalidateKeepsOrigins(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, err := NewRevalidator(DefaultConfig(), Revalidator{JS: p.conn.JS, Partitions: testPartitions, Sites: p.sites,
-		Store: p.store, Owner: "revalidator", Logger: quiet()})
+		Store: p.store, Rollups: repair.NewRebuilder(p.store, quiet()), Owner: "revalidator", Logger: quiet()})
 	if err != nil {
 		t.Fatal(err)
 	}

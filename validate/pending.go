@@ -10,7 +10,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/internal/feed"
+	"github.com/viewcount/viewcount/internal/progress"
 )
 
 // pendingMaxMessages bounds the stream messages one partition's pending
@@ -27,20 +28,20 @@ const pendingMaxMessages = 20000
 // feed.
 type PendingCounter struct {
 	JS         jetstream.JetStream
-	Store      rollup.Execer
+	Store      feed.Execer
 	Partitions int
-	Settle     time.Duration                       // the settle window, bounding how late a held view is stored
-	Held       func() map[rollup.PendingKey]uint64 // nil when this process validates nothing
-	HeldSince  func() map[string]time.Time         // the oldest held per site; nil as Held
+	Settle     time.Duration                          // the settle window, bounding how late a held view is stored
+	Held       func() map[viewcount.PendingKey]uint64 // nil when this process validates nothing
+	HeldSince  func() map[string]time.Time            // the oldest held per site; nil as Held
 }
 
 // Count returns the pending events by site and page (and site under page
 // ""), and the oldest per site.
-func (pc PendingCounter) Count(ctx context.Context) (rollup.Pending, error) {
-	out := rollup.NewPending()
-	stored, err := rollup.UnfedViews(ctx, pc.Store, pc.Settle, out)
+func (pc PendingCounter) Count(ctx context.Context) (viewcount.Pending, error) {
+	out := viewcount.NewPending()
+	stored, err := feed.UnfedViews(ctx, pc.Store, pc.Settle, out)
 	if err != nil {
-		return rollup.Pending{}, err
+		return viewcount.Pending{}, err
 	}
 	if pc.Held != nil {
 		for k, n := range pc.Held() {
@@ -54,28 +55,28 @@ func (pc PendingCounter) Count(ctx context.Context) (rollup.Pending, error) {
 	}
 	intents, err := pc.JS.KeyValue(ctx, viewcount.BucketRollup)
 	if err != nil {
-		return rollup.Pending{}, fmt.Errorf("validate: pending: %w", err)
+		return viewcount.Pending{}, fmt.Errorf("validate: pending: %w", err)
 	}
 	s, err := pc.JS.Stream(ctx, viewcount.StreamName)
 	if err != nil {
-		return rollup.Pending{}, fmt.Errorf("validate: pending: %w", err)
+		return viewcount.Pending{}, fmt.Errorf("validate: pending: %w", err)
 	}
 	for p := range pc.Partitions {
 		after := stored[p]
-		if pr, ok, err := rollup.ReadProgress(ctx, intents, p); err != nil {
-			return rollup.Pending{}, err
+		if pr, ok, err := progress.Read(ctx, intents, p); err != nil {
+			return viewcount.Pending{}, err
 		} else if ok {
 			after = max(after, pr.First-1)
 		}
 		if err := pc.backlog(ctx, s, p, after, out); err != nil {
-			return rollup.Pending{}, err
+			return viewcount.Pending{}, err
 		}
 	}
 	return out, nil
 }
 
 // backlog counts partition p's events after stream sequence after.
-func (pc PendingCounter) backlog(ctx context.Context, s jetstream.Stream, p int, after uint64, out rollup.Pending) error {
+func (pc PendingCounter) backlog(ctx context.Context, s jetstream.Stream, p int, after uint64, out viewcount.Pending) error {
 	last, err := lastSeq(ctx, s, p)
 	switch {
 	case err != nil:

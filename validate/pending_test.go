@@ -9,8 +9,9 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/internal/feed"
 	"github.com/viewcount/viewcount/internal/stream/streamtest"
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
 
@@ -31,7 +32,7 @@ func TestPendingOldestPerSite(t *testing.T) {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			rnd := rand.New(rand.NewPCG(seed, 77))
 			conn, st := streamtest.Open(t, testPartitions), storetest.Open(t)
-			if err := rollup.Migrate(ctx, st, quiet()); err != nil {
+			if err := migrations.Apply(ctx, st, quiet()); err != nil {
 				t.Fatal(err)
 			}
 			// Messages of one to three events of one partition, receive
@@ -63,7 +64,7 @@ func TestPendingOldestPerSite(t *testing.T) {
 			pc := PendingCounter{JS: conn.JS, Store: st, Partitions: testPartitions, Settle: 2 * time.Minute}
 			check := func(state string, pending func(m msg, i int) bool) {
 				t.Helper()
-				want := rollup.NewPending()
+				want := viewcount.NewPending()
 				for _, m := range msgs {
 					for i, e := range m.evs {
 						if pending(m, i) {
@@ -123,7 +124,7 @@ func TestPendingOldestPerSite(t *testing.T) {
 			valid := func(m msg, i int) bool { return (m.seq+uint64(i))%6 != 0 }
 			check("stored, not fed", func(m msg, i int) bool { return !stored(m) || valid(m, i) })
 
-			if _, err := rollup.CatchUp(ctx, st); err != nil {
+			if _, err := feed.CatchUp(ctx, st); err != nil {
 				t.Fatal(err)
 			}
 			check("stored and fed", func(m msg, _ int) bool { return !stored(m) })

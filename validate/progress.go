@@ -9,7 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/internal/progress"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 )
@@ -50,7 +50,7 @@ func RawMaxSeq(ctx context.Context, st RawStore, p int, after uint64) (uint64, e
 // PartitionState is what the progress checks compare for one partition.
 type PartitionState struct {
 	Partition  int
-	Record     rollup.Progress
+	Record     progress.Record
 	HasRecord  bool
 	StreamLast uint64 // the stream's last sequence (all partitions)
 	// RawMax is views_raw's highest seq of this partition above rawFloor,
@@ -127,7 +127,7 @@ func ReadStates(ctx context.Context, js jetstream.JetStream, st RawStore, partit
 	out := make([]PartitionState, 0, len(partitions))
 	for _, p := range partitions {
 		ps := PartitionState{Partition: p, StreamLast: info.State.LastSeq}
-		if ps.Record, ps.HasRecord, err = rollup.ReadProgress(ctx, intents, p); err != nil {
+		if ps.Record, ps.HasRecord, err = progress.Read(ctx, intents, p); err != nil {
 			return nil, err
 		}
 		if st != nil {
@@ -181,7 +181,7 @@ func CheckStreamTail(ctx context.Context, js jetstream.JetStream, st RawStore, p
 
 // checkStart stops the partition when its progress record disagrees with
 // the stream or views_raw (see ErrCorruptProgress).
-func (v *Validator) checkStart(ctx context.Context, p int, w *rollup.Writer, s jetstream.Stream) error {
+func (v *Validator) checkStart(ctx context.Context, p int, w Writer, s jetstream.Stream) error {
 	info, err := s.Info(ctx)
 	if err != nil {
 		return fmt.Errorf("validate: partition %d: stream info: %w", p, err)

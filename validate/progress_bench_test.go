@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
 
@@ -19,7 +19,7 @@ import (
 func BenchmarkRawMaxSeq(b *testing.B) {
 	s := storetest.Open(b)
 	ctx := context.Background()
-	if err := rollup.Migrate(ctx, s, quiet()); err != nil {
+	if err := migrations.Apply(ctx, s, quiet()); err != nil {
 		b.Fatal(err)
 	}
 	const batches, per = 50, 100000

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/internal/progress"
 )
 
 func TestPartitionStateCheck(t *testing.T) {
@@ -22,7 +22,7 @@ func TestPartitionStateCheck(t *testing.T) {
 			t.Errorf("%+v: %v (repair %q), want %s", s, p, p.Repair, want)
 		}
 	}
-	rec := func(first, last uint64) rollup.Progress { return rollup.Progress{First: first, Last: last} }
+	rec := func(first, last uint64) progress.Record { return progress.Record{First: first, Last: last} }
 	f(PartitionState{StreamLast: 0}, "")                                                    // new
 	f(PartitionState{StreamLast: 50}, "")                                                   // nothing validated yet
 	f(PartitionState{StreamLast: 50, HasRecord: true, Record: rec(10, 20), RawMax: 9}, "")  // batch 10-20 open

@@ -14,7 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/internal/progress"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 )
@@ -26,7 +26,7 @@ import (
 // ProgressChange is one record RepairProgress set, or would set.
 type ProgressChange struct {
 	Partition   int
-	Old         rollup.Progress
+	Old         progress.Record
 	HadRecord   bool
 	ResumeAfter uint64 // the new record resumes after this stream sequence
 }
@@ -72,7 +72,7 @@ func RepairProgress(ctx context.Context, js jetstream.JetStream, st RawStore, pa
 			return out, err
 		}
 		if !dryRun {
-			if err := rollup.WriteProgress(ctx, intents, s.Partition, after); err != nil {
+			if err := progress.Write(ctx, intents, s.Partition, after); err != nil {
 				return out, err
 			}
 		}
@@ -203,7 +203,7 @@ func RepairStream(ctx context.Context, js jetstream.JetStream, st RawStore, part
 		return r, fmt.Errorf("validate: repair stream: %w", err)
 	}
 	for _, p := range all {
-		if err := rollup.WriteProgress(ctx, intents, p, r.Used); err != nil {
+		if err := progress.Write(ctx, intents, p, r.Used); err != nil {
 			return r, err
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/internal/progress"
 	"github.com/viewcount/viewcount/rollup"
 )
 
@@ -95,10 +96,10 @@ func TestRepairProgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := intents.Put(ctx, rollup.ProgressKey(0), []byte(`{"first":1,"last":3}`)); err != nil {
+	if _, err := intents.Put(ctx, progress.Key(0), []byte(`{"first":1,"last":3}`)); err != nil {
 		t.Fatal(err)
 	}
-	if err := intents.Delete(ctx, rollup.ProgressKey(1)); err != nil {
+	if err := intents.Delete(ctx, progress.Key(1)); err != nil {
 		t.Fatal(err)
 	}
 	problems, err := CheckProgress(ctx, p.conn.JS, p.store, []int{0, 1, 2})

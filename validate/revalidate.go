@@ -15,14 +15,28 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/internal/feed"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 )
 
 // RevalStore is what a revalidation reads and rewrites.
 type RevalStore interface {
-	rollup.Execer
+	Execer
+}
+
+// Rebuilder is what a revalidation needs of the rollups' repair;
+// *repair.Rebuilder implements it over the store, wired in by
+// cmd/viewcount. Its errors are the store's, wrapped.
+type Rebuilder interface {
+	// Cutoff is the first day views_raw holds in full (its retention):
+	// events before it exist nowhere any more.
+	Cutoff(ctx context.Context, now time.Time) (time.Time, error)
+	// RebuildSite recounts site's rollup rows of the UTC days [from, to)
+	// from views_raw and swaps them in, calling progress after each month
+	// of each rollup; now is the clock for the cutoff. Nothing may insert
+	// while it runs (the revalidation holds every partition).
+	RebuildSite(ctx context.Context, site string, from, to, now time.Time, progress func(table string, done, total int, rows uint64)) error
 }
 
 // Revalidator judges ranges of events again with the current rules and
@@ -32,7 +46,8 @@ type Revalidator struct {
 	Partitions int
 	Sites      SiteLookup
 	Store      RevalStore
-	Owner      string // names the hold in partition leases
+	Rollups    Rebuilder // rebuilds the range's rollups; required
+	Owner      string    // names the hold in partition leases
 	Logger     *slog.Logger
 	Now        func() time.Time
 
@@ -59,6 +74,9 @@ func (r *Revalidator) current(ctx context.Context) (ruleVersion, error) {
 // rule configuration. The windows' key budgets are a validator's that owns
 // every partition, so the rules see what `viewcount serve`'s do.
 func NewRevalidator(cfg Config, r Revalidator) (*Revalidator, error) {
+	if r.Rollups == nil {
+		return nil, errors.New("validate: revalidator: no Rollups to rebuild")
+	}
 	if cfg.MaxKeys == 0 {
 		cfg.MaxKeys = perPartition(ProcessWindowKeys, r.Partitions)
 	}
@@ -129,7 +147,7 @@ func (r *Revalidator) Run(ctx context.Context, req viewcount.RevalidateRequest, 
 		defer cancel()
 		// What the validators stored on their way out reaches the rollups
 		// too, so the rebuild below and the feeds after it agree.
-		if _, err := rollup.CatchUp(work, r.Store); err != nil {
+		if _, err := feed.CatchUp(work, r.Store); err != nil {
 			return res, fmt.Errorf("revalidate: %w", err)
 		}
 	}
@@ -189,11 +207,11 @@ func (r *Revalidator) Run(ctx context.Context, req viewcount.RevalidateRequest, 
 	// The rollups' rows of the site's days the range touches are recounted
 	// aside and swapped in; nothing else changed.
 	day := func(t time.Time) time.Time { return t.UTC().Truncate(24 * time.Hour) }
-	scope := &rollup.Scope{Site: req.Site, From: day(req.From), To: day(req.To.Add(-time.Millisecond)).Add(24 * time.Hour)}
-	err = rollup.Rebuild(work, r.Store, rollup.RebuildOptions{Now: r.Now(), Scope: scope, Progress: func(table string, done, total int, rows uint64) {
+	from, to := day(req.From), day(req.To.Add(-time.Millisecond)).Add(24*time.Hour)
+	err = r.Rollups.RebuildSite(work, req.Site, from, to, r.Now(), func(table string, done, total int, rows uint64) {
 		progress(fmt.Sprintf("rebuilding %s for %s %s – %s: month %d/%d", table, req.Site,
-			scope.From.Format(time.DateOnly), scope.To.Format(time.DateOnly), done, total))
-	}}, r.Logger)
+			from.Format(time.DateOnly), to.Format(time.DateOnly), done, total))
+	})
 	if err != nil {
 		return res, fmt.Errorf("revalidate: %w", err)
 	}
@@ -219,7 +237,7 @@ func (r *Revalidator) check(ctx context.Context, req *viewcount.RevalidateReques
 	// finer bound would judge an event of its first millisecond in one
 	// place and leave it out in another.
 	req.From, req.To = req.From.UTC().Truncate(time.Millisecond), req.To.UTC().Truncate(time.Millisecond)
-	cutoff, err := rollup.Cutoff(ctx, r.Store, r.Now())
+	cutoff, err := r.Rollups.Cutoff(ctx, r.Now())
 	if err != nil {
 		return fmt.Errorf("revalidate: %w", err)
 	}

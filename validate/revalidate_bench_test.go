@@ -10,7 +10,8 @@ import (
 	"github.com/viewcount/viewcount"
 	vcstream "github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/internal/stream/streamtest"
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/rollup/repair"
+	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
 
@@ -25,7 +26,7 @@ func BenchmarkRevalidate(b *testing.B) {
 	}
 	ctx := context.Background()
 	st := storetest.Open(b)
-	if err := rollup.Migrate(ctx, st, quiet()); err != nil {
+	if err := migrations.Apply(ctx, st, quiet()); err != nil {
 		b.Fatal(err)
 	}
 	end := time.Now().UTC().Truncate(24 * time.Hour)
@@ -44,14 +45,14 @@ func BenchmarkRevalidate(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	r, err := NewRevalidator(DefaultConfig(), Revalidator{JS: conn.JS, Partitions: 1, Sites: sites, Store: st, Owner: "bench", Logger: quiet()})
+	r, err := NewRevalidator(DefaultConfig(), Revalidator{JS: conn.JS, Partitions: 1, Sites: sites, Store: st, Rollups: repair.NewRebuilder(st, quiet()), Owner: "bench", Logger: quiet()})
 	if err != nil {
 		b.Fatal(err)
 	}
 	// For comparison: the whole rebuild `repair rollups` does.
 	b.Run("full-rebuild", func(b *testing.B) {
 		for range b.N {
-			if err := rollup.Rebuild(ctx, st, rollup.RebuildOptions{}, quiet()); err != nil {
+			if err := repair.Rebuild(ctx, st, repair.RebuildOptions{}, quiet()); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/rollup/repair"
 )
 
 // v1Config misses Googlebot (only Firefox 145 is a bot): its views enter
@@ -73,7 +73,7 @@ func TestRevalidateEqualsFreshRun(t *testing.T) {
 			stop := p.startWith(t, DefaultConfig()) // the validators restarted with version 2
 			defer stop(false)
 			r, err := NewRevalidator(DefaultConfig(), Revalidator{JS: p.conn.JS, Partitions: testPartitions, Sites: p.sites,
-				Store: p.store, Owner: "revalidator", Logger: quiet()})
+				Store: p.store, Rollups: repair.NewRebuilder(p.store, quiet()), Owner: "revalidator", Logger: quiet()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,7 +117,7 @@ func TestRevalidateEqualsFreshRun(t *testing.T) {
 					t.Errorf("%s: revalidated %d rows, fresh %d", q, len(a.Rows), len(b.Rows))
 				}
 			}
-			diffs, err := rollup.Recount(context.Background(), p.store, time.Now(), 3)
+			diffs, err := repair.Recount(context.Background(), p.store, time.Now(), 3)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,7 +15,7 @@ import (
 	"github.com/viewcount/viewcount/api/sqlhttp"
 	"github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/internal/stream/streamtest"
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
@@ -45,7 +45,7 @@ func setupB(t testing.TB) fixture { return setupLimit(t, 0) }
 func setupLimit(t testing.TB, limit time.Duration) fixture {
 	t.Helper()
 	st := storetest.Open(t)
-	if err := rollup.Migrate(t.Context(), st, nil); err != nil {
+	if err := migrations.Apply(t.Context(), st, nil); err != nil {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 11, 30, 10, 15, 0, 0, time.UTC)

@@ -19,7 +19,6 @@ import (
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/api/stats"
 	"github.com/viewcount/viewcount/ingest"
-	"github.com/viewcount/viewcount/rollup"
 	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
@@ -137,7 +136,7 @@ func benchStore(b *testing.B, events int, end time.Time) store.Store {
 	cfg := storetest.HistoryConfig{Events: events, End: end, Seed: 1, Progress: os.Stderr}
 	if os.Getenv("VIEWCOUNT_STATS_EVENTS") == "" {
 		st := storetest.Open(b)
-		if err := rollup.Migrate(b.Context(), st, nil); err != nil {
+		if err := migrations.Apply(b.Context(), st, nil); err != nil {
 			b.Fatal(err)
 		}
 		cfg.Progress = nil
@@ -168,7 +167,7 @@ func benchStore(b *testing.B, events int, end time.Time) store.Store {
 		b.Fatalf("open the cached store (run this benchmark alone: chDB opens one data dir per process): %v", err)
 	}
 	b.Cleanup(func() { _ = st.Close() })
-	if err := rollup.Migrate(b.Context(), st, nil); err != nil {
+	if err := migrations.Apply(b.Context(), st, nil); err != nil {
 		b.Fatal(err)
 	}
 	done := filepath.Join(dir, "history-complete")

@@ -17,7 +17,7 @@ import (
 
 	"github.com/viewcount/viewcount/api/stats"
 	"github.com/viewcount/viewcount/ingest"
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
@@ -54,7 +54,7 @@ func newFixture(t *testing.T, opts ...func(*stats.Config)) *fixture {
 func newFixtureOf(t *testing.T, hc storetest.HistoryConfig, zones map[string]string, opts ...func(*stats.Config)) *fixture {
 	t.Helper()
 	st := storetest.Open(t)
-	if err := rollup.Migrate(t.Context(), st, nil); err != nil {
+	if err := migrations.Apply(t.Context(), st, nil); err != nil {
 		t.Fatal(err)
 	}
 	tot, err := storetest.History(t.Context(), st, hc)

@@ -23,10 +23,13 @@ import (
 	"github.com/viewcount/viewcount/api/dashboard"
 	"github.com/viewcount/viewcount/api/stats"
 	"github.com/viewcount/viewcount/ingest"
+	"github.com/viewcount/viewcount/internal/feed"
 	"github.com/viewcount/viewcount/internal/httpserve"
 	"github.com/viewcount/viewcount/internal/redact"
 	"github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/rollup/repair"
+	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/validate"
 )
@@ -174,7 +177,7 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 		snap := api.NewSnapshot(m.store, m.cfg.PublicLag, 0, m.now, m.logger)
 		snap.CountPending(m.pendingCounter().Count)
-		snap.TrackFeeds(func(ctx context.Context) (map[int]uint64, error) { return rollup.FedThrough(ctx, m.store) })
+		snap.TrackFeeds(func(ctx context.Context) (map[int]uint64, error) { return feed.FedThrough(ctx, m.store) })
 		ruleSets, err := m.stream.KV(ctx, viewcount.BucketRules)
 		if err != nil {
 			return err
@@ -285,7 +288,7 @@ func (m *Main) startValidate(ctx context.Context) error {
 		// The process's clock dates the ticks that release held views, as
 		// it dates the events: a tick by another clock (ahead of the
 		// events' one) would release them before their window passed.
-		MaxLag: m.cfg.ReadyMaxLag, Raw: m.store, Now: m.now}, m.stream.JS, m.stream.Partitions, m.sites, sink, m.Metrics, m.logger)
+		MaxLag: m.cfg.ReadyMaxLag, Raw: m.store, Now: m.now}, m.stream.JS, m.stream.Partitions, m.sites, validate.SinkOf(sink.Open), m.Metrics, m.logger)
 	if err != nil {
 		return err
 	}
@@ -367,16 +370,16 @@ func (m *Main) ruleConfig() (validate.Config, error) {
 // every minute until Close.
 func (m *Main) startStoreChecks(ctx context.Context) error {
 	if m.cfg.RawRetention > 0 {
-		days := rollup.RetentionDays(m.cfg.RawRetention)
-		apply := func() error { return rollup.ApplyRawRetention(ctx, m.store, days, m.logger) }
+		days := migrations.RetentionDays(m.cfg.RawRetention)
+		apply := func() error { return migrations.ApplyRawRetention(ctx, m.store, days, m.logger) }
 		if m.cfg.Cluster != "" {
-			apply = func() error { return rollup.ApplyRawRetentionCluster(ctx, m.store, m.cfg.Cluster, days, m.logger) }
+			apply = func() error { return migrations.ApplyRawRetentionCluster(ctx, m.store, m.cfg.Cluster, days, m.logger) }
 		}
 		if err := apply(); err != nil {
 			return err
 		}
 	}
-	parts := rollup.NewPartsMonitor(m.store, m.Metrics, time.Minute, m.logger)
+	parts := repair.NewPartsMonitor(m.store, m.Metrics, time.Minute, m.logger)
 	if err := parts.Check(ctx); err != nil {
 		return fmt.Errorf("check store parts: %w", err)
 	}
@@ -494,9 +497,9 @@ const warnTokenFlag = "--admin-token on the command line is readable by every lo
 // server or chDB, the cluster schema (sql/migrations/cluster) with --cluster.
 func (m *Main) migrate(ctx context.Context) error {
 	if m.cfg.Cluster != "" {
-		return rollup.MigrateCluster(ctx, m.store, m.cfg.Cluster, m.logger)
+		return migrations.ApplyCluster(ctx, m.store, m.cfg.Cluster, m.logger)
 	}
-	return rollup.Migrate(ctx, m.store, m.logger)
+	return migrations.Apply(ctx, m.store, m.logger)
 }
 
 // pendingCounter counts what the public counts do not include yet; held

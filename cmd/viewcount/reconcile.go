@@ -13,7 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/rollup/repair"
 )
 
 const reconcileUsage = `usage: viewcount reconcile [--from TIME] [--to TIME] [--json] [serve's flags]
@@ -51,9 +51,9 @@ func (r reconcileReport) ok() bool {
 }
 
 // reconcile recounts the rollups' rows in [from, to) from views_raw.
-func reconcile(ctx context.Context, q rollup.Execer, from, to, now time.Time) (reconcileReport, error) {
+func reconcile(ctx context.Context, q repair.Execer, from, to, now time.Time) (reconcileReport, error) {
 	rep := reconcileReport{From: from, To: to, Differing: map[string]int64{}, Drift: []drift{}}
-	res, err := rollup.RecountRange(ctx, q, now, maxDriftRows, from, to)
+	res, err := repair.RecountRange(ctx, q, now, maxDriftRows, from, to)
 	if err != nil {
 		return rep, fmt.Errorf("reconcile: %w", err)
 	}

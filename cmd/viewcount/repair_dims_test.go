@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/rollup/repair"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
@@ -102,7 +102,7 @@ func TestCheckAndRepairDimAndPageViews(t *testing.T) {
 	if diff := storetest.DiffRows(storetest.DerivedRows(t, s), want); diff != "" {
 		t.Errorf("repaired rows differ from the views':\n%s", diff)
 	}
-	if parts, err := rollup.BrokenParts(t.Context(), s); err != nil || len(parts) != 0 {
+	if parts, err := repair.BrokenParts(t.Context(), s); err != nil || len(parts) != 0 {
 		t.Errorf("broken parts after repair = %+v, %v", parts, err)
 	}
 	if out, err := runCmd(append([]string{"check"}, flags...)...); err != nil {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/validate"
 )
@@ -26,7 +26,7 @@ func openProgressTarget(ctx context.Context, name string, args []string, stderr 
 	if t, err = openTarget(ctx, name, args, stderr, true); err != nil {
 		return nil, dryRun, err
 	}
-	if err := rollup.Migrate(ctx, t.store, t.logger); err != nil {
+	if err := migrations.Apply(ctx, t.store, t.logger); err != nil {
 		t.Close()
 		return nil, dryRun, err
 	}

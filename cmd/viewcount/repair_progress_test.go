@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/internal/progress"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 	"github.com/viewcount/viewcount/validate"
 )
@@ -72,7 +72,7 @@ func TestRepairCommands(t *testing.T) {
 			t.Fatal(err)
 		}
 		for p := 0; p < tg.conn.Partitions; p++ {
-			_ = kv.Delete(ctx, rollup.ProgressKey(p))
+			_ = kv.Delete(ctx, progress.Key(p))
 		}
 	})
 	m = startMain(t, data, db)
@@ -118,7 +118,7 @@ func TestRepairCommands(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := rollup.WriteProgress(ctx, kv, 0, 1_000_000); err != nil {
+		if err := progress.Write(ctx, kv, 0, 1_000_000); err != nil {
 			t.Fatal(err)
 		}
 	})

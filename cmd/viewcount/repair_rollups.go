@@ -12,7 +12,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/internal/feed"
+	"github.com/viewcount/viewcount/rollup/repair"
+	"github.com/viewcount/viewcount/sql/migrations"
 )
 
 // checkExamples is how many differing rows per rollup check lists.
@@ -36,22 +38,22 @@ func repairRollups(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "repair rollups: against a ClickHouse server: stop every validator (serve, validate) first; views they insert during the rebuild are overwritten by it")
 	}
 	// The rebuild's scripts are written for the newest schema.
-	if err := rollup.Migrate(ctx, c.store, c.logger); err != nil {
+	if err := migrations.Apply(ctx, c.store, c.logger); err != nil {
 		return err
 	}
 	now := time.Now()
-	broken, err := rollup.BrokenParts(ctx, c.store)
+	broken, err := repair.BrokenParts(ctx, c.store)
 	if err != nil {
 		return err
 	}
-	var raw []rollup.DetachedPart // views_raw parts whose events are missing
-	for _, p := range rollup.Harmful(broken) {
-		if p.Table == rollup.RawTable {
+	var raw []repair.DetachedPart // views_raw parts whose events are missing
+	for _, p := range repair.Harmful(broken) {
+		if p.Table == migrations.RawTable {
 			raw = append(raw, p)
 		}
 	}
 	if len(raw) > 0 {
-		lost, err := rollup.RawLost(ctx, c.store, now)
+		lost, err := repair.RawLost(ctx, c.store, now)
 		if err != nil {
 			return err
 		}
@@ -63,8 +65,8 @@ func repairRollups(args []string, stdout, stderr io.Writer) error {
 	}
 
 	start := time.Now()
-	fmt.Fprintf(stdout, "rebuilding %s from views_raw\n", strings.Join(rollup.Rollups(), ", "))
-	err = rollup.Rebuild(ctx, c.store, rollup.RebuildOptions{Now: now, Progress: func(table string, done, total int, rows uint64) {
+	fmt.Fprintf(stdout, "rebuilding %s from views_raw\n", strings.Join(repair.Rollups(), ", "))
+	err = repair.Rebuild(ctx, c.store, repair.RebuildOptions{Now: now, Progress: func(table string, done, total int, rows uint64) {
 		fmt.Fprintf(stdout, "  %s: month %d/%d recounted (%d raw rows), %s\n", table, done, total, rows, time.Since(start).Round(time.Second))
 	}}, c.logger)
 	if err != nil {
@@ -75,19 +77,19 @@ func repairRollups(args []string, stdout, stderr io.Writer) error {
 	// ones go only when --force accepted their loss.
 	dropped := 0
 	for _, p := range broken {
-		if rollup.IsRollup(p.Table) {
+		if repair.IsRollup(p.Table) {
 			dropped++
 			continue
 		}
-		if !p.Covered && !(force && p.Table == rollup.RawTable) {
+		if !p.Covered && !(force && p.Table == migrations.RawTable) {
 			continue
 		}
-		if err := rollup.DropDetached(ctx, c.store, p); err != nil {
+		if err := repair.DropDetached(ctx, c.store, p); err != nil {
 			return fmt.Errorf("repair rollups: %w", err)
 		}
 		dropped++
 	}
-	results, err := rollup.Recount(ctx, c.store, now, checkExamples)
+	results, err := repair.Recount(ctx, c.store, now, checkExamples)
 	if err != nil {
 		return fmt.Errorf("repair rollups: verify: %w", err)
 	}
@@ -97,11 +99,11 @@ func repairRollups(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stdout, "done in %s: %d rollup(s) rebuilt and equal to their recount; %d damaged part(s) dropped\n",
-		time.Since(start).Round(time.Millisecond), len(rollup.Rollups()), dropped)
+		time.Since(start).Round(time.Millisecond), len(repair.Rollups()), dropped)
 	return nil
 }
 
-func writeRawDamage(w io.Writer, raw []rollup.DetachedPart, lost []rollup.Lost, retention time.Duration) {
+func writeRawDamage(w io.Writer, raw []repair.DetachedPart, lost []repair.Lost, retention time.Duration) {
 	fmt.Fprintf(w, "views_raw is damaged: %d part(s) set aside by the engine, their events gone from the source of truth:\n", len(raw))
 	for _, p := range raw {
 		fmt.Fprintf(w, "  %s (%s, month %s, %d bytes, last written %s)\n", p.Name, p.Reason, p.Partition, p.Bytes, p.Modified)
@@ -122,9 +124,9 @@ func writeRawDamage(w io.Writer, raw []rollup.DetachedPart, lost []rollup.Lost, 
 type checkReport struct {
 	OK               bool                   `json:"ok"`
 	Problems         []string               `json:"problems"`
-	DamagedParts     []rollup.DetachedPart  `json:"damaged_parts"` // covered ones included, not problems
-	Rollups          []rollup.RecountResult `json:"rollups"`
-	RawLost          []rollup.Lost          `json:"raw_lost"`
+	DamagedParts     []repair.DetachedPart  `json:"damaged_parts"` // covered ones included, not problems
+	Rollups          []repair.RecountResult `json:"rollups"`
+	RawLost          []repair.Lost          `json:"raw_lost"`
 	RawRetentionDays int                    `json:"raw_retention_days"`
 	// Stored and not yet in the rollups (not a problem: a validator feeds
 	// them at its next start, or within --feed-every while it runs).
@@ -171,7 +173,7 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 			unfed = fmt.Sprintf(" (%d stored views not fed yet: the next start feeds them)", rep.UnfedRows)
 		}
 		fmt.Fprintf(stdout, "ok: every rollup (%s) equals its recount from views_raw%s; %s; raw events kept %d days\n",
-			strings.Join(rollup.Rollups(), ", "), unfed, parts, rep.RawRetentionDays)
+			strings.Join(repair.Rollups(), ", "), unfed, parts, rep.RawRetentionDays)
 	} else {
 		writeProblems(stdout, rep)
 	}
@@ -207,18 +209,18 @@ func writeProblems(w io.Writer, rep *checkReport) {
 // a page's day with a checksum of its rows instead of uniques,
 // rejected_rollup's a reason's user agent and class in an hour with the
 // newest event's time instead of uniques.
-func describeDifference(d rollup.Difference) string {
+func describeDifference(d repair.Difference) string {
 	views := fmt.Sprintf("views %d (recount %d)", d.StoredViews, d.RecountViews)
 	switch d.Table {
-	case rollup.DimRollupTable:
+	case migrations.DimRollupTable:
 		key := fmt.Sprintf("%s %s %s %q", d.Grain, d.Site, d.Dim, d.Value)
 		if d.Page != "" {
 			key += fmt.Sprintf(" page %q", d.Page)
 		}
 		return fmt.Sprintf("%s %s: %s, uniques %d (recount %d)", key, d.Bucket, views, d.StoredUniques, d.RecountUniques)
-	case rollup.PageViewsTable:
+	case migrations.PageViewsTable:
 		return fmt.Sprintf("%s %s %q %s: %s, row checksum %d (recount %d)", d.Grain, d.Site, d.Page, d.Bucket, views, d.StoredChecksum, d.RecountChecksum)
-	case rollup.RejectedRollupTable:
+	case migrations.RejectedRollupTable:
 		key := fmt.Sprintf("%s %s %s ua %q (%s · %s)", d.Grain, d.Site, d.Dim, d.Value, d.Browser, d.Device)
 		if d.ASN != 0 {
 			key += fmt.Sprintf(" AS%d", d.ASN)
@@ -232,24 +234,24 @@ func describeDifference(d rollup.Difference) string {
 }
 
 // checkStore gathers the store's problems, each a readable line.
-func checkStore(ctx context.Context, s rollup.Execer, now time.Time) (*checkReport, error) {
-	rep := &checkReport{Problems: []string{}, RawLost: []rollup.Lost{}}
+func checkStore(ctx context.Context, s repair.Execer, now time.Time) (*checkReport, error) {
+	rep := &checkReport{Problems: []string{}, RawLost: []repair.Lost{}}
 	var err error
-	if rep.RawRetentionDays, err = rollup.RawRetentionDays(ctx, s); err != nil {
+	if rep.RawRetentionDays, err = migrations.RawRetentionDays(ctx, s); err != nil {
 		return nil, err
 	}
-	if rep.DamagedParts, err = rollup.BrokenParts(ctx, s); err != nil {
+	if rep.DamagedParts, err = repair.BrokenParts(ctx, s); err != nil {
 		return nil, err
 	}
 	rawDamaged := false
-	for _, p := range rollup.Harmful(rep.DamagedParts) {
-		rawDamaged = rawDamaged || p.Table == rollup.RawTable
-		rep.Problems = append(rep.Problems, fmt.Sprintf("damaged part %s of %s (%s, %d bytes): %s", p.Name, p.Table, p.Reason, p.Bytes, rollup.Advice(p.Table)))
+	for _, p := range repair.Harmful(rep.DamagedParts) {
+		rawDamaged = rawDamaged || p.Table == migrations.RawTable
+		rep.Problems = append(rep.Problems, fmt.Sprintf("damaged part %s of %s (%s, %d bytes): %s", p.Name, p.Table, p.Reason, p.Bytes, repair.Advice(p.Table)))
 	}
-	if rep.Rollups, err = rollup.Recount(ctx, s, now, checkExamples); err != nil {
+	if rep.Rollups, err = repair.Recount(ctx, s, now, checkExamples); err != nil {
 		return nil, err
 	}
-	if rep.UnfedRows, err = rollup.Unfed(ctx, s); err != nil {
+	if rep.UnfedRows, err = feed.Unfed(ctx, s); err != nil {
 		return nil, err
 	}
 	for _, r := range rep.Rollups {
@@ -266,7 +268,7 @@ func checkStore(ctx context.Context, s rollup.Execer, now time.Time) (*checkRepo
 		rep.Problems = append(rep.Problems, b.String())
 	}
 	if rawDamaged {
-		if rep.RawLost, err = rollup.RawLost(ctx, s, now); err != nil {
+		if rep.RawLost, err = repair.RawLost(ctx, s, now); err != nil {
 			return nil, err
 		}
 		for _, l := range rep.RawLost {

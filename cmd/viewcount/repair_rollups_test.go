@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/rollup/repair"
+	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
@@ -20,7 +21,7 @@ import (
 func storeWithViews(t *testing.T, site string, n int) (store.Store, []string) {
 	t.Helper()
 	s := storetest.Open(t)
-	if err := rollup.Migrate(t.Context(), s, nil); err != nil {
+	if err := migrations.Apply(t.Context(), s, nil); err != nil {
 		t.Fatal(err)
 	}
 	addViews(t, s, "v1", site, n)
@@ -191,7 +192,7 @@ func TestServeReportsDamagedPart(t *testing.T) {
 	s, flags := storeWithViews(t, "a.example", 20)
 	storetest.BreakPart(t, s, "page_rollup")
 	m := startMainWith(t, t.TempDir(), flags[5], nil, time.Now)
-	if p := m.Metrics.Failing()[rollup.HealthPart]; !strings.Contains(p, "page_rollup (1)") {
+	if p := m.Metrics.Failing()[repair.HealthPart]; !strings.Contains(p, "page_rollup (1)") {
 		t.Errorf("store_parts health = %q, want the damaged page_rollup part", p)
 	}
 }
@@ -217,7 +218,7 @@ func TestRawRetentionConfig(t *testing.T) {
 func TestServeAppliesRawRetention(t *testing.T) {
 	db := newDB()
 	m := startMainWith(t, t.TempDir(), db, func(c *Config) { c.RawRetention = 30 * 24 * time.Hour }, time.Now)
-	days, err := rollup.RawRetentionDays(t.Context(), m.store)
+	days, err := migrations.RawRetentionDays(t.Context(), m.store)
 	if err != nil || days != 30 {
 		t.Errorf("views_raw retention = %d days, %v; want 30", days, err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/api"
+	"github.com/viewcount/viewcount/rollup/repair"
 	"github.com/viewcount/viewcount/validate"
 )
 
@@ -34,7 +35,7 @@ func (m *Main) revalidator() (revalidator, error) {
 	}
 	host, _ := os.Hostname()
 	r, err := validate.NewRevalidator(cfg, validate.Revalidator{JS: m.stream.JS, Partitions: m.stream.Partitions,
-		Sites: m.sites, Store: m.store, Owner: fmt.Sprintf("revalidate:%s:%d", host, os.Getpid()), Logger: m.logger, Now: m.now})
+		Sites: m.sites, Store: m.store, Rollups: repair.NewRebuilder(m.store, m.logger.With("component", "revalidate")), Owner: fmt.Sprintf("revalidate:%s:%d", host, os.Getpid()), Logger: m.logger, Now: m.now})
 	if err != nil {
 		return revalidator{}, err
 	}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/internal/stream"
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/rollup/repair"
 	"github.com/viewcount/viewcount/validate"
 )
 
@@ -176,7 +176,7 @@ func TestRevalidateV1ToV2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rep.ok() || len(rep.Differing) != len(rollup.Rollups()) {
+	if !rep.ok() || len(rep.Differing) != len(repair.Rollups()) {
 		t.Errorf("reconcile: %+v", rep)
 	}
 	// The audit trail: the cut run's last step and the rerun's.

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/viewcount/viewcount/rollup"
 	"github.com/viewcount/viewcount/sql/examples"
 	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/queries"
@@ -103,7 +102,7 @@ func localized(st string) string {
 func TestClusterSchema(t *testing.T) {
 	ctx := context.Background()
 	single, cl := storetest.Open(t), storetest.Open(t)
-	if err := rollup.Migrate(ctx, single, nil); err != nil {
+	if err := migrations.Apply(ctx, single, nil); err != nil {
 		t.Fatal(err)
 	}
 	ms, err := migrations.Cluster(testCluster)

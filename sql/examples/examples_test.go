@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/rollup"
 	"github.com/viewcount/viewcount/sql/examples"
+	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
@@ -37,7 +37,7 @@ type exampleCase struct {
 func TestExampleAnswers(t *testing.T) {
 	ctx := context.Background()
 	s := storetest.Open(t)
-	if err := rollup.Migrate(ctx, s, nil); err != nil {
+	if err := migrations.Apply(ctx, s, nil); err != nil {
 		t.Fatal(err)
 	}
 	events := exampleEvents()

@@ -2,7 +2,12 @@
 // every store runs at start (NNN_name.sql, applied in order and recorded in
 // schema_migrations), and the same schema for a ClickHouse cluster
 // (cluster/NNN_name.sql, applied with --cluster). Every file is embedded in
-// the binary.
+// the binary. Apply and ApplyCluster run them on a store; ApplyRawRetention
+// sets how long views_raw and the rollups that keep a row per view keep
+// them (--raw-retention), the one schema setting that comes from a flag.
+//
+// It imports no role: every role's tests set up their store with Apply,
+// and the schema is the one thing all of them agree on.
 package migrations
 
 import (

@@ -127,7 +127,7 @@ const (
 )
 
 // Names of the cluster schema runner's queries in queries/ (see
-// rollup.MigrateCluster); '{cluster}' in them is put through
+// migrations.ApplyCluster); '{cluster}' in them is put through
 // migrations.OnCluster.
 const (
 	ClusterCheck             = "cluster_check"              // params cluster → hosts, replicas, foreground, quorum, db

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/internal/feed"
 	"github.com/viewcount/viewcount/sql/store"
 )
 
@@ -54,7 +54,7 @@ func fedLoop(b *testing.B, s store.Store, rows []viewcount.Verdict, every int) {
 		}
 		if every > 0 && n%every == 0 {
 			c := processCPU(b)
-			if err := rollup.Feed(b.Context(), s, int(rows[0].Partition), fed+1, uint64(n), start); err != nil {
+			if err := feed.Run(b.Context(), s, int(rows[0].Partition), fed+1, uint64(n), start); err != nil {
 				b.Fatal(err)
 			}
 			feedCPU += processCPU(b) - c

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/viewcount/viewcount/rollup"
 	"github.com/viewcount/viewcount/sql/analyst"
+	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
@@ -36,7 +36,7 @@ type canaryRig struct {
 func newCanaryRig(tb testing.TB) *canaryRig {
 	tb.Helper()
 	st := storetest.Open(tb)
-	if err := rollup.Migrate(context.Background(), st, nil); err != nil {
+	if err := migrations.Apply(context.Background(), st, nil); err != nil {
 		tb.Fatal(err)
 	}
 	r, err := store.OpenReadOnly(st, store.Limits{MaxExecutionTime: 3 * time.Second, MaxResultRows: 100_000, MaxMemoryUsage: 1 << 30})

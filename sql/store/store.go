@@ -98,7 +98,7 @@ type Store interface {
 	// the same token is dropped by ClickHouse (and, should a materialized
 	// view read views_raw, by it too: deduplicate_blocks_in_dependent_
 	// materialized_views=1; since migration 012 the rollups are fed
-	// apart, see rollup.Feed).
+	// apart, see feed.Run).
 	// The token must match [A-Za-z0-9_.:-]+ (ErrBadToken otherwise). An
 	// empty rows slice inserts nothing and returns nil.
 	InsertViews(ctx context.Context, token string, rows []viewcount.Verdict) error
@@ -118,7 +118,7 @@ var ErrNoLibrary = errors.New("libchdb.so not found or not loadable: run `make c
 var ErrBadToken = errors.New("bad insert deduplication token")
 
 // Open connects to the store cfg describes and creates its database if
-// missing. It does not apply migrations (see rollup.Migrate).
+// missing. It does not apply migrations (see migrations.Apply).
 func Open(ctx context.Context, cfg Config, logger *slog.Logger) (Store, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/rollup"
 	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
@@ -79,7 +78,7 @@ func openServerStore(t testing.TB) store.Store {
 func migrated(t testing.TB, open func(testing.TB) store.Store) store.Store {
 	t.Helper()
 	s := open(t)
-	if err := rollup.Migrate(t.Context(), s, nil); err != nil {
+	if err := migrations.Apply(t.Context(), s, nil); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
 	return s
@@ -200,7 +199,7 @@ func TestMigrateIdempotent(t *testing.T) {
 	each(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		s := open(t)
 		for range 2 {
-			if err := rollup.Migrate(t.Context(), s, nil); err != nil {
+			if err := migrations.Apply(t.Context(), s, nil); err != nil {
 				t.Fatalf("migrate: %v", err)
 			}
 		}
@@ -476,7 +475,7 @@ func TestInsertViewsErrorKeepsStoreWorking(t *testing.T) {
 		if got := one(t, s, "SELECT 41 + 1", nil); got != "42" {
 			t.Errorf("query after failed insert = %q", got)
 		}
-		if err := rollup.Migrate(t.Context(), s, nil); err != nil {
+		if err := migrations.Apply(t.Context(), s, nil); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.InsertViews(t.Context(), "t1", rows); err != nil {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store"
 )
 
@@ -28,7 +28,7 @@ func TestInspectSeesEveryDifference(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := rollup.Migrate(ctx, s, nil); err != nil {
+	if err := migrations.Apply(ctx, s, nil); err != nil {
 		t.Fatal(err)
 	}
 	const site = "inspect.example"

@@ -15,7 +15,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/rollup/repair"
 	"github.com/viewcount/viewcount/sql/store"
 )
 
@@ -123,9 +123,9 @@ func inspect(ctx context.Context, data, site string, l *load) (outcome, error) {
 			o.missing++
 		}
 	}
-	// The recount `viewcount check` runs too (rollup.Recount): one
+	// The recount `viewcount check` runs too (repair.Recount): one
 	// definition of what the rollups must hold.
-	recounts, err := rollup.Recount(ctx, s, time.Now(), 20)
+	recounts, err := repair.Recount(ctx, s, time.Now(), 20)
 	if err != nil {
 		return o, fmt.Errorf("rollup recount: %w", err)
 	}

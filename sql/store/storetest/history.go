@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/internal/feed"
 	"github.com/viewcount/viewcount/sql/store"
 )
 
@@ -130,7 +130,7 @@ func History(ctx context.Context, st store.Store, cfg HistoryConfig) (HistoryTot
 			return fmt.Errorf("history: insert batch %d: %w", batchNo, err)
 		}
 		if tot.Events+len(batch) >= fedTo+feedEvery {
-			if _, err := rollup.CatchUp(ctx, st); err != nil {
+			if _, err := feed.CatchUp(ctx, st); err != nil {
 				return fmt.Errorf("history: feed after batch %d: %w", batchNo, err)
 			}
 			fedTo = tot.Events + len(batch)
@@ -156,7 +156,7 @@ func History(ctx context.Context, st store.Store, cfg HistoryConfig) (HistoryTot
 	if err := flush(); err != nil {
 		return tot, err
 	}
-	if _, err := rollup.CatchUp(ctx, st); err != nil {
+	if _, err := feed.CatchUp(ctx, st); err != nil {
 		return tot, fmt.Errorf("history: feed: %w", err)
 	}
 	for si, site := range cfg.Sites {

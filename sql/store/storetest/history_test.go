@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
@@ -17,7 +17,7 @@ func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
 // counts over views_raw: tests of the stats API rely on them being exact.
 func TestHistoryTotals(t *testing.T) {
 	s := storetest.Open(t)
-	if err := rollup.Migrate(t.Context(), s, nil); err != nil {
+	if err := migrations.Apply(t.Context(), s, nil); err != nil {
 		t.Fatal(err)
 	}
 	end := time.Date(2026, 3, 4, 15, 30, 0, 0, time.UTC)

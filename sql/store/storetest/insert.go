@@ -7,13 +7,13 @@ import (
 	"testing"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/internal/feed"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 )
 
 // Insert stores rows the way a validator's batch is stored and feeds them
-// to the rollups (rollup.CatchUp), failing t on error: for tests that
+// to the rollups (feed.CatchUp), failing t on error: for tests that
 // write views_raw directly and then read counts. Rows without a batch
 // number get one above every batch stored or fed (in place, so inserting
 // the same slice again under the same token is the same batch).
@@ -32,7 +32,7 @@ func InsertFed(ctx context.Context, s store.Store, token string, rows []viewcoun
 	if err := s.InsertViews(ctx, token, rows); err != nil {
 		return err
 	}
-	if _, err := rollup.CatchUp(ctx, s); err != nil {
+	if _, err := feed.CatchUp(ctx, s); err != nil {
 		return err
 	}
 	return nil

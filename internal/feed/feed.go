@@ -1,124 +1,114 @@
-package rollup
-
-import (
-	"context"
-	"fmt"
-	"github.com/viewcount/viewcount/sql/queries"
-	"github.com/viewcount/viewcount/sql/store"
-	"strconv"
-	"strings"
-	"time"
-)
-
-// The feed moves stored rows into the rollups (migration 012): the
-// materialized views read views_feed, a Null table, and a feed copies one
-// partition's rows of a range of batches from views_raw into it. A Writer
-// feeds its partition in the background every FeedEvery or FeedRows rows,
-// so the views run on large blocks a few times a minute instead of on
-// every insert (BenchmarkInsertFed; docs/benchmarks/README.md, "Store and
-// rollups"); CatchUp feeds whatever is
-// left when no validator runs.
+// Package feed moves stored rows into the rollups and says how far it got
+// (migration 012): the materialized views read views_feed, a Null table,
+// and a feed copies one partition's rows of a range of batches from
+// views_raw into it. A rollup.Writer feeds its partition in the background
+// every FeedEvery or FeedRows rows, so the views run on large blocks a few
+// times a minute instead of on every insert (BenchmarkInsertFed;
+// docs/benchmarks/README.md, "Store and rollups"); CatchUp feeds whatever
+// is left when no validator runs. What is stored and not yet fed
+// (UnfedViews, Unfed) and how far the feeds reached (FedThrough) are read
+// by every role that reports a count's lag.
 //
 // A feed is exactly-once the way a batch insert is: its range is recorded
 // (rollup_feed) before it runs, its token is derived from the range, and a
 // feed redone after a crash is dropped by the rollups' deduplication. The
 // next range starts after the recorded one, so ranges never overlap.
+//
+// It belongs to no role: it never reads the stream, and writes nothing but
+// rollup_feed and views_feed.
+package feed
 
-// FeedConfig tunes the feed.
-type FeedConfig struct {
-	// Rows feeds a partition once this many rows are stored and not fed;
-	// default 200000. A feed costs a fixed ~110 ms of CPU whatever its
-	// rows (BenchmarkInsertParts), so fewer, larger feeds cost less per row.
-	Rows int
-	// Every feeds a partition's stored rows at least this often; default
-	// 3s. It adds to the public counts' lag: shorter means fresher counts
-	// and more feeds.
-	Every time.Duration
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/viewcount/viewcount/sql/queries"
+	"github.com/viewcount/viewcount/sql/store"
+)
+
+// Execer is the store as the feed needs it; store.Store satisfies it.
+type Execer interface {
+	Exec(ctx context.Context, query string, params store.Params) error
+	Query(ctx context.Context, query string, params store.Params) (*store.Result, error)
 }
 
-func (c *FeedConfig) defaults() {
-	if c.Rows <= 0 {
-		c.Rows = 200_000
-	}
-	if c.Every <= 0 {
-		c.Every = 3 * time.Second
-	}
-}
-
-// feedRange is one feed: partition's batches First..Last (batch numbers
+// Range is one feed: partition's batches First..Last (batch numbers
 // are the last stream sequence of each insert, Verdict.Batch). Since is
 // the receive time of its oldest row, zero when unknown.
-type feedRange struct {
+type Range struct {
 	Partition   int
 	First, Last uint64
 	Since       time.Time
 }
 
-func (r feedRange) token() string {
+func (r Range) Token() string {
 	return fmt.Sprintf("vc-feed-p%d-%d-%d", r.Partition, r.First, r.Last)
 }
 
-func (r feedRange) params() store.Params {
+func (r Range) params() store.Params {
 	since := int64(0)
 	if !r.Since.IsZero() {
 		since = r.Since.UnixMilli()
 	}
 	return store.Params{"partition": strconv.Itoa(r.Partition), "first": strconv.FormatUint(r.First, 10),
-		"last": strconv.FormatUint(r.Last, 10), "since": strconv.FormatInt(since, 10), "token": r.token()}
+		"last": strconv.FormatUint(r.Last, 10), "since": strconv.FormatInt(since, 10), "token": r.Token()}
 }
 
-// recordFeed writes r as its partition's latest feed: from then on a
+// Record writes r as its partition's latest feed: from then on a
 // restart redoes r rather than choosing another range.
-func recordFeed(ctx context.Context, q Execer, r feedRange) error {
+func Record(ctx context.Context, q Execer, r Range) error {
 	if err := q.Exec(ctx, queries.Text(queries.FeedRecord), r.params()); err != nil {
-		return fmt.Errorf("rollup: partition %d: record feed %d-%d: %w", r.Partition, r.First, r.Last, err)
+		return fmt.Errorf("feed: partition %d: record feed %d-%d: %w", r.Partition, r.First, r.Last, err)
 	}
 	return nil
 }
 
-// Feed records and runs one feed: partition's rows stored by batches
+// Run records and runs one feed: partition's rows stored by batches
 // first..last (no row of them received before since; zero when unknown)
 // into the rollups. The range must start right after the partition's
-// latest feed (FeedProgress) and its batches must be stored: what a Writer
+// latest feed (Progress) and its batches must be stored: what a Writer
 // does on its own, for benchmarks and tools that write views_raw
 // themselves.
-func Feed(ctx context.Context, q Execer, partition int, first, last uint64, since time.Time) error {
-	r := feedRange{Partition: partition, First: first, Last: last, Since: since}
-	if err := recordFeed(ctx, q, r); err != nil {
+func Run(ctx context.Context, q Execer, partition int, first, last uint64, since time.Time) error {
+	r := Range{Partition: partition, First: first, Last: last, Since: since}
+	if err := Record(ctx, q, r); err != nil {
 		return err
 	}
-	return runFeed(ctx, q, r)
+	return Copy(ctx, q, r)
 }
 
-// runFeed copies r into views_feed; rerunning a recorded r adds nothing.
-func runFeed(ctx context.Context, q Execer, r feedRange) error {
+// Copy copies r into views_feed; rerunning a recorded r adds nothing.
+func Copy(ctx context.Context, q Execer, r Range) error {
 	if err := q.Exec(ctx, queries.Text(queries.Feed), r.params()); err != nil {
-		return fmt.Errorf("rollup: partition %d: feed batches %d-%d: %w", r.Partition, r.First, r.Last, err)
+		return fmt.Errorf("feed: partition %d: feed batches %d-%d: %w", r.Partition, r.First, r.Last, err)
 	}
 	return nil
 }
 
-// FeedProgress returns each partition's latest recorded feed: every row
+// Progress returns each partition's latest recorded feed: every row
 // the partition stored by batches up to its Last is in the rollups, or
 // is in that feed, which may not have run.
-func FeedProgress(ctx context.Context, q Execer) (map[int]feedRange, error) {
+func Progress(ctx context.Context, q Execer) (map[int]Range, error) {
 	res, err := q.Query(ctx, queries.Text(queries.FeedProgress), nil)
 	if err != nil {
-		return nil, fmt.Errorf("rollup: read feed progress: %w", err)
+		return nil, fmt.Errorf("feed: read feed progress: %w", err)
 	}
-	out := make(map[int]feedRange, len(res.Rows))
+	out := make(map[int]Range, len(res.Rows))
 	for _, row := range res.Rows {
 		if len(row) != 4 {
-			return nil, fmt.Errorf("rollup: feed progress: row of %d columns", len(row))
+			return nil, fmt.Errorf("feed: feed progress: row of %d columns", len(row))
 		}
 		p, err1 := strconv.Atoi(row[0])
 		first, err2 := strconv.ParseUint(row[1], 10, 64)
 		last, err3 := strconv.ParseUint(row[2], 10, 64)
 		since, err4 := strconv.ParseInt(row[3], 10, 64)
 		if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
-			return nil, fmt.Errorf("rollup: feed progress: bad row %q", row)
+			return nil, fmt.Errorf("feed: feed progress: bad row %q", row)
 		}
-		r := feedRange{Partition: p, First: first, Last: last}
+		r := Range{Partition: p, First: first, Last: last}
 		if since > 0 {
 			r.Since = time.UnixMilli(since).UTC()
 		}
@@ -134,7 +124,7 @@ func FeedProgress(ctx context.Context, q Execer) (map[int]feedRange, error) {
 // include an event at a given stream position (the public counts' own
 // views). A partition never fed is absent: nothing of it is counted.
 func FedThrough(ctx context.Context, q Execer) (map[int]uint64, error) {
-	fed, err := FeedProgress(ctx, q)
+	fed, err := Progress(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -151,12 +141,12 @@ func FedThrough(ctx context.Context, q Execer) (map[int]uint64, error) {
 // before they read the rollups, tests after inserting directly. It reads
 // two columns of all of views_raw; rows reports what was fed.
 func CatchUp(ctx context.Context, q Execer) (rows uint64, err error) {
-	fed, err := FeedProgress(ctx, q)
+	fed, err := Progress(ctx, q)
 	if err != nil {
 		return 0, err
 	}
 	for _, r := range fed {
-		if err := runFeed(ctx, q, r); err != nil {
+		if err := Copy(ctx, q, r); err != nil {
 			return 0, err
 		}
 	}
@@ -165,7 +155,7 @@ func CatchUp(ctx context.Context, q Execer) (rows uint64, err error) {
 		return 0, err
 	}
 	for _, b := range waiting {
-		if err := Feed(ctx, q, b.partition, fed[b.partition].Last+1, b.last, time.Time{}); err != nil {
+		if err := Run(ctx, q, b.partition, fed[b.partition].Last+1, b.last, time.Time{}); err != nil {
 			return rows, err
 		}
 		rows += b.rows
@@ -177,7 +167,7 @@ func CatchUp(ctx context.Context, q Execer) (rows uint64, err error) {
 // running validator feeds within --feed-every, or a stopped one at its
 // next start. The latest recorded feed counts as fed.
 func Unfed(ctx context.Context, q Execer) (uint64, error) {
-	fed, err := FeedProgress(ctx, q)
+	fed, err := Progress(ctx, q)
 	if err != nil {
 		return 0, err
 	}
@@ -196,10 +186,10 @@ type waiting struct {
 }
 
 // backlog lists the partitions with rows no feed has taken.
-func backlog(ctx context.Context, q Execer, fed map[int]feedRange) ([]waiting, error) {
-	res, err := q.Query(ctx, queries.Text(queries.FeedBacklog), store.Params{"fed": fedMap(fed)})
+func backlog(ctx context.Context, q Execer, fed map[int]Range) ([]waiting, error) {
+	res, err := q.Query(ctx, queries.Text(queries.FeedBacklog), store.Params{"fed": FedMap(fed)})
 	if err != nil {
-		return nil, fmt.Errorf("rollup: read the feed's backlog: %w", err)
+		return nil, fmt.Errorf("feed: read the feed's backlog: %w", err)
 	}
 	var out []waiting
 	for _, row := range res.Rows {
@@ -207,7 +197,7 @@ func backlog(ctx context.Context, q Execer, fed map[int]feedRange) ([]waiting, e
 		last, err2 := strconv.ParseUint(row[1], 10, 64)
 		n, err3 := strconv.ParseUint(row[2], 10, 64)
 		if err1 != nil || err2 != nil || err3 != nil {
-			return nil, fmt.Errorf("rollup: feed backlog: bad row %q", row)
+			return nil, fmt.Errorf("feed: feed backlog: bad row %q", row)
 		}
 		if n > 0 {
 			out = append(out, waiting{partition: p, last: last, rows: n})
@@ -216,9 +206,9 @@ func backlog(ctx context.Context, q Execer, fed map[int]feedRange) ([]waiting, e
 	return out, nil
 }
 
-// fedMap is a Map(UInt16, UInt64) parameter of each partition's last fed
+// FedMap is a Map(UInt16, UInt64) parameter of each partition's last fed
 // batch: a partition missing from it reads 0.
-func fedMap(fed map[int]feedRange) string {
+func FedMap(fed map[int]Range) string {
 	var b strings.Builder
 	b.WriteByte('{')
 	for p, r := range fed {

@@ -1,26 +1,26 @@
-package rollup
+package migrations
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/viewcount/viewcount/sql/migrations"
-	"github.com/viewcount/viewcount/sql/queries"
-	"github.com/viewcount/viewcount/sql/store"
 	"log/slog"
 	"strconv"
+
+	"github.com/viewcount/viewcount/sql/queries"
+	"github.com/viewcount/viewcount/sql/store"
 )
 
-// ErrClusterSetup is returned (wrapped) by MigrateCluster when the server
+// ErrClusterSetup is returned (wrapped) by ApplyCluster when the server
 // it reaches cannot hold the cluster schema safely: it does not know the
 // cluster, or its inserts into Distributed tables are not in the
 // foreground.
 var ErrClusterSetup = errors.New("cluster setup")
 
-// MigrateCluster is Migrate for a ClickHouse cluster (`--cluster NAME`):
-// it applies the files of sql/migrations/cluster (the schema the migrations leave,
+// ApplyCluster is Apply for a ClickHouse cluster (`--cluster NAME`):
+// it applies the files of cluster/ (the schema the migrations leave,
 // as Replicated local tables under Distributed ones; see
-// sql/migrations/cluster/README.md) with NAME in their ON CLUSTER clauses, each once,
+// cluster/README.md) with NAME in their ON CLUSTER clauses, each once,
 // recorded in cluster_migrations, a table every host holds whole.
 //
 // First it checks that the server knows the cluster, runs inserts into
@@ -32,15 +32,15 @@ var ErrClusterSetup = errors.New("cluster setup")
 // replica). ErrClusterSetup says which is missing.
 // The database is created on every host.
 //
-// Like Migrate, running it again or from several processes at once is
+// Like Apply, running it again or from several processes at once is
 // harmless: every statement is IF NOT EXISTS, and ON CLUSTER statements
 // wait (distributed_ddl_task_timeout) until every host ran them.
-func MigrateCluster(ctx context.Context, s Execer, cluster string, logger *slog.Logger) error {
+func ApplyCluster(ctx context.Context, s Execer, cluster string, logger *slog.Logger) error {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	logger = logger.With("component", "migrate", "cluster", cluster)
-	ms, err := migrations.Cluster(cluster)
+	ms, err := Cluster(cluster)
 	if err != nil {
 		return fmt.Errorf("migrate cluster: %w", err)
 	}
@@ -90,7 +90,7 @@ func checkCluster(ctx context.Context, s Execer, cluster string) (string, error)
 }
 
 func execOnCluster(ctx context.Context, s Execer, query, cluster string, params store.Params) error {
-	st, err := migrations.OnCluster(queries.Text(query), cluster)
+	st, err := OnCluster(queries.Text(query), cluster)
 	if err != nil {
 		return err
 	}

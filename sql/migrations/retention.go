@@ -1,13 +1,14 @@
-package rollup
+package migrations
 
 import (
 	"context"
 	"fmt"
-	"github.com/viewcount/viewcount/sql/queries"
-	"github.com/viewcount/viewcount/sql/store"
 	"log/slog"
 	"strconv"
 	"time"
+
+	"github.com/viewcount/viewcount/sql/queries"
+	"github.com/viewcount/viewcount/sql/store"
 )
 
 // RetentionDays turns a raw retention into whole days, rounding up: the
@@ -15,11 +16,6 @@ import (
 func RetentionDays(d time.Duration) int {
 	return int((d + 24*time.Hour - 1) / (24 * time.Hour))
 }
-
-// PageViewsTable holds every valid view ordered by page, for one page's
-// breakdowns (migration 011). Its rows come from views_raw and expire
-// with them.
-const PageViewsTable = "page_views"
 
 // retained are the tables --raw-retention applies to: views_raw and the
 // rollups that keep rows per view or per user agent (page_views,

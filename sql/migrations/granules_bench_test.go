@@ -1,4 +1,4 @@
-package rollup_test
+package migrations_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
@@ -40,7 +40,7 @@ func BenchmarkRollupGranules(b *testing.B) {
 	const site = "history.example"
 	ctx := context.Background()
 	s := storetest.Open(b)
-	if err := rollup.Migrate(ctx, s, nil); err != nil {
+	if err := migrations.Apply(ctx, s, nil); err != nil {
 		b.Fatal(err)
 	}
 	tot, err := storetest.History(ctx, s, storetest.HistoryConfig{Events: events, End: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC),

@@ -1,4 +1,4 @@
-package rollup_test
+package migrations_test
 
 import (
 	"bytes"
@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/rollup"
 	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
@@ -44,7 +43,7 @@ func TestMigrateAppliesOnceAndLogs(t *testing.T) {
 	s := storetest.Open(t)
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	if err := rollup.Migrate(t.Context(), s, logger); err != nil {
+	if err := migrations.Apply(t.Context(), s, logger); err != nil {
 		t.Fatal(err)
 	}
 	n := migrationCount(t)
@@ -56,7 +55,7 @@ func TestMigrateAppliesOnceAndLogs(t *testing.T) {
 	}
 
 	logs.Reset()
-	if err := rollup.Migrate(t.Context(), s, logger); err != nil {
+	if err := migrations.Apply(t.Context(), s, logger); err != nil {
 		t.Fatalf("second run: %v", err)
 	}
 	if logs.Len() != 0 {
@@ -91,7 +90,7 @@ func TestMigrateResumes(t *testing.T) {
 	if err := s.Exec(ctx, ms[1].Statements[0], nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := rollup.Migrate(ctx, s, nil); err != nil {
+	if err := migrations.Apply(ctx, s, nil); err != nil {
 		t.Fatalf("resume: %v", err)
 	}
 	if got := queryCell(t, s, "SELECT groupArray(version) FROM (SELECT version FROM schema_migrations ORDER BY version)"); got != "[1,2]" && !strings.HasPrefix(got, "[1,2,") {
@@ -119,7 +118,7 @@ func (f failingExecer) Exec(ctx context.Context, q string, p store.Params) error
 
 func TestMigrateStopsAtFailure(t *testing.T) {
 	s := storetest.Open(t)
-	err := rollup.Migrate(t.Context(), failingExecer{s, "page_hour_mv"}, nil)
+	err := migrations.Apply(t.Context(), failingExecer{s, "page_hour_mv"}, nil)
 	if !errors.Is(err, errInjected) || !strings.Contains(err.Error(), "002_rollups") {
 		t.Fatalf("err = %v, want the injected failure naming 002_rollups", err)
 	}
@@ -127,7 +126,7 @@ func TestMigrateStopsAtFailure(t *testing.T) {
 	if got := queryCell(t, s, "SELECT count() FROM schema_migrations WHERE version = 2"); got != "0" {
 		t.Errorf("failed migration recorded")
 	}
-	if err := rollup.Migrate(t.Context(), s, nil); err != nil {
+	if err := migrations.Apply(t.Context(), s, nil); err != nil {
 		t.Fatalf("rerun: %v", err)
 	}
 }
@@ -181,7 +180,7 @@ func TestMigrateOneRollupKeepsCounts(t *testing.T) {
 	if before != "page_minute=100/7 page_hour=100/7 page_day=100/7 page_total=100/7 " {
 		t.Fatalf("before the upgrade: %s", before)
 	}
-	if err := rollup.Migrate(ctx, s, nil); err != nil {
+	if err := migrations.Apply(ctx, s, nil); err != nil {
 		t.Fatal(err)
 	}
 	migrated = true

@@ -1,4 +1,4 @@
-package rollup_test
+package migrations_test
 
 import (
 	"context"
@@ -6,26 +6,25 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/viewcount/viewcount/rollup"
 	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
 
-// chDB knows no cluster, so MigrateCluster must stop before it creates
+// chDB knows no cluster, so ApplyCluster must stop before it creates
 // anything, saying why; the schema itself is tested in package sql/examples
 // (TestClusterParses, TestClusterSchema).
 func TestMigrateClusterRefuses(t *testing.T) {
 	ctx := context.Background()
 	s := storetest.Open(t)
-	err := rollup.MigrateCluster(ctx, s, "nowhere", discard())
-	if !errors.Is(err, rollup.ErrClusterSetup) || !strings.Contains(err.Error(), "--cluster nowhere: the server has no such cluster") {
+	err := migrations.ApplyCluster(ctx, s, "nowhere", discard())
+	if !errors.Is(err, migrations.ErrClusterSetup) || !strings.Contains(err.Error(), "--cluster nowhere: the server has no such cluster") {
 		t.Errorf("unknown cluster: %v", err)
 	}
-	if err := rollup.MigrateCluster(ctx, s, "a' ON CLUSTER 'b", discard()); !errors.Is(err, migrations.ErrClusterName) {
+	if err := migrations.ApplyCluster(ctx, s, "a' ON CLUSTER 'b", discard()); !errors.Is(err, migrations.ErrClusterName) {
 		t.Errorf("cluster name with a quote: %v", err)
 	}
 	res, err := s.Query(ctx, "SELECT count() FROM system.tables WHERE database = currentDatabase()", nil)
 	if err != nil || len(res.Rows) != 1 || res.Rows[0][0] != "0" {
-		t.Errorf("tables created by a refused MigrateCluster: %v %v", res, err)
+		t.Errorf("tables created by a refused ApplyCluster: %v %v", res, err)
 	}
 }

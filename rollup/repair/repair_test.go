@@ -1,25 +1,29 @@
-package rollup_test
+package repair_test
 
 import (
 	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/rollup/repair"
+	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
+
+func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
 
 // migrated returns a fresh store with the schema applied.
 func migrated(t *testing.T) store.Store {
 	t.Helper()
 	s := storetest.Open(t)
-	if err := rollup.Migrate(t.Context(), s, nil); err != nil {
+	if err := migrations.Apply(t.Context(), s, nil); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -52,6 +56,18 @@ func rollupState(t *testing.T, s store.Store) string {
 	return fmt.Sprint(res.Rows)
 }
 
+func queryCell(t *testing.T, s store.Store, q string) string {
+	t.Helper()
+	res, err := s.Query(t.Context(), q, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
+		t.Fatalf("%s: %q", q, res.Rows)
+	}
+	return res.Rows[0][0]
+}
+
 func siteTotal(t *testing.T, s store.Store, site string) string {
 	t.Helper()
 	return queryCell(t, s, "SELECT toString(sum(views)) || '/' || toString(uniqCombined64Merge(uniques)) FROM page_rollup WHERE grain = 'total' AND site = '"+site+"'")
@@ -79,11 +95,11 @@ func TestBrokenRollupPartIsLoudAndRebuilt(t *testing.T) {
 
 	var logs bytes.Buffer
 	health := viewcount.NewMetrics()
-	mon := rollup.NewPartsMonitor(s, health, time.Minute, slog.New(slog.NewTextHandler(&logs, nil)))
+	mon := repair.NewPartsMonitor(s, health, time.Minute, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err := mon.Check(ctx); err != nil {
 		t.Fatal(err)
 	}
-	problem := health.Failing()[rollup.HealthPart]
+	problem := health.Failing()[repair.HealthPart]
 	if !strings.Contains(problem, "page_rollup (1)") || !strings.Contains(problem, "viewcount repair rollups") {
 		t.Errorf("health store_parts = %q, want the table and the repair command", problem)
 	}
@@ -97,34 +113,34 @@ func TestBrokenRollupPartIsLoudAndRebuilt(t *testing.T) {
 	if err := mon.Check(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if logs.Len() != 0 || health.Failing()[rollup.HealthPart] == "" {
+	if logs.Len() != 0 || health.Failing()[repair.HealthPart] == "" {
 		t.Errorf("second check: log %q, health %v", logs.String(), health.Failing())
 	}
 
-	diffs, err := rollup.Recount(ctx, s, now, 10)
+	diffs, err := repair.Recount(ctx, s, now, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(diffs) != len(rollup.Rollups()) || diffs[0].Table != "page_rollup" || diffs[0].Differing == 0 || len(diffs[0].Examples) == 0 || len(diffs[0].Examples) > 10 ||
+	if len(diffs) != len(repair.Rollups()) || diffs[0].Table != "page_rollup" || diffs[0].Differing == 0 || len(diffs[0].Examples) == 0 || len(diffs[0].Examples) > 10 ||
 		differing(diffs[1:]) != 0 {
 		t.Fatalf("recount of the damaged rollup = %+v, want differences in page_rollup only", diffs)
 	}
 
 	var progress []string
-	err = rollup.Rebuild(ctx, s, rollup.RebuildOptions{Now: now, Progress: func(table string, done, total int, rows uint64) {
+	err = repair.Rebuild(ctx, s, repair.RebuildOptions{Now: now, Progress: func(table string, done, total int, rows uint64) {
 		progress = append(progress, fmt.Sprintf("%s %d/%d %d", table, done, total, rows))
 	}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	months := queryCell(t, s, "SELECT uniqExact(toYYYYMM(time)) FROM views_raw")
-	if last := fmt.Sprintf("rejected_rollup %s/%s", months, months); fmt.Sprint(len(progress)/len(rollup.Rollups())) != months || !strings.HasPrefix(progress[len(progress)-1], last) {
+	if last := fmt.Sprintf("rejected_rollup %s/%s", months, months); fmt.Sprint(len(progress)/len(repair.Rollups())) != months || !strings.HasPrefix(progress[len(progress)-1], last) {
 		t.Errorf("progress = %q, want one line per table and views_raw month", progress)
 	}
 	if got := rollupState(t, s); got != want {
 		t.Errorf("rebuilt rollup differs from the original:\n got %s\nwant %s", got, want)
 	}
-	diffs, err = rollup.Recount(ctx, s, now, 10)
+	diffs, err = repair.Recount(ctx, s, now, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,24 +177,24 @@ func TestBrokenRawPartReportsLoss(t *testing.T) {
 	insertViews(t, s, "r2", "b.example", start.AddDate(0, 0, 1), 30)
 	storetest.BreakPart(t, s, "views_raw") // the lowest part name: r1's
 
-	parts, err := rollup.BrokenParts(ctx, s)
+	parts, err := repair.BrokenParts(ctx, s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(parts) != 1 || parts[0].Table != "views_raw" || parts[0].Reason != "broken-on-start" {
 		t.Fatalf("broken parts = %+v", parts)
 	}
-	if p := rollup.PartsProblem(parts); p == nil || !strings.Contains(p.Error(), "views_raw lost events") {
+	if p := repair.PartsProblem(parts); p == nil || !strings.Contains(p.Error(), "views_raw lost events") {
 		t.Errorf("problem = %v", p)
 	}
-	if a := rollup.Advice("views_raw"); !strings.Contains(a, "--force") || !strings.Contains(a, "--retention") {
+	if a := repair.Advice("views_raw"); !strings.Contains(a, "--force") || !strings.Contains(a, "--retention") {
 		t.Errorf("advice for views_raw = %q", a)
 	}
-	lost, err := rollup.RawLost(ctx, s, now)
+	lost, err := repair.RawLost(ctx, s, now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(lost) != 1 || lost[0] != (rollup.Lost{Site: "a.example", Stored: 120, Raw: 0, Lost: 120}) {
+	if len(lost) != 1 || lost[0] != (repair.Lost{Site: "a.example", Stored: 120, Raw: 0, Lost: 120}) {
 		t.Errorf("lost = %+v, want a.example's 120 views", lost)
 	}
 }
@@ -188,13 +204,13 @@ func TestBrokenRawPartReportsLoss(t *testing.T) {
 func TestRawRetentionExpiresRawKeepsRollups(t *testing.T) {
 	s := migrated(t)
 	ctx := t.Context()
-	days, err := rollup.RawRetentionDays(ctx, s)
+	days, err := migrations.RawRetentionDays(ctx, s)
 	if err != nil || days != 0 {
 		t.Fatalf("retention after migrate = %d, %v; want none (serve sets it)", days, err)
 	}
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	if err := rollup.ApplyRawRetention(ctx, s, 400, logger); err != nil {
+	if err := migrations.ApplyRawRetention(ctx, s, 400, logger); err != nil {
 		t.Fatal(err)
 	}
 	// Stored and fed while the retention still kept them: the feed reads
@@ -202,7 +218,7 @@ func TestRawRetentionExpiresRawKeepsRollups(t *testing.T) {
 	// longer ago than the retention) is not counted.
 	now := time.Now().UTC()
 	insertViews(t, s, "old", "a.example", now.AddDate(0, 0, -60), 100)
-	if err := rollup.ApplyRawRetention(ctx, s, 30, logger); err != nil {
+	if err := migrations.ApplyRawRetention(ctx, s, 30, logger); err != nil {
 		t.Fatal(err)
 	}
 	for _, table := range []string{"views_raw", "page_views", "rejected_rollup"} {
@@ -210,7 +226,7 @@ func TestRawRetentionExpiresRawKeepsRollups(t *testing.T) {
 			t.Errorf("%s has no 30-day TTL dropping whole parts: %s", table, got)
 		}
 	}
-	if days, _ := rollup.RawRetentionDays(ctx, s); days != 30 {
+	if days, _ := migrations.RawRetentionDays(ctx, s); days != 30 {
 		t.Errorf("retention = %d, want 30", days)
 	}
 	if !strings.Contains(logs.String(), "table=views_raw from_days=400 to_days=30") || !strings.Contains(logs.String(), "table=page_views from_days=400 to_days=30") ||
@@ -218,7 +234,7 @@ func TestRawRetentionExpiresRawKeepsRollups(t *testing.T) {
 		t.Errorf("change not logged: %s", logs.String())
 	}
 	logs.Reset()
-	if err := rollup.ApplyRawRetention(ctx, s, 30, logger); err != nil || logs.Len() != 0 {
+	if err := migrations.ApplyRawRetention(ctx, s, 30, logger); err != nil || logs.Len() != 0 {
 		t.Errorf("unchanged retention: err %v, log %q", err, logs.String())
 	}
 
@@ -238,14 +254,14 @@ func TestRawRetentionExpiresRawKeepsRollups(t *testing.T) {
 	if got := siteTotal(t, s, "a.example"); !strings.HasPrefix(got, "140/") {
 		t.Errorf("rollup total after the TTL = %s, want 140 views", got)
 	}
-	diffs, err := rollup.Recount(ctx, s, now, 10)
-	if err != nil || len(diffs) != len(rollup.Rollups()) || differing(diffs) != 0 {
+	diffs, err := repair.Recount(ctx, s, now, 10)
+	if err != nil || len(diffs) != len(repair.Rollups()) || differing(diffs) != 0 {
 		t.Errorf("recount with expired raw rows = %+v, %v; want no difference", diffs, err)
 	}
 	// What the TTL left of every table, dim_rollup's rows of the old days
 	// and page_views' of the new ones included.
 	wantAll := storetest.DerivedRows(t, s)
-	if err := rollup.Rebuild(ctx, s, rollup.RebuildOptions{Now: now}, nil); err != nil {
+	if err := repair.Rebuild(ctx, s, repair.RebuildOptions{Now: now}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := rollupState(t, s); got != want {
@@ -260,7 +276,7 @@ func TestRawRetentionExpiresRawKeepsRollups(t *testing.T) {
 }
 
 // differing sums the differing rows of every rollup.
-func differing(diffs []rollup.RecountResult) uint64 {
+func differing(diffs []repair.RecountResult) uint64 {
 	var n uint64
 	for _, d := range diffs {
 		n += d.Differing
@@ -271,7 +287,7 @@ func differing(diffs []rollup.RecountResult) uint64 {
 func TestRetentionDays(t *testing.T) {
 	f := func(d time.Duration, want int) {
 		t.Helper()
-		if got := rollup.RetentionDays(d); got != want {
+		if got := migrations.RetentionDays(d); got != want {
 			t.Errorf("RetentionDays(%s) = %d, want %d", d, got, want)
 		}
 	}
@@ -297,12 +313,12 @@ func TestBrokenOutdatedPartIsHarmless(t *testing.T) {
 
 	var logs bytes.Buffer
 	health := viewcount.NewMetrics()
-	mon := rollup.NewPartsMonitor(s, health, time.Minute, slog.New(slog.NewTextHandler(&logs, nil)))
+	mon := repair.NewPartsMonitor(s, health, time.Minute, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err := mon.Check(ctx); err != nil {
 		t.Fatal(err)
 	}
-	parts, err := rollup.BrokenParts(ctx, s)
-	if err != nil || len(parts) != 1 || !parts[0].Covered || len(rollup.Harmful(parts)) != 0 {
+	parts, err := repair.BrokenParts(ctx, s)
+	if err != nil || len(parts) != 1 || !parts[0].Covered || len(repair.Harmful(parts)) != 0 {
 		t.Fatalf("parts = %+v, %v; want one covered part", parts, err)
 	}
 	if f := health.Failing(); len(f) != 0 {
@@ -311,7 +327,7 @@ func TestBrokenOutdatedPartIsHarmless(t *testing.T) {
 	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "part=broken-on-start_"+part) || strings.Contains(logs.String(), "level=ERROR") {
 		t.Errorf("log:\n%s", logs.String())
 	}
-	if diffs, err := rollup.Recount(ctx, s, now, 5); err != nil || differing(diffs) != 0 {
+	if diffs, err := repair.Recount(ctx, s, now, 5); err != nil || differing(diffs) != 0 {
 		t.Errorf("recount = %+v, %v", diffs, err)
 	}
 }
@@ -322,7 +338,7 @@ func TestPartsMonitorRunFindsLaterDamage(t *testing.T) {
 	s := migrated(t)
 	insertViews(t, s, "m1", "a.example", time.Now().UTC().Add(-time.Hour), 10)
 	health := viewcount.NewMetrics()
-	mon := rollup.NewPartsMonitor(s, health, 20*time.Millisecond, nil)
+	mon := repair.NewPartsMonitor(s, health, 20*time.Millisecond, nil)
 	if err := mon.Check(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +347,7 @@ func TestPartsMonitorRunFindsLaterDamage(t *testing.T) {
 	go func() { done <- mon.Run(ctx) }()
 	storetest.BreakPart(t, s, "page_rollup")
 	deadline := time.Now().Add(10 * time.Second)
-	for health.Failing()[rollup.HealthPart] == "" {
+	for health.Failing()[repair.HealthPart] == "" {
 		if time.Now().After(deadline) {
 			t.Fatal("the periodic check did not report the damaged part within 10s")
 		}

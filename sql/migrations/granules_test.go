@@ -1,4 +1,4 @@
-package rollup_test
+package migrations_test
 
 import (
 	"strconv"
@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/rollup"
 	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
@@ -87,7 +86,7 @@ func TestMigrateRollupGranulesKeepsCounts(t *testing.T) {
 	if g := granules(); g != "" {
 		t.Fatalf("page_rollup before migration 9 has %q", g)
 	}
-	if err := rollup.Migrate(ctx, s, nil); err != nil {
+	if err := migrations.Apply(ctx, s, nil); err != nil {
 		t.Fatal(err)
 	}
 	migrated = true

@@ -1,36 +1,35 @@
-package rollup
+package migrations
 
 import (
 	"context"
 	"fmt"
-	"github.com/viewcount/viewcount/sql/migrations"
-	"github.com/viewcount/viewcount/sql/queries"
-	"github.com/viewcount/viewcount/sql/store"
 	"log/slog"
 	"strconv"
+
+	"github.com/viewcount/viewcount/sql/queries"
+	"github.com/viewcount/viewcount/sql/store"
 )
 
-// Execer is what Migrate, the part checks and the repairs need of a
-// store; store.Store satisfies it.
+// Execer is what Apply and the raw retention need of a store;
+// store.Store satisfies it.
 type Execer interface {
 	Exec(ctx context.Context, query string, params store.Params) error
 	Query(ctx context.Context, query string, params store.Params) (*store.Result, error)
 }
 
-// Migrate brings the store's database up to the newest schema in package
-// sql: it applies, in version order, every migration not yet recorded in
+// Apply brings the store's database up to the newest schema (All): it applies, in version order, every migration not yet recorded in
 // schema_migrations, and records each once all its statements succeeded.
 //
 // Running it again, or from several processes at once, is harmless: every
 // statement is IF NOT EXISTS, so a migration interrupted half way (or applied
 // twice by a race) is simply completed, and a version recorded twice is read
 // once.
-func Migrate(ctx context.Context, s Execer, logger *slog.Logger) error {
+func Apply(ctx context.Context, s Execer, logger *slog.Logger) error {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	logger = logger.With("component", "migrate")
-	ms, err := migrations.All()
+	ms, err := All()
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
@@ -46,7 +45,7 @@ type migrationLog struct{ what, table, applied, record string }
 
 // apply runs, in version order, every migration the log does not record,
 // recording each after its statements.
-func apply(ctx context.Context, s Execer, ms []migrations.Migration, l migrationLog, logger *slog.Logger) error {
+func apply(ctx context.Context, s Execer, ms []Migration, l migrationLog, logger *slog.Logger) error {
 	res, err := s.Query(ctx, queries.Text(l.applied), nil)
 	if err != nil {
 		return fmt.Errorf("%s: read %s: %w", l.what, l.table, err)

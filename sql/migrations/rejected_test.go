@@ -1,4 +1,4 @@
-package rollup_test
+package migrations_test
 
 import (
 	"strconv"
@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/internal/feed"
 	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
@@ -86,7 +86,7 @@ func TestMigrateRejectedRollupBackfills(t *testing.T) {
 	}
 	fed := queryCell(t, s, "SELECT max(last) FROM rollup_feed WHERE partition = 1")
 	last, _ := strconv.ParseUint(fed, 10, 64)
-	if err := rollup.RecordFeed(ctx, s, 1, last+1, cut[0].Batch); err != nil {
+	if err := feed.Record(ctx, s, feed.Range{Partition: 1, First: last + 1, Last: cut[0].Batch}); err != nil {
 		t.Fatal(err)
 	}
 	rejected := func(q string) string {
@@ -115,13 +115,13 @@ func TestMigrateRejectedRollupBackfills(t *testing.T) {
 	if got := stored(); got != wantCopy {
 		t.Errorf("rejected_rollup after the copy counts %s events, want %s", got, wantCopy)
 	}
-	if err := rollup.Migrate(ctx, s, nil); err != nil { // the rerun, and the view
+	if err := migrations.Apply(ctx, s, nil); err != nil { // the rerun, and the view
 		t.Fatal(err)
 	}
 	if got := stored(); got != wantCopy {
 		t.Errorf("rejected_rollup after rerunning the migration counts %s events, want %s", got, wantCopy)
 	}
-	if _, err := rollup.CatchUp(ctx, s); err != nil { // what a validator's start does
+	if _, err := feed.CatchUp(ctx, s); err != nil { // what a validator's start does
 		t.Fatal(err)
 	}
 	if got := stored(); got != all {

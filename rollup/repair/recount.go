@@ -1,12 +1,15 @@
-package rollup
+package repair
 
 import (
 	"context"
 	"fmt"
-	"github.com/viewcount/viewcount/sql/queries"
-	"github.com/viewcount/viewcount/sql/store"
 	"strconv"
 	"time"
+
+	"github.com/viewcount/viewcount/internal/feed"
+	"github.com/viewcount/viewcount/sql/migrations"
+	"github.com/viewcount/viewcount/sql/queries"
+	"github.com/viewcount/viewcount/sql/store"
 )
 
 // Difference is one rollup row that does not equal its recount. Which
@@ -70,7 +73,7 @@ func RecountRange(ctx context.Context, q Execer, now time.Time, limit int, from,
 	}
 	// Rows a feed has not taken yet are in no rollup (nor in the recount):
 	// a check while validators run compares what both have seen.
-	fed, err := FeedProgress(ctx, q)
+	fed, err := feed.Progress(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +81,7 @@ func RecountRange(ctx context.Context, q Execer, now time.Time, limit int, from,
 	var out []RecountResult
 	for _, table := range Rollups() {
 		// At least one row, which carries the count of all differing ones.
-		p := store.Params{"cutoff": cutoffParam(cutoff), "limit": strconv.Itoa(max(limit, 1)), "fed": fedMap(fed),
+		p := store.Params{"cutoff": cutoffParam(cutoff), "limit": strconv.Itoa(max(limit, 1)), "fed": feed.FedMap(fed),
 			"from": cutoffParam(from), "to": cutoffParam(to)}
 		months := []string{""}
 		if recountByMonth(table) {
@@ -119,7 +122,7 @@ func RecountRange(ctx context.Context, q Execer, now time.Time, limit int, from,
 // rejected_rollup's, whose keys (user agents) can be as many as its
 // events.
 func recountByMonth(table string) bool {
-	return table == DimRollupTable || table == RejectedRollupTable
+	return table == migrations.DimRollupTable || table == migrations.RejectedRollupTable
 }
 
 // differences reads a recount script's rows by column name: each table's

@@ -1,15 +1,25 @@
-package rollup
+package repair
 
 import (
 	"context"
 	"fmt"
-	"github.com/viewcount/viewcount/sql/queries"
 	"log/slog"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/viewcount/viewcount/sql/migrations"
+	"github.com/viewcount/viewcount/sql/queries"
+	"github.com/viewcount/viewcount/sql/store"
 )
+
+// Execer is what the part checks, rebuilds and recounts need of a store;
+// store.Store satisfies it.
+type Execer interface {
+	Exec(ctx context.Context, query string, params store.Params) error
+	Query(ctx context.Context, query string, params store.Params) (*store.Result, error)
+}
 
 // HealthSetter receives the state of the store's parts;
 // viewcount.Metrics satisfies it.
@@ -19,10 +29,6 @@ type HealthSetter interface {
 
 // HealthPart is the health part name broken store parts are reported under.
 const HealthPart = "store_parts"
-
-// RawTable is the table of every judged event, the source rollups are
-// rebuilt from.
-const RawTable = "views_raw"
 
 // DetachedPart is a data part ClickHouse set aside because it could not
 // trust it (see sql/queries/detached_parts.sql): its rows are no longer
@@ -56,7 +62,7 @@ func Advice(table string) string {
 	switch {
 	case IsRollup(table):
 		return "counts and breakdowns read from this table are short; stop the server and run `viewcount repair rollups` (rebuilds it from views_raw), then `viewcount check`"
-	case table == RawTable:
+	case table == migrations.RawTable:
 		return "the part's events are gone from views_raw and would be lost from the rollups by a rebuild; the rollups still count them. " +
 			"Run `viewcount check` to see what is missing; the stream still holds the last --retention of events (docs/operations.md, Recovery). " +
 			"`viewcount repair rollups --force` accepts the loss"
@@ -160,7 +166,7 @@ func PartsProblem(parts []DetachedPart) error {
 	}
 	sort.Strings(tables)
 	action := "run `viewcount repair rollups` with the server stopped"
-	if per[RawTable] > 0 {
+	if per[migrations.RawTable] > 0 {
 		action = "views_raw lost events: run `viewcount check`, see docs/operations.md, Recovery"
 	}
 	return fmt.Errorf("%d damaged part(s) set aside: %s; %s", len(parts), strings.Join(tables, ", "), action)

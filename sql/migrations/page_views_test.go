@@ -1,4 +1,4 @@
-package rollup_test
+package migrations_test
 
 import (
 	"fmt"
@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/rollup"
 	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
@@ -150,7 +149,7 @@ func TestMigratePageViewsBackfills(t *testing.T) {
 		t.Fatal("migration 011 has no copy into page_views")
 	}
 	apply(11, 11, copyStmts) // a crash right after the copy
-	if err := rollup.Migrate(ctx, s, nil); err != nil {
+	if err := migrations.Apply(ctx, s, nil); err != nil {
 		t.Fatal(err)
 	}
 	migrated = true

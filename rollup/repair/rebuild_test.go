@@ -1,4 +1,4 @@
-package rollup_test
+package repair_test
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/rollup/repair"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
@@ -31,7 +31,7 @@ func historyStore(t *testing.T) store.Store {
 // recountDiffering returns each rollup's number of differing rows.
 func recountDiffering(t *testing.T, s store.Store, now time.Time) map[string]uint64 {
 	t.Helper()
-	res, err := rollup.Recount(t.Context(), s, now, 3)
+	res, err := repair.Recount(t.Context(), s, now, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestRebuildEqualsMaterializedViews(t *testing.T) {
 	}
 
 	var progress []string
-	err := rollup.Rebuild(t.Context(), s, rollup.RebuildOptions{Now: now, Progress: func(table string, done, total int, rows uint64) {
+	err := repair.Rebuild(t.Context(), s, repair.RebuildOptions{Now: now, Progress: func(table string, done, total int, rows uint64) {
 		progress = append(progress, fmt.Sprintf("%s %d/%d %d", table, done, total, rows))
 	}}, nil)
 	if err != nil {
@@ -107,27 +107,27 @@ func TestBrokenDimAndPageViewsPartsAreRebuilt(t *testing.T) {
 	storetest.BreakPart(t, s, "dim_rollup")
 	storetest.BreakPart(t, s, "page_views")
 	storetest.BreakPart(t, s, "rejected_rollup")
-	parts, err := rollup.BrokenParts(ctx, s)
+	parts, err := repair.BrokenParts(ctx, s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(parts) != 3 || parts[0].Table != "dim_rollup" || parts[1].Table != "page_views" || parts[2].Table != "rejected_rollup" || len(rollup.Harmful(parts)) != 3 {
+	if len(parts) != 3 || parts[0].Table != "dim_rollup" || parts[1].Table != "page_views" || parts[2].Table != "rejected_rollup" || len(repair.Harmful(parts)) != 3 {
 		t.Fatalf("broken parts = %+v, want one of dim_rollup, page_views and rejected_rollup", parts)
 	}
-	p := rollup.PartsProblem(parts)
+	p := repair.PartsProblem(parts)
 	if p == nil || !strings.Contains(p.Error(), "dim_rollup (1), page_views (1), rejected_rollup (1)") || !strings.Contains(p.Error(), "viewcount repair rollups") {
 		t.Errorf("problem = %v, want the three tables and the repair", p)
 	}
 	for _, table := range []string{"dim_rollup", "page_views", "rejected_rollup"} {
-		if !rollup.IsRollup(table) || !strings.Contains(rollup.Advice(table), "viewcount repair rollups") {
-			t.Errorf("%s: IsRollup %v, advice %q", table, rollup.IsRollup(table), rollup.Advice(table))
+		if !repair.IsRollup(table) || !strings.Contains(repair.Advice(table), "viewcount repair rollups") {
+			t.Errorf("%s: IsRollup %v, advice %q", table, repair.IsRollup(table), repair.Advice(table))
 		}
 	}
 	d := recountDiffering(t, s, now)
 	if d["page_rollup"] != 0 || d["dim_rollup"] == 0 || d["page_views"] == 0 || d["rejected_rollup"] == 0 {
 		t.Errorf("recount of the damaged tables = %v, want differences in dim_rollup, page_views and rejected_rollup only", d)
 	}
-	res, err := rollup.Recount(ctx, s, now, 1)
+	res, err := repair.Recount(ctx, s, now, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,13 +149,13 @@ func TestBrokenDimAndPageViewsPartsAreRebuilt(t *testing.T) {
 		}
 	}
 
-	if err := rollup.Rebuild(ctx, s, rollup.RebuildOptions{Now: now}, nil); err != nil {
+	if err := repair.Rebuild(ctx, s, repair.RebuildOptions{Now: now}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if diff := storetest.DiffRows(storetest.DerivedRows(t, s), want); diff != "" {
 		t.Errorf("rebuilt rows differ from the original:\n%s", diff)
 	}
-	if parts, err := rollup.BrokenParts(ctx, s); err != nil || len(parts) != 0 {
+	if parts, err := repair.BrokenParts(ctx, s); err != nil || len(parts) != 0 {
 		t.Errorf("broken parts after the rebuild = %+v, %v; want none (dropped)", parts, err)
 	}
 	if d := recountDiffering(t, s, now); d["dim_rollup"] != 0 || d["page_views"] != 0 || d["rejected_rollup"] != 0 {
@@ -188,7 +188,7 @@ func TestInterruptedRebuildLeavesTablesAsTheyWere(t *testing.T) {
 		}
 	}
 
-	err := rollup.Rebuild(ctx, s, rollup.RebuildOptions{Now: now, Progress: dropAfter("dim_rollup", 1)}, nil)
+	err := repair.Rebuild(ctx, s, repair.RebuildOptions{Now: now, Progress: dropAfter("dim_rollup", 1)}, nil)
 	if err == nil || !strings.Contains(err.Error(), "dim_rollup_fill") {
 		t.Fatalf("rebuild with the staging table gone = %v, want dim_rollup_fill's error", err)
 	}
@@ -197,11 +197,11 @@ func TestInterruptedRebuildLeavesTablesAsTheyWere(t *testing.T) {
 		"page_views": want["page_views"], "rejected_rollup": want["rejected_rollup"]}); diff != "" {
 		t.Errorf("after the failed rebuild (page_rollup rebuilt, dim_rollup as it was, page_views and rejected_rollup untouched):\n%s", diff)
 	}
-	if parts, _ := rollup.BrokenParts(ctx, s); len(parts) != 1 {
+	if parts, _ := repair.BrokenParts(ctx, s); len(parts) != 1 {
 		t.Errorf("broken parts after the failed rebuild = %+v, want dim_rollup's still there", parts)
 	}
 
-	err = rollup.Rebuild(ctx, s, rollup.RebuildOptions{Now: now, Progress: dropAfter("page_views", 2)}, nil)
+	err = repair.Rebuild(ctx, s, repair.RebuildOptions{Now: now, Progress: dropAfter("page_views", 2)}, nil)
 	if err == nil || !strings.Contains(err.Error(), "page_views_swap") {
 		t.Fatalf("rebuild with page_views' staging table gone = %v, want page_views_swap's error", err)
 	}
@@ -209,7 +209,7 @@ func TestInterruptedRebuildLeavesTablesAsTheyWere(t *testing.T) {
 		t.Errorf("after the second failed rebuild (dim_rollup rebuilt, page_views as it was):\n%s", diff)
 	}
 
-	if err := rollup.Rebuild(ctx, s, rollup.RebuildOptions{Now: now}, nil); err != nil {
+	if err := repair.Rebuild(ctx, s, repair.RebuildOptions{Now: now}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if diff := storetest.DiffRows(storetest.DerivedRows(t, s), want); diff != "" {
@@ -218,7 +218,7 @@ func TestInterruptedRebuildLeavesTablesAsTheyWere(t *testing.T) {
 	if n := queryCell(t, s, "SELECT count() FROM system.tables WHERE database = currentDatabase() AND name LIKE '%_rebuild'"); n != "0" {
 		t.Errorf("%s staging tables left behind", n)
 	}
-	if parts, err := rollup.BrokenParts(ctx, s); err != nil || len(parts) != 0 {
+	if parts, err := repair.BrokenParts(ctx, s); err != nil || len(parts) != 0 {
 		t.Errorf("broken parts after the rerun = %+v, %v", parts, err)
 	}
 }

@@ -1,13 +1,16 @@
-package rollup
+package repair
 
 import (
 	"context"
 	"fmt"
-	"github.com/viewcount/viewcount/sql/queries"
-	"github.com/viewcount/viewcount/sql/store"
 	"log/slog"
 	"strconv"
 	"time"
+
+	"github.com/viewcount/viewcount/internal/feed"
+	"github.com/viewcount/viewcount/sql/migrations"
+	"github.com/viewcount/viewcount/sql/queries"
+	"github.com/viewcount/viewcount/sql/store"
 )
 
 // Rollups returns the tables materialized views fill from views_raw:
@@ -27,23 +30,13 @@ import (
 // (retained) go by this list; a site's deletion finds every table with a
 // site column itself. A new rollup is one more entry here and its files.
 func Rollups() []string {
-	return []string{PageRollupTable, DimRollupTable, PageViewsTable, RejectedRollupTable}
+	return []string{migrations.PageRollupTable, migrations.DimRollupTable, migrations.PageViewsTable, migrations.RejectedRollupTable}
 }
 
-// DimRollupTable holds the creator dashboard's breakdowns (migration 008).
-const DimRollupTable = "dim_rollup"
-
-// PageRollupTable holds the public counts (migration 004).
-const PageRollupTable = "page_rollup"
-
-// RejectedRollupTable holds the rejected events per site, reason, UTC hour,
-// user agent (its first 300 bytes), browser and device class and, for
-// datacenter verdicts, AS number (migration 019): the invalid-traffic
-// report's top lists. Its rows expire with views_raw's.
-const RejectedRollupTable = "rejected_rollup"
-
 // partitioned reports whether table's swap goes a partition at a time.
-func partitioned(table string) bool { return table == PageViewsTable || table == RejectedRollupTable }
+func partitioned(table string) bool {
+	return table == migrations.PageViewsTable || table == migrations.RejectedRollupTable
+}
 
 // IsRollup reports whether table is one of Rollups: a table rebuilt from
 // views_raw by `viewcount repair rollups`.
@@ -62,7 +55,7 @@ func IsRollup(table string) bool {
 // recounts take everything before it from the rollups themselves. With no
 // TTL it is the zero time (everything comes from views_raw).
 func Cutoff(ctx context.Context, q Execer, now time.Time) (time.Time, error) {
-	days, err := RawRetentionDays(ctx, q)
+	days, err := migrations.RawRetentionDays(ctx, q)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -115,10 +108,10 @@ func Rebuild(ctx context.Context, q Execer, opts RebuildOptions, logger *slog.Lo
 	// Feed what is stored first, so the rebuild and the feed agree on
 	// every row: the rebuild counts the rows fed up to now, a feed after
 	// it only later ones.
-	if _, err := CatchUp(ctx, q); err != nil {
+	if _, err := feed.CatchUp(ctx, q); err != nil {
 		return fmt.Errorf("rebuild: %w", err)
 	}
-	fed, err := FeedProgress(ctx, q)
+	fed, err := feed.Progress(ctx, q)
 	if err != nil {
 		return fmt.Errorf("rebuild: %w", err)
 	}
@@ -143,7 +136,7 @@ func Rebuild(ctx context.Context, q Execer, opts RebuildOptions, logger *slog.Lo
 	}
 	for _, table := range Rollups() {
 		start := time.Now()
-		p := store.Params{"cutoff": cutoffParam(from), "to": cutoffParam(to), "site": site, "fed": fedMap(fed)}
+		p := store.Params{"cutoff": cutoffParam(from), "to": cutoffParam(to), "site": site, "fed": feed.FedMap(fed)}
 		if err := execScript(ctx, q, table+"_prepare", p); err != nil {
 			return err
 		}
@@ -157,7 +150,7 @@ func Rebuild(ctx context.Context, q Execer, opts RebuildOptions, logger *slog.Lo
 				opts.Progress(table, i+1, len(months), rows)
 			}
 		}
-		if table == PageRollupTable {
+		if table == migrations.PageRollupTable {
 			if err := execScript(ctx, q, "page_rollup_totals", store.Params{"site": site}); err != nil {
 				return err
 			}

@@ -1,4 +1,4 @@
-package rollup_test
+package repair_test
 
 import (
 	"context"
@@ -9,14 +9,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/rollup/repair"
+	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
 
 // BenchmarkRecountRebuild measures what `viewcount check` and `viewcount
-// repair rollups` cost: rollup.Recount (all tables), each table's recount
+// repair rollups` cost: repair.Recount (all tables), each table's recount
 // script (dim_rollup's for one month) and the rebuild (prepare, a fill per month, swap), on a generated history of 60
 // days (three views_raw months) for 20 sites of 500 pages. Each step runs
 // three times; the log has the median seconds and the process's peak RSS
@@ -27,7 +28,7 @@ func BenchmarkRecountRebuild(b *testing.B) {
 	events := storetest.HistoryEvents(b)
 	ctx := context.Background()
 	s := storetest.Open(b)
-	if err := rollup.Migrate(ctx, s, nil); err != nil {
+	if err := migrations.Apply(ctx, s, nil); err != nil {
 		b.Fatal(err)
 	}
 	sites := make([]string, 20)
@@ -40,7 +41,7 @@ func BenchmarkRecountRebuild(b *testing.B) {
 	}
 	// Test-only SQL: let the inserts' parts merge, as a store that ran a
 	// while has them.
-	for _, table := range rollup.Rollups() {
+	for _, table := range repair.Rollups() {
 		if err := s.Exec(ctx, "OPTIMIZE TABLE "+table+" FINAL", nil); err != nil {
 			b.Fatal(err)
 		}
@@ -60,7 +61,7 @@ func BenchmarkRecountRebuild(b *testing.B) {
 		b.Logf("%-22s median %.2f s (%.2f / %.2f / %.2f), peak RSS median %.0f MiB", name, secs[1], secs[0], secs[1], secs[2], peaks[1])
 	}
 	step("recount (check)", func() {
-		res, err := rollup.Recount(ctx, s, now, 20)
+		res, err := repair.Recount(ctx, s, now, 20)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -76,7 +77,7 @@ func BenchmarkRecountRebuild(b *testing.B) {
 	if err != nil || len(months.Rows) == 0 {
 		b.Fatalf("dim_rollup months: %v", err)
 	}
-	for _, table := range rollup.Rollups() {
+	for _, table := range repair.Rollups() {
 		step("recount "+table, func() {
 			p := store.Params{"cutoff": "1970-01-01 00:00:00", "limit": "20", "month": months.Rows[0][0]}
 			if _, err := s.Query(ctx, queries.Repair(table + "_recount")[0], p); err != nil {
@@ -88,7 +89,7 @@ func BenchmarkRecountRebuild(b *testing.B) {
 	step("rebuild (all tables)", func() {
 		took = map[string]time.Duration{}
 		last := time.Now()
-		err := rollup.Rebuild(ctx, s, rollup.RebuildOptions{Now: now, Progress: func(table string, _, _ int, _ uint64) {
+		err := repair.Rebuild(ctx, s, repair.RebuildOptions{Now: now, Progress: func(table string, _, _ int, _ uint64) {
 			took[table] += time.Since(last)
 			last = time.Now()
 		}}, nil)
@@ -100,7 +101,7 @@ func BenchmarkRecountRebuild(b *testing.B) {
 	// table's last month (its prepare and fills; the swap is in the next
 	// table's first month).
 	var split []string
-	for _, table := range rollup.Rollups() {
+	for _, table := range repair.Rollups() {
 		split = append(split, table+" "+took[table].Round(10*time.Millisecond).String())
 	}
 	b.Logf("last rebuild by table (prepare + fills): %s", strings.Join(split, ", "))

@@ -1,0 +1,70 @@
+package feed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/sql/queries"
+	"github.com/viewcount/viewcount/sql/store"
+)
+
+// UnfedViews counts into p, per site and page (and per site under page ""),
+// the valid views views_raw holds that no feed has taken to the rollups
+// yet: stored, but not in the counts. late bounds how much older than a
+// feed's oldest row a later-stored row can be (the settle window: a held
+// view is stored after newer ones). stored is each partition's highest
+// batch in views_raw (fed or not): the stream's messages up to it are
+// stored.
+func UnfedViews(ctx context.Context, q Execer, late time.Duration, p viewcount.Pending) (stored map[int]uint64, err error) {
+	fed, err := Progress(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	// Before any feed (a new store), everything stored is pending.
+	since := time.Unix(0, 0)
+	first := true
+	for _, r := range fed {
+		if first || r.Since.Before(since) {
+			since, first = r.Since, false
+		}
+	}
+	if !first && since.After(time.Unix(0, 0).Add(late+time.Minute)) {
+		since = since.Add(-late - time.Minute)
+	}
+	params := store.Params{"since": strconv.FormatInt(since.UnixMilli(), 10), "fed": FedMap(fed)}
+	res, err := q.Query(ctx, queries.Text(queries.PendingUnfed), params)
+	if err != nil {
+		return nil, fmt.Errorf("feed: views not fed yet: %w", err)
+	}
+	for _, row := range res.Rows {
+		if len(row) != 4 {
+			return nil, fmt.Errorf("feed: views not fed yet: bad row %q", row)
+		}
+		n, err1 := strconv.ParseUint(row[2], 10, 64)
+		ms, err2 := strconv.ParseInt(row[3], 10, 64)
+		if err := errors.Join(err1, err2); err != nil {
+			return nil, fmt.Errorf("feed: views not fed yet: %w", err)
+		}
+		p.Add(row[0], row[1], n, time.UnixMilli(ms).UTC())
+	}
+	stored = make(map[int]uint64, len(fed))
+	for p, r := range fed {
+		stored[p] = r.Last
+	}
+	if res, err = q.Query(ctx, queries.Text(queries.PendingStored), params); err != nil {
+		return nil, fmt.Errorf("feed: batches not fed yet: %w", err)
+	}
+	for _, row := range res.Rows {
+		part, err1 := strconv.Atoi(row[0])
+		b, err2 := strconv.ParseUint(row[1], 10, 64)
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("feed: batches not fed yet: bad row %q", row)
+		}
+		stored[part] = max(stored[part], b)
+	}
+	return stored, nil
+}
