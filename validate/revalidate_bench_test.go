@@ -11,6 +11,7 @@ import (
 	"github.com/viewcount/viewcount/internal/stream/streamtest"
 	"github.com/viewcount/viewcount/rollup"
 	"github.com/viewcount/viewcount/sql/store/storetest"
+	"github.com/viewcount/viewcount/validate/judge"
 )
 
 // BenchmarkRevalidate revalidates one site's last day, then its last week,
@@ -43,7 +44,7 @@ func BenchmarkRevalidate(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	r, err := NewRevalidator(DefaultConfig(), Revalidator{JS: conn.JS, Partitions: 1, Sites: sites, Store: st, Owner: "bench", Logger: quiet()})
+	r, err := NewRevalidator(judge.DefaultConfig(), Revalidator{JS: conn.JS, Partitions: 1, Sites: sites, Store: st, Owner: "bench", Logger: quiet()})
 	if err != nil {
 		b.Fatal(err)
 	}

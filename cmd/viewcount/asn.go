@@ -9,7 +9,7 @@ import (
 	"slices"
 
 	"github.com/viewcount/viewcount/ingest/asn"
-	"github.com/viewcount/viewcount/validate"
+	"github.com/viewcount/viewcount/validate/judge"
 )
 
 // openASNs loads the AS-number data ingest looks client addresses up in:
@@ -51,6 +51,6 @@ func hostingFilter(dir string, logger *slog.Logger) (func(netip.Addr) bool, erro
 	if err != nil || db == nil {
 		return nil, err
 	}
-	hosting := validate.HostingASNs()
+	hosting := judge.HostingASNs()
 	return func(a netip.Addr) bool { return slices.Contains(hosting, db.ASN(a)) }, nil
 }

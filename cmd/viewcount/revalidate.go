@@ -16,6 +16,7 @@ import (
 
 	"github.com/viewcount/viewcount/api"
 	"github.com/viewcount/viewcount/validate"
+	"github.com/viewcount/viewcount/validate/judge"
 )
 
 // revalidator is validate.Revalidator as the api consumes it.
@@ -200,21 +201,21 @@ type corrector struct {
 
 // correctionResult is what adding or undoing a correction answers.
 type correctionResult struct {
-	Correction   validate.Correction       `json:"correction"`
+	Correction   judge.Correction          `json:"correction"`
 	Revalidation validate.RevalidateResult `json:"revalidation"`
 }
 
 func (c corrector) AddCorrection(ctx context.Context, req api.CorrectionRequest, progress func(string)) (any, error) {
 	terms := req.UA != "" || req.Family != "" || req.Reason != "" || req.ASN != ""
 	switch {
-	case terms && req.Kind != validate.KindAllow:
+	case terms && req.Kind != judge.KindAllow:
 		return nil, fmt.Errorf("%w: ua, family, reason, asn: only for kind allow", api.ErrRevalidateRequest)
 	case terms && req.Value != "":
 		return nil, fmt.Errorf("%w: value: give the allow's terms either in value or apart, not both", api.ErrRevalidateRequest)
 	case terms:
-		req.Value = validate.AllowTerms(req.UA, req.Family, req.Reason, req.ASN)
+		req.Value = judge.AllowTerms(req.UA, req.Family, req.Reason, req.ASN)
 	}
-	corr, err := validate.AddCorrection(ctx, c.q, validate.Correction{Site: req.Site, Kind: req.Kind, Value: req.Value, From: req.From, To: req.To}, req.Who, req.Why)
+	corr, err := validate.AddCorrection(ctx, c.q, judge.Correction{Site: req.Site, Kind: req.Kind, Value: req.Value, From: req.From, To: req.To}, req.Who, req.Why)
 	if err != nil {
 		if corr.ID == "" {
 			err = fmt.Errorf("%w: %w", api.ErrRevalidateRequest, err)
@@ -240,7 +241,7 @@ func (c corrector) UndoCorrection(ctx context.Context, id, who, why string, prog
 // apply revalidates the correction's range of its site. If it stops, the
 // correction stands recorded: validators apply it from their next start,
 // and `viewcount revalidate` over its range completes the past.
-func (c corrector) apply(ctx context.Context, corr validate.Correction, who string, progress func(string)) (any, error) {
+func (c corrector) apply(ctx context.Context, corr judge.Correction, who string, progress func(string)) (any, error) {
 	res, err := c.rv.r.Run(ctx, validate.RevalidateRequest{Site: corr.Site, From: corr.From, To: corr.To, Who: who + " (correction " + corr.ID + ")"}, progress)
 	if err != nil {
 		return nil, fmt.Errorf("correction %s recorded, its revalidation stopped (rerun viewcount revalidate --site %s --from %s --to %s): %w",
