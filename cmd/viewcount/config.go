@@ -230,7 +230,7 @@ func declareConfig(name string, c *Config, l *configLists, lookup func(string) (
 	e.str(&l.dcLists, "datacenter-ranges", "VIEWCOUNT_DATACENTER_RANGES", "", "comma-separated files of datacenter CIDRs (ingest marks hits from them)")
 	e.str(&c.CountryHeader, "country-header", "VIEWCOUNT_COUNTRY_HEADER", "", "request header a CDN in front sets to the client's country, e.g. CF-IPCountry (trusted only when named); empty = none")
 	e.str(&c.CountryDB, "country-db", "VIEWCOUNT_COUNTRY_DB", "", "MMDB country database file; empty = the one 'make geo' put in the cache (missing: a warning, no countries), off = no country lookup")
-	e.str(&c.ASNDB, "asn-db", "VIEWCOUNT_ASN_DB", "", "directory of the AS-number data (asn-ipv4-num.csv, asn-ipv6.csv); empty = the one 'make asn' put in the cache (missing: a warning, no AS numbers), off = no lookup; views from hosting networks (validate/lists/hosting-asns.txt) are datacenter")
+	e.str(&c.ASNDB, "asn-db", "VIEWCOUNT_ASN_DB", "", "directory of the AS-number data (asn-ipv4-num.csv, asn-ipv6.csv); empty = the one 'make asn' put in the cache (missing: a warning, no AS numbers), off = no lookup; views from hosting networks (validate/judge/lists/hosting-asns.txt) are datacenter")
 
 	e.section("Validation rules", "How the validators judge each view; a zero number or duration takes the built-in value the usage names.")
 	e.str(&l.owned, "validate-partitions", "VIEWCOUNT_VALIDATE_PARTITIONS", "", "partitions this process validates, e.g. 0-3,6; empty = all")

@@ -132,7 +132,7 @@ func TestWindowTinyCap(t *testing.T) {
 // remembered (far more than the caches hold), and a quarter of the lookups
 // repeat a key. Run it with:
 //
-//	go test -run '^$' -bench BenchmarkWindow -benchtime 2000000x ./validate/
+//	go test -run '^$' -bench BenchmarkWindow -benchtime 2000000x ./validate/judge/
 func BenchmarkWindow(b *testing.B) {
 	const maxKeys = 1 << 20
 	w := newWindow(30*60*1000, maxKeys)

@@ -18,7 +18,7 @@ import (
 // Memory must be flat once the windows are full: every structure is capped
 // or fixed. Run it with:
 //
-//	go test -run '^$' -bench BenchmarkMemory -benchtime 1x ./validate/
+//	go test -run '^$' -bench BenchmarkMemory -benchtime 1x ./validate/judge/
 func BenchmarkMemory(b *testing.B) {
 	const (
 		views    = 10_000_000
@@ -84,7 +84,7 @@ func BenchmarkMemory(b *testing.B) {
 // holds before it is latched and freed). It reports the heap that costs
 // per tracked network and in all.
 //
-//	go test -run '^$' -bench BenchmarkRotationFull -benchtime 1x ./validate/
+//	go test -run '^$' -bench BenchmarkRotationFull -benchtime 1x ./validate/judge/
 func BenchmarkRotationFull(b *testing.B) {
 	cfg, _ := Config{}.WithDefaults()
 	for b.Loop() {
