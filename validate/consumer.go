@@ -25,7 +25,7 @@ type Sink interface {
 	Open(ctx context.Context, partition int) (*rollup.Writer, error)
 }
 
-// Options are the consumer's knobs; the rules have their own Config.
+// Options are the consumer's knobs; the rules have their own judge.Config.
 type Options struct {
 	Partitions []int         // partitions this process owns; nil means all
 	FetchBatch int           // messages per pull; default 256
@@ -101,8 +101,8 @@ func (v *Validator) Held() map[rollup.PendingKey]uint64 {
 
 // New returns a validator over the stream reached through js, which has
 // partitions partitions. Zero fields of cfg take their defaults, except
-// that a zero MaxKeys or MaxHeld is the process budget (ProcessWindowKeys,
-// ProcessMaxHeld) split evenly among the partitions this validator owns:
+// that a zero MaxKeys or MaxHeld is the process budget (judge.ProcessWindowKeys,
+// judge.ProcessMaxHeld) split evenly among the partitions this validator owns:
 // what the process spends, and how far back its windows see, then depends
 // on its traffic, not on how many partitions that traffic is divided into.
 func New(cfg judge.Config, opts Options, js jetstream.JetStream, partitions int, sites judge.SiteLookup, sink Sink, metrics *viewcount.Metrics, logger *slog.Logger) (*Validator, error) {
