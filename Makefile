@@ -214,7 +214,7 @@ $(UADATA_UAP):
 	  fi && \
 	  mv $$f "$@.part" && mv "$@.part" "$@"
 
-# The browser model's in-app list (validate/lists/inapp.txt) is a vetted
+# The browser model's in-app list (validate/judge/lists/inapp.txt) is a vetted
 # extract of inapp-spy's regexps, embedded at build time. This fetches the
 # pinned version, checks its checksum and prints its regexps to compare with
 # the extract; to update, change both lines and the file's header.

@@ -227,7 +227,7 @@ type Verdict struct {
 	// 012, which the materialized views had already counted.
 	Batch uint64
 	// Rules is the version of the rule set that judged the verdict
-	// (validate.RuleSet); "" on rows stored before migration 014.
+	// (validate/judge.RuleSet); "" on rows stored before migration 014.
 	Rules string
 }
 
@@ -255,7 +255,7 @@ const (
 	BucketSalts  = "VC_SALTS"  // daily visitor-id salts: key YYYY-MM-DD
 	BucketRollup = "VC_ROLLUP" // rollup batch intents: key p<partition>
 	BucketLeases = "VC_LEASES" // validator partition ownership: key p<partition>
-	BucketRules  = "VC_RULES"  // rule sets by version (validate.RuleSet), and "active"
+	BucketRules  = "VC_RULES"  // rule sets by version (validate/judge.RuleSet), and "active"
 )
 
 // Partition maps a visitor to a partition; every event of one visitor lands

@@ -16,6 +16,7 @@ import (
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/internal/progress"
 	vcstream "github.com/viewcount/viewcount/internal/stream"
+	"github.com/viewcount/viewcount/validate/judge"
 )
 
 // Sink opens the Writer of each partition the validator runs; rollup.Sink
@@ -72,7 +73,7 @@ func (o sinkOf[W]) Open(ctx context.Context, partition int) (Writer, error) {
 	return w, nil
 }
 
-// Options are the consumer's knobs; the rules have their own Config.
+// Options are the consumer's knobs; the rules have their own judge.Config.
 type Options struct {
 	Partitions []int         // partitions this process owns; nil means all
 	FetchBatch int           // messages per pull; default 256
@@ -97,14 +98,14 @@ type Options struct {
 // Validator runs one pull consumer per owned partition, judges every event
 // and hands the verdicts to the sink.
 type Validator struct {
-	cfg     Config
+	cfg     judge.Config
 	opts    Options
 	js      jetstream.JetStream
-	sites   SiteLookup
+	sites   judge.SiteLookup
 	sink    Sink
 	metrics *viewcount.Metrics
 	logger  *slog.Logger
-	rules   RuleSet // recorded on every verdict
+	rules   judge.RuleSet // recorded on every verdict
 
 	partsMu sync.Mutex
 	parts   map[int]*partProgress // while Run runs
@@ -148,11 +149,11 @@ func (v *Validator) Held() map[viewcount.PendingKey]uint64 {
 
 // New returns a validator over the stream reached through js, which has
 // partitions partitions. Zero fields of cfg take their defaults, except
-// that a zero MaxKeys or MaxHeld is the process budget (ProcessWindowKeys,
-// ProcessMaxHeld) split evenly among the partitions this validator owns:
+// that a zero MaxKeys or MaxHeld is the process budget (judge.ProcessWindowKeys,
+// judge.ProcessMaxHeld) split evenly among the partitions this validator owns:
 // what the process spends, and how far back its windows see, then depends
 // on its traffic, not on how many partitions that traffic is divided into.
-func New(cfg Config, opts Options, js jetstream.JetStream, partitions int, sites SiteLookup, sink Sink, metrics *viewcount.Metrics, logger *slog.Logger) (*Validator, error) {
+func New(cfg judge.Config, opts Options, js jetstream.JetStream, partitions int, sites judge.SiteLookup, sink Sink, metrics *viewcount.Metrics, logger *slog.Logger) (*Validator, error) {
 	if opts.FetchBatch <= 0 {
 		opts.FetchBatch = 256
 	}
@@ -183,16 +184,16 @@ func New(cfg Config, opts Options, js jetstream.JetStream, partitions int, sites
 		}
 	}
 	if cfg.MaxKeys == 0 {
-		cfg.MaxKeys = perPartition(ProcessWindowKeys, len(opts.Partitions))
+		cfg.MaxKeys = perPartition(judge.ProcessWindowKeys, len(opts.Partitions))
 	}
 	if cfg.MaxHeld == 0 {
-		cfg.MaxHeld = perPartition(ProcessMaxHeld, len(opts.Partitions))
+		cfg.MaxHeld = perPartition(judge.ProcessMaxHeld, len(opts.Partitions))
 	}
-	cfg, err := cfg.withDefaults() // the consumer reads MaxHeld from it
+	cfg, err := cfg.WithDefaults() // the consumer reads MaxHeld from it
 	if err != nil {
 		return nil, err
 	}
-	if _, err := NewRules(cfg, sites); err != nil {
+	if _, err := judge.NewRules(cfg, sites); err != nil {
 		return nil, err
 	}
 	return &Validator{cfg: cfg, opts: opts, js: js, sites: sites, sink: sink,
@@ -281,7 +282,7 @@ func (v *Validator) validate(ctx context.Context, p int, pp *partProgress) error
 	if err != nil {
 		return fmt.Errorf("validate: partition %d: %w", p, err)
 	}
-	rules, err := NewRules(rcfg, v.sites)
+	rules, err := judge.NewRules(rcfg, v.sites)
 	if err != nil {
 		return err
 	}
@@ -374,7 +375,7 @@ type partitionLoop struct {
 	v       *Validator
 	p       int
 	pp      *partProgress
-	rules   *Rules
+	rules   *judge.Rules
 	version string // the rule set's, recorded on each verdict
 	w       Writer
 	resume  uint64
@@ -444,7 +445,7 @@ func (l *partitionLoop) message(ctx context.Context, msg jetstream.Msg) error {
 // window has passed. The validator and a revalidation share it, so both
 // reach the same verdicts from the same stream. dims says whether to
 // derive the verdicts' dimensions.
-func judgeEvents(rules *Rules, q *holdQueue, version string, p int, seq uint64, evs []viewcount.Event, dims bool, out []viewcount.Verdict) []viewcount.Verdict {
+func judgeEvents(rules *judge.Rules, q *holdQueue, version string, p int, seq uint64, evs []viewcount.Event, dims bool, out []viewcount.Verdict) []viewcount.Verdict {
 	for i := range evs {
 		e := &evs[i]
 		q.observe(e.Time.UnixMilli())

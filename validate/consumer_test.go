@@ -21,6 +21,7 @@ import (
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
+	"github.com/viewcount/viewcount/validate/judge"
 )
 
 func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
@@ -149,11 +150,11 @@ func (p *pipeline) verdicts(t *testing.T) []string {
 // stable name does, so it reclaims its partitions without waiting.
 func (p *pipeline) start(t *testing.T) (stop func(crash bool)) {
 	t.Helper()
-	return p.startWith(t, DefaultConfig())
+	return p.startWith(t, judge.DefaultConfig())
 }
 
 // startWith is start with the rules' configuration cfg.
-func (p *pipeline) startWith(t *testing.T, cfg Config) (stop func(crash bool)) {
+func (p *pipeline) startWith(t *testing.T, cfg judge.Config) (stop func(crash bool)) {
 	t.Helper()
 	nc, js, err := p.conn.NewClient()
 	if err != nil {
@@ -286,14 +287,14 @@ func TestLeaseExclusive(t *testing.T) {
 // validator owns; a value set by the caller is kept.
 func TestNewSplitsBudgets(t *testing.T) {
 	for _, c := range []struct {
-		cfg               Config
+		cfg               judge.Config
 		owned             []int
 		wantKeys, wantMax int
 	}{
-		{Config{}, nil, 1 << 20, 1 << 17},           // all 4 of 4
-		{Config{}, []int{2}, 1 << 22, 1 << 19},      // 1 of 4: the whole budget
-		{Config{}, []int{0, 3}, 1 << 21, 1 << 18},   // 2 of 4
-		{Config{MaxKeys: 3, MaxHeld: 5}, nil, 3, 5}, // set by the caller
+		{judge.Config{}, nil, 1 << 20, 1 << 17},           // all 4 of 4
+		{judge.Config{}, []int{2}, 1 << 22, 1 << 19},      // 1 of 4: the whole budget
+		{judge.Config{}, []int{0, 3}, 1 << 21, 1 << 18},   // 2 of 4
+		{judge.Config{MaxKeys: 3, MaxHeld: 5}, nil, 3, 5}, // set by the caller
 	} {
 		v, err := New(c.cfg, Options{Partitions: c.owned}, nil, 4, sitesOf{}, nil, viewcount.NewMetrics(), quiet())
 		if err != nil {

@@ -5,11 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"strconv"
+	"time"
+
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
-	"strconv"
-	"time"
+	"github.com/viewcount/viewcount/validate/judge"
 )
 
 // Execer writes and reads the store.
@@ -94,10 +96,10 @@ func ActiveCorrections(ctx context.Context, q RawStore) ([]viewcount.Correction,
 // WithCorrections is cfg with the corrections in force now, and that rule
 // set: what a validator's partition and a
 // revalidation judge with.
-func WithCorrections(ctx context.Context, q RawStore, cfg Config) (Config, RuleSet, error) {
+func WithCorrections(ctx context.Context, q RawStore, cfg judge.Config) (judge.Config, judge.RuleSet, error) {
 	cs, err := ActiveCorrections(ctx, q)
 	if err != nil {
-		return cfg, RuleSet{}, err
+		return cfg, judge.RuleSet{}, err
 	}
 	cfg.Corrections = cs
 	return cfg, cfg.RuleSet(), nil

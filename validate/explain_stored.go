@@ -9,6 +9,7 @@ import (
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
+	"github.com/viewcount/viewcount/validate/judge"
 )
 
 // StoredExplanation explains one stored event: its verdict as stored and
@@ -16,12 +17,12 @@ import (
 // Explanation), and what views_raw holds of the views before it for the
 // rules that depend on them.
 type StoredExplanation struct {
-	Event         EventFacts       `json:"event"`
-	Stored        viewcount.Reason `json:"stored_verdict"`
-	StoredRules   string           `json:"stored_rules"`
-	Explanation                    // the rules in force now
-	History       History          `json:"history"`
-	StoredIsOlder bool             `json:"stored_by_other_rules"` // the stored verdict came from another rule set than Rules
+	Event             EventFacts       `json:"event"`
+	Stored            viewcount.Reason `json:"stored_verdict"`
+	StoredRules       string           `json:"stored_rules"`
+	judge.Explanation                  // the rules in force now
+	History           History          `json:"history"`
+	StoredIsOlder     bool             `json:"stored_by_other_rules"` // the stored verdict came from another rule set than Rules
 }
 
 // EventFacts are the stored event's fields an operator reads first.
@@ -54,7 +55,7 @@ type History struct {
 // ExplainStored explains the stored events of site with event id (more
 // than one when a retry was stored again), oldest first; none when there
 // is no such event. r must be the rules in force, with their corrections.
-func ExplainStored(ctx context.Context, q RawStore, r *Rules, site, id string) ([]StoredExplanation, error) {
+func ExplainStored(ctx context.Context, q RawStore, r *judge.Rules, site, id string) ([]StoredExplanation, error) {
 	res, err := q.Query(ctx, queries.Text(queries.ExplainEvent), store.Params{"site": site, "id": id})
 	if err != nil {
 		return nil, fmt.Errorf("validate: explain %s %s: %w", site, id, err)
@@ -77,7 +78,7 @@ func ExplainStored(ctx context.Context, q RawStore, r *Rules, site, id string) (
 			Stored: viewcount.Reason(row[30]), StoredRules: row[31], Explanation: r.Explain(&e),
 		}
 		x.StoredIsOlder = x.StoredRules != "" && x.StoredRules != x.Rules
-		if x.History, err = history(ctx, q, r.cfg, &e, part, seq, idx); err != nil {
+		if x.History, err = history(ctx, q, r.Config(), &e, part, seq, idx); err != nil {
 			return nil, err
 		}
 		x.Steps = x.withHistory()
@@ -86,7 +87,7 @@ func ExplainStored(ctx context.Context, q RawStore, r *Rules, site, id string) (
 	return out, nil
 }
 
-func history(ctx context.Context, q RawStore, c Config, e *viewcount.Event, part int, seq, idx uint64) (History, error) {
+func history(ctx context.Context, q RawStore, c judge.Config, e *viewcount.Event, part int, seq, idx uint64) (History, error) {
 	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
 	res, err := q.Query(ctx, queries.Text(queries.ExplainHistory), store.Params{
 		"site": e.Site, "id": e.ID, "visitor": strconv.FormatUint(e.Visitor, 10), "network": strconv.FormatUint(e.Network, 10),
@@ -117,12 +118,12 @@ func history(ctx context.Context, q RawStore, c Config, e *viewcount.Event, part
 // and the stored verdict: the rules in force cannot re-judge them one view
 // at a time, the stored verdict says what the validator decided, and the
 // history why.
-func (x *StoredExplanation) withHistory() []Step {
+func (x *StoredExplanation) withHistory() []judge.Step {
 	h := x.History
-	steps := make([]Step, len(x.Steps))
+	steps := make([]judge.Step, len(x.Steps))
 	copy(steps, x.Steps)
 	for i, s := range steps {
-		if s.Decision != Stateful {
+		if s.Decision != judge.Stateful {
 			continue
 		}
 		var seen string
@@ -141,7 +142,7 @@ func (x *StoredExplanation) withHistory() []Step {
 		}
 		steps[i].Evidence = s.Evidence + "; views_raw holds " + seen
 		if x.Stored == s.Rule {
-			steps[i].Decision = Rejects
+			steps[i].Decision = judge.Rejects
 			steps[i].Evidence += " (the stored verdict)"
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/validate/judge"
 )
 
 // TestExplainStored: a validator judges a small stream into the real
@@ -27,8 +28,8 @@ func TestExplainStored(t *testing.T) {
 		ev("tool", 62, 9, "/x", "curl/8.5.0"),
 	}
 	p := newPipeline(t, evs)
-	p.validateWith(t, DefaultConfig(), len(evs))
-	r, err := NewRules(DefaultConfig(), p.sites)
+	p.validateWith(t, judge.DefaultConfig(), len(evs))
+	r, err := judge.NewRules(judge.DefaultConfig(), p.sites)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func TestExplainStored(t *testing.T) {
 		}
 		return xs
 	}
-	step := func(x StoredExplanation, rule viewcount.Reason) Step {
+	step := func(x StoredExplanation, rule viewcount.Reason) judge.Step {
 		t.Helper()
 		for _, s := range x.Steps {
 			if s.Rule == rule {
@@ -48,18 +49,18 @@ func TestExplainStored(t *testing.T) {
 			}
 		}
 		t.Fatalf("no step for %s", rule)
-		return Step{}
+		return judge.Step{}
 	}
 
 	first := explain("first")
 	if len(first) != 2 || first[0].Stored != viewcount.Valid || first[1].Stored != viewcount.DuplicateID {
 		t.Fatalf("explain first: %+v", first)
 	}
-	if s := step(first[1], viewcount.DuplicateID); s.Decision != Rejects || !strings.Contains(s.Evidence, "1 earlier event(s) with this id") ||
+	if s := step(first[1], viewcount.DuplicateID); s.Decision != judge.Rejects || !strings.Contains(s.Evidence, "1 earlier event(s) with this id") ||
 		!strings.Contains(s.Evidence, "the stored verdict") {
 		t.Errorf("the retry's duplicate_id step: %+v", s)
 	}
-	if s := step(first[0], viewcount.DuplicateID); s.Decision != Stateful || !strings.Contains(s.Evidence, "0 earlier event(s)") {
+	if s := step(first[0], viewcount.DuplicateID); s.Decision != judge.Stateful || !strings.Contains(s.Evidence, "0 earlier event(s)") {
 		t.Errorf("the first's duplicate_id step: %+v", s)
 	}
 	if first[0].Event.Page != "/x" || first[0].Event.UA != ua || first[0].StoredRules == "" || first[0].StoredIsOlder {
@@ -71,7 +72,7 @@ func TestExplainStored(t *testing.T) {
 		t.Fatalf("explain reload: %+v", reload)
 	}
 	s := step(reload[0], viewcount.Duplicate)
-	if s.Decision != Rejects || !strings.Contains(s.Evidence, "1 earlier view(s) of this page by this visitor") ||
+	if s.Decision != judge.Rejects || !strings.Contains(s.Evidence, "1 earlier view(s) of this page by this visitor") ||
 		!strings.Contains(s.Evidence, "the last at "+at(0).Format(time.RFC3339Nano)) {
 		t.Errorf("the reload's duplicate step: %+v", s)
 	}

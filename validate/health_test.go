@@ -9,6 +9,7 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/rollup"
+	"github.com/viewcount/viewcount/validate/judge"
 )
 
 // run starts a validator over p with opts (FlushEvery, FetchBatch and Owner
@@ -23,7 +24,7 @@ func (p *pipeline) run(t *testing.T, opts Options, scfg rollup.Config) (metrics 
 	metrics = viewcount.NewMetrics()
 	sink := rollup.NewSink(scfg, p.store, intents, metrics, quiet(), time.Now)
 	opts.FlushEvery, opts.FetchBatch, opts.Owner = 20*time.Millisecond, 16, "health-test"
-	v, err := New(DefaultConfig(), opts, p.conn.JS, testPartitions, p.sites, SinkOf(sink.Open), metrics, quiet())
+	v, err := New(judge.DefaultConfig(), opts, p.conn.JS, testPartitions, p.sites, SinkOf(sink.Open), metrics, quiet())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestPartitionHealthRecovers(t *testing.T) {
 // what is older than the bound beyond it.
 func TestLagBoundStartsAfterSettling(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	cfg := DefaultConfig()
+	cfg := judge.DefaultConfig()
 	cfg.SettleWindow = 2 * time.Minute
 	v := &Validator{cfg: cfg, opts: Options{MaxLag: time.Minute, Now: func() time.Time { return now }}, metrics: viewcount.NewMetrics()}
 	pp := &partProgress{}
@@ -137,7 +138,7 @@ func TestLagBoundStartsAfterSettling(t *testing.T) {
 // idle server).
 func TestPipelineLagGauge(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	v := &Validator{cfg: DefaultConfig(), opts: Options{MaxLag: time.Minute, Now: func() time.Time { return now }}, metrics: viewcount.NewMetrics()}
+	v := &Validator{cfg: judge.DefaultConfig(), opts: Options{MaxLag: time.Minute, Now: func() time.Time { return now }}, metrics: viewcount.NewMetrics()}
 	a, b := &partProgress{}, &partProgress{}
 	parts := map[int]*partProgress{0: a, 1: b}
 	f := func(want time.Duration) {

@@ -18,13 +18,13 @@ const TickHeader = "Viewcount-Tick"
 
 // holdQueue keeps the valid verdicts of watched events (a visitor or network
 // busy enough that it may turn out to be a flood or a farm) for the settle
-// window, then releases them through Rules.Settle: a view counted only once
+// window, then releases them through judge.Rules.Settle: a view counted only once
 // the next minutes of its visitor and network are known. Everything else is
 // written at once. Release is driven by the partition's watermark, the
 // latest event or tick time in the stream, never by the wall clock.
 type holdQueue struct {
 	window int64 // settle window, ms
-	// max bounds the held verdicts (Config.MaxHeld). Watched traffic
+	// max bounds the held verdicts (judge.Config.MaxHeld). Watched traffic
 	// beyond it (busy carrier networks at high volume) is settled early,
 	// oldest first: with what is known by then, as a replay would do at the
 	// same stream position, so the bound costs accuracy at the margin,

@@ -13,6 +13,7 @@ import (
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
+	"github.com/viewcount/viewcount/validate/judge"
 )
 
 // The source a partition is judged again from.
@@ -59,7 +60,7 @@ type storedVerdict struct {
 // views_raw is, in the same order.
 func (r *Revalidator) rejudgePartition(ctx context.Context, p int, req viewcount.RevalidateRequest, rs ruleVersion) (rejudged, error) {
 	out := rejudged{source: SourceStream}
-	rules, err := NewRules(rs.cfg, r.Sites)
+	rules, err := judge.NewRules(rs.cfg, r.Sites)
 	if err != nil {
 		return out, err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/viewcount/viewcount/internal/feed"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
+	"github.com/viewcount/viewcount/validate/judge"
 )
 
 // RevalStore is what a revalidation reads and rewrites.
@@ -44,20 +45,20 @@ type Rebuilder interface {
 type Revalidator struct {
 	JS         jetstream.JetStream
 	Partitions int
-	Sites      SiteLookup
+	Sites      judge.SiteLookup
 	Store      RevalStore
 	Rollups    Rebuilder // rebuilds the range's rollups; required
 	Owner      string    // names the hold in partition leases
 	Logger     *slog.Logger
 	Now        func() time.Time
 
-	cfg Config
+	cfg judge.Config
 }
 
 // ruleVersion is a rule configuration, corrections included, and its
 // rule set's version.
 type ruleVersion struct {
-	cfg     Config
+	cfg     judge.Config
 	version string
 }
 
@@ -73,21 +74,21 @@ func (r *Revalidator) current(ctx context.Context) (ruleVersion, error) {
 // NewRevalidator returns a revalidator judging with cfg, the validators'
 // rule configuration. The windows' key budgets are a validator's that owns
 // every partition, so the rules see what `viewcount serve`'s do.
-func NewRevalidator(cfg Config, r Revalidator) (*Revalidator, error) {
+func NewRevalidator(cfg judge.Config, r Revalidator) (*Revalidator, error) {
 	if r.Rollups == nil {
 		return nil, errors.New("validate: revalidator: no Rollups to rebuild")
 	}
 	if cfg.MaxKeys == 0 {
-		cfg.MaxKeys = perPartition(ProcessWindowKeys, r.Partitions)
+		cfg.MaxKeys = perPartition(judge.ProcessWindowKeys, r.Partitions)
 	}
 	if cfg.MaxHeld == 0 {
-		cfg.MaxHeld = perPartition(ProcessMaxHeld, r.Partitions)
+		cfg.MaxHeld = perPartition(judge.ProcessMaxHeld, r.Partitions)
 	}
-	cfg, err := cfg.withDefaults()
+	cfg, err := cfg.WithDefaults()
 	if err != nil {
 		return nil, err
 	}
-	if _, err := NewRules(cfg, r.Sites); err != nil {
+	if _, err := judge.NewRules(cfg, r.Sites); err != nil {
 		return nil, err
 	}
 	if r.Logger == nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/viewcount/viewcount/rollup/repair"
 	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store/storetest"
+	"github.com/viewcount/viewcount/validate/judge"
 )
 
 // BenchmarkRevalidate revalidates one site's last day, then its last week,
@@ -45,7 +46,7 @@ func BenchmarkRevalidate(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	r, err := NewRevalidator(DefaultConfig(), Revalidator{JS: conn.JS, Partitions: 1, Sites: sites, Store: st, Rollups: repair.NewRebuilder(st, quiet()), Owner: "bench", Logger: quiet()})
+	r, err := NewRevalidator(judge.DefaultConfig(), Revalidator{JS: conn.JS, Partitions: 1, Sites: sites, Store: st, Rollups: repair.NewRebuilder(st, quiet()), Owner: "bench", Logger: quiet()})
 	if err != nil {
 		b.Fatal(err)
 	}

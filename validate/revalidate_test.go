@@ -12,14 +12,15 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/rollup/repair"
+	"github.com/viewcount/viewcount/validate/judge"
 )
 
 // v1Config misses Googlebot (only Firefox 145 is a bot): its views enter
 // the rate, rotation and duplicate state, so fixing it in version 2
 // changes verdicts of other events downstream, which only a judging in
 // stream order with the state rebuilt gets right.
-func v1Config() Config {
-	cfg := DefaultConfig()
+func v1Config() judge.Config {
+	cfg := judge.DefaultConfig()
 	cfg.ReplaceBotList = true
 	cfg.ExtraBotPatterns = []string{`Firefox/145\.0`}
 	return cfg
@@ -27,7 +28,7 @@ func v1Config() Config {
 
 // validateWith runs a validator with cfg over the pipeline's stream until
 // every event is stored, then stops it.
-func (p *pipeline) validateWith(t *testing.T, cfg Config, n int) {
+func (p *pipeline) validateWith(t *testing.T, cfg judge.Config, n int) {
 	t.Helper()
 	stop := p.startWith(t, cfg)
 	p.waitRows(t, n)
@@ -48,7 +49,7 @@ func TestRevalidateEqualsFreshRun(t *testing.T) {
 	from, to := evs[0].Time.Add(500*time.Microsecond), evs[len(evs)-1].Time.Add(time.Millisecond)
 
 	fresh := newPipeline(t, evs)
-	fresh.validateWith(t, DefaultConfig(), len(evs))
+	fresh.validateWith(t, judge.DefaultConfig(), len(evs))
 	want := fresh.siteVerdicts(t, "a.example")
 
 	for _, source := range []string{SourceStream, SourceRaw} {
@@ -70,9 +71,9 @@ func TestRevalidateEqualsFreshRun(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			stop := p.startWith(t, DefaultConfig()) // the validators restarted with version 2
+			stop := p.startWith(t, judge.DefaultConfig()) // the validators restarted with version 2
 			defer stop(false)
-			r, err := NewRevalidator(DefaultConfig(), Revalidator{JS: p.conn.JS, Partitions: testPartitions, Sites: p.sites,
+			r, err := NewRevalidator(judge.DefaultConfig(), Revalidator{JS: p.conn.JS, Partitions: testPartitions, Sites: p.sites,
 				Store: p.store, Rollups: repair.NewRebuilder(p.store, quiet()), Owner: "revalidator", Logger: quiet()})
 			if err != nil {
 				t.Fatal(err)

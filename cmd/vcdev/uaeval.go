@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/viewcount/viewcount/validate"
+	"github.com/viewcount/viewcount/validate/judge"
 	"github.com/viewcount/viewcount/validate/uaeval"
 )
 
@@ -56,9 +56,9 @@ func runUAEval(args []string, stdout, stderr io.Writer) error {
 	if misses < 0 {
 		return fmt.Errorf("ua-eval: --misses %d: must not be negative", misses)
 	}
-	cfg := validate.Config{ReplaceBotList: replace}
+	cfg := judge.Config{ReplaceBotList: replace}
 	if botList != "" {
-		patterns, err := validate.LoadPatterns(botList)
+		patterns, err := judge.LoadPatterns(botList)
 		if err != nil {
 			return fmt.Errorf("ua-eval: %w", err)
 		}

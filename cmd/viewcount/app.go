@@ -32,6 +32,7 @@ import (
 	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/validate"
+	"github.com/viewcount/viewcount/validate/judge"
 )
 
 // Roles selects what a process runs.
@@ -337,8 +338,8 @@ func (m *Main) ingestConfig() (ingest.Config, error) {
 // fields take validate's defaults; the duplicate windows and the settle
 // hold then get the process budgets, split among the partitions this
 // process validates (validate.New).
-func (m *Main) ruleConfig() (validate.Config, error) {
-	var cfg validate.Config
+func (m *Main) ruleConfig() (judge.Config, error) {
+	var cfg judge.Config
 	cfg.DuplicateWindow = m.cfg.DuplicateWindow
 	cfg.VisitorRateLimit, cfg.NetworkRateLimit, cfg.BlockRateLimit = m.cfg.VisitorRate, m.cfg.NetworkRate, m.cfg.BlockRate
 	cfg.RotationMaxUAs, cfg.RotationWindow = m.cfg.RotationUAs, m.cfg.RotationWindow
@@ -348,14 +349,14 @@ func (m *Main) ruleConfig() (validate.Config, error) {
 	cfg.SettleWindow = m.cfg.SettleWindow
 	cfg.MaxKeys = m.cfg.WindowKeys
 	if m.cfg.BotList != "" {
-		patterns, err := validate.LoadPatterns(m.cfg.BotList)
+		patterns, err := judge.LoadPatterns(m.cfg.BotList)
 		if err != nil {
 			return cfg, err
 		}
 		cfg.ExtraBotPatterns = patterns
 	}
 	if m.cfg.SpamReferrers != "" {
-		hosts, err := validate.LoadHosts(m.cfg.SpamReferrers)
+		hosts, err := judge.LoadHosts(m.cfg.SpamReferrers)
 		if err != nil {
 			return cfg, err
 		}
@@ -508,7 +509,7 @@ func (m *Main) migrate(ctx context.Context) error {
 func (m *Main) pendingCounter() validate.PendingCounter {
 	settle := m.cfg.SettleWindow
 	if settle <= 0 {
-		settle = validate.DefaultConfig().SettleWindow
+		settle = judge.DefaultConfig().SettleWindow
 	}
 	pc := validate.PendingCounter{JS: m.stream.JS, Store: m.store, Partitions: m.stream.Partitions, Settle: settle}
 	if m.validator != nil {

@@ -12,7 +12,7 @@ import (
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/ingest/ratelimit"
 	"github.com/viewcount/viewcount/sql/store"
-	"github.com/viewcount/viewcount/validate"
+	"github.com/viewcount/viewcount/validate/judge"
 )
 
 // Config is everything a role process needs, built from flags, then the
@@ -192,7 +192,7 @@ type configLists struct {
 func declareConfig(name string, c *Config, l *configLists, lookup func(string) (string, bool)) *envFlag {
 	fs := flag.NewFlagSet("viewcount "+name, flag.ContinueOnError)
 	e := &envFlag{fs: fs, lookup: lookup}
-	rules := validate.DefaultConfig()
+	rules := judge.DefaultConfig()
 
 	e.section("Process and HTTP", "Where a process listens and keeps its files, and how much it takes in at once.")
 	e.str(&c.Listen, "listen", "VIEWCOUNT_LISTEN", ":8080", "HTTP listen address")
@@ -230,12 +230,12 @@ func declareConfig(name string, c *Config, l *configLists, lookup func(string) (
 	e.str(&l.dcLists, "datacenter-ranges", "VIEWCOUNT_DATACENTER_RANGES", "", "comma-separated files of datacenter CIDRs (ingest marks hits from them)")
 	e.str(&c.CountryHeader, "country-header", "VIEWCOUNT_COUNTRY_HEADER", "", "request header a CDN in front sets to the client's country, e.g. CF-IPCountry (trusted only when named); empty = none")
 	e.str(&c.CountryDB, "country-db", "VIEWCOUNT_COUNTRY_DB", "", "MMDB country database file; empty = the one 'make geo' put in the cache (missing: a warning, no countries), off = no country lookup")
-	e.str(&c.ASNDB, "asn-db", "VIEWCOUNT_ASN_DB", "", "directory of the AS-number data (asn-ipv4-num.csv, asn-ipv6.csv); empty = the one 'make asn' put in the cache (missing: a warning, no AS numbers), off = no lookup; views from hosting networks (validate/lists/hosting-asns.txt) are datacenter")
+	e.str(&c.ASNDB, "asn-db", "VIEWCOUNT_ASN_DB", "", "directory of the AS-number data (asn-ipv4-num.csv, asn-ipv6.csv); empty = the one 'make asn' put in the cache (missing: a warning, no AS numbers), off = no lookup; views from hosting networks (validate/judge/lists/hosting-asns.txt) are datacenter")
 
 	e.section("Validation rules", "How the validators judge each view; a zero number or duration takes the built-in value the usage names.")
 	e.str(&l.owned, "validate-partitions", "VIEWCOUNT_VALIDATE_PARTITIONS", "", "partitions this process validates, e.g. 0-3,6; empty = all")
 	e.dur(&c.DuplicateWindow, "duplicate-window", "VIEWCOUNT_DUPLICATE_WINDOW", rules.DuplicateWindow, "repeat views of a page by a visitor within this count once")
-	e.int(&c.WindowKeys, "window-keys", "VIEWCOUNT_WINDOW_KEYS", 0, fmt.Sprintf("keys each duplicate window (event ids, visitor+page) remembers per partition, 16 bytes each (0 = %d shared by the partitions this process validates)", validate.ProcessWindowKeys))
+	e.int(&c.WindowKeys, "window-keys", "VIEWCOUNT_WINDOW_KEYS", 0, fmt.Sprintf("keys each duplicate window (event ids, visitor+page) remembers per partition, 16 bytes each (0 = %d shared by the partitions this process validates)", judge.ProcessWindowKeys))
 	e.str(&c.BotList, "bot-list", "VIEWCOUNT_BOT_LIST", "", "file of extra bot user-agent patterns, one per line")
 	e.bool(&c.BotListReplace, "bot-list-replace", "VIEWCOUNT_BOT_LIST_REPLACE", "use only --bot-list, not the built-in bot lists")
 	e.str(&c.SpamReferrers, "spam-referrers", "VIEWCOUNT_SPAM_REFERRERS", "", "file of referrer-spam hosts, one per line (extends the built-in list)")

@@ -19,6 +19,7 @@ import (
 	"github.com/viewcount/viewcount/api"
 	"github.com/viewcount/viewcount/ingest"
 	"github.com/viewcount/viewcount/validate"
+	"github.com/viewcount/viewcount/validate/judge"
 )
 
 // explainer is the api's Explainer: the rules in force now (the flags'
@@ -38,12 +39,12 @@ type storedAnswer struct {
 // sampleAnswer is POST /v1/admin/explain's answer: what ingest answered
 // the request and, for each event it made, every rule's decision.
 type sampleAnswer struct {
-	Status int                    `json:"status"`
-	Error  string                 `json:"error,omitempty"`
-	Events []validate.Explanation `json:"events"`
+	Status int                 `json:"status"`
+	Error  string              `json:"error,omitempty"`
+	Events []judge.Explanation `json:"events"`
 }
 
-func (x explainer) rules(ctx context.Context) (*validate.Rules, error) {
+func (x explainer) rules(ctx context.Context) (*judge.Rules, error) {
 	cfg, err := x.m.ruleConfig()
 	if err != nil {
 		return nil, err
@@ -51,7 +52,7 @@ func (x explainer) rules(ctx context.Context) (*validate.Rules, error) {
 	if cfg, _, err = validate.WithCorrections(ctx, x.m.store, cfg); err != nil {
 		return nil, fmt.Errorf("explain: %w", err)
 	}
-	return validate.NewRules(cfg, x.m.sites)
+	return judge.NewRules(cfg, x.m.sites)
 }
 
 func (x explainer) ExplainEvent(ctx context.Context, site, id string) (any, error) {
@@ -120,7 +121,7 @@ func (x explainer) ExplainSample(ctx context.Context, req api.SampleRequest) (an
 		return nil, err
 	}
 	s := ingest.SampleRequest(x.icfg, x.salts, hr, ip, x.m.logger, x.m.now)
-	ans := sampleAnswer{Status: s.Status, Error: s.Error, Events: make([]validate.Explanation, len(s.Events))}
+	ans := sampleAnswer{Status: s.Status, Error: s.Error, Events: make([]judge.Explanation, len(s.Events))}
 	for i := range s.Events {
 		ans.Events[i] = r.Explain(&s.Events[i])
 	}
@@ -282,7 +283,7 @@ func orEmpty(s, cond string) string {
 	return s
 }
 
-func printSteps(w io.Writer, x validate.Explanation) error {
+func printSteps(w io.Writer, x judge.Explanation) error {
 	u := x.UserAgent
 	fmt.Fprintf(w, "reads as: %s on %s (%s); %s\n", u.Browser, u.OS, u.Device, u.Evidence)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

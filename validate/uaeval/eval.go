@@ -10,10 +10,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/viewcount/viewcount"
-	"github.com/viewcount/viewcount/validate"
+	"github.com/viewcount/viewcount/validate/judge"
 )
 
-// Judge is what an evaluation needs of the rules; *validate.Rules is one.
+// Judge is what an evaluation needs of the rules; *judge.Rules is one.
 type Judge interface {
 	Judge(e *viewcount.Event) viewcount.Reason
 }
@@ -33,8 +33,8 @@ func (oneSite) Registered(site string) (time.Time, bool) { return time.Time{}, s
 // NewRules returns the validator's rules configured by cfg (the built-in
 // lists plus cfg.ExtraBotPatterns, or only those with ReplaceBotList), with
 // Site registered.
-func NewRules(cfg validate.Config) (*validate.Rules, error) {
-	r, err := validate.NewRules(cfg, oneSite{})
+func NewRules(cfg judge.Config) (*judge.Rules, error) {
+	r, err := judge.NewRules(cfg, oneSite{})
 	if err != nil {
 		return nil, fmt.Errorf("uaeval: %w", err)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/ingest"
-	"github.com/viewcount/viewcount/validate"
+	"github.com/viewcount/viewcount/validate/judge"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
@@ -25,7 +25,7 @@ var fixture = []Set{
 	{Name: "humans-fixture", File: "humans.json", Kind: Humans, Format: IntoliUserAgents},
 }
 
-func evaluate(t *testing.T, cfg validate.Config, dir string, sets []Set, misses int) []Result {
+func evaluate(t *testing.T, cfg judge.Config, dir string, sets []Set, misses int) []Result {
 	t.Helper()
 	r, err := NewRules(cfg)
 	if err != nil {
@@ -39,7 +39,7 @@ func evaluate(t *testing.T, cfg validate.Config, dir string, sets []Set, misses 
 }
 
 func TestUAEvalFixture(t *testing.T) {
-	res := evaluate(t, validate.Config{}, "testdata", fixture, 20)
+	res := evaluate(t, judge.Config{}, "testdata", fixture, 20)
 	if len(res) != 2 {
 		t.Fatalf("%d results, want 2", len(res))
 	}
@@ -103,7 +103,7 @@ func TestUAEvalFixture(t *testing.T) {
 // Explorer 6 and a browser string cut short are unrecognised, and counted
 // with a browser's request.
 func TestUAEvalMoreFormats(t *testing.T) {
-	res := evaluate(t, validate.Config{}, "testdata", []Set{
+	res := evaluate(t, judge.Config{}, "testdata", []Set{
 		{Name: "random-bots", File: "random.json", Kind: Bots, Format: RandomUserAgent},
 		{Name: "random-browsers", File: "random.json", Kind: Humans, Format: RandomUserAgent},
 		{Name: "top", File: "top.json", Kind: Humans, Format: TopUserAgents},
@@ -139,7 +139,7 @@ func TestUAEvalMoreFormats(t *testing.T) {
 // An operator's pattern that also matches an in-app browser shows up as
 // traffic-weighted false positives, and the table says so.
 func TestUAEvalFalsePositives(t *testing.T) {
-	res := evaluate(t, validate.Config{ExtraBotPatterns: []string{`Instagram \d`}}, "testdata", fixture, 1)
+	res := evaluate(t, judge.Config{ExtraBotPatterns: []string{`Instagram \d`}}, "testdata", fixture, 1)
 	h := res[1]
 	// The two Instagram profiles weigh 1/32 + 1/64 of the traffic; the
 	// mobile ones 15/32 (the weights are powers of two, so sums are exact).
@@ -184,7 +184,7 @@ func golden(t *testing.T, path string, got []byte) {
 
 func TestUAEvalReadErrors(t *testing.T) {
 	dir := t.TempDir()
-	rules, err := NewRules(validate.Config{})
+	rules, err := NewRules(judge.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +242,7 @@ func TestUAEvalNormalise(t *testing.T) {
 // Skipped without the data, except in CI (CI set), where `make test`
 // fetches it first.
 func TestUAEvalPinnedData(t *testing.T) {
-	rules, err := NewRules(validate.Config{})
+	rules, err := NewRules(judge.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

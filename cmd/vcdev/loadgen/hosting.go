@@ -9,7 +9,7 @@ import (
 	"slices"
 
 	"github.com/viewcount/viewcount/ingest/asn"
-	"github.com/viewcount/viewcount/validate"
+	"github.com/viewcount/viewcount/validate/judge"
 )
 
 // HostingFilter reports the addresses the validator judges datacenter by
@@ -40,6 +40,6 @@ func HostingFilter(dir string, logger *slog.Logger) (func(netip.Addr) bool, erro
 	default:
 		return nil, fmt.Errorf("--asn-db: %w", err)
 	}
-	hosting := validate.HostingASNs()
+	hosting := judge.HostingASNs()
 	return func(a netip.Addr) bool { return slices.Contains(hosting, db.ASN(a)) }, nil
 }
