@@ -99,7 +99,7 @@ func (s *Server) invalidReport(ctx context.Context, site string, from, to time.T
 	rep := &invalidReport{Site: site, From: from.Format(time.RFC3339), To: to.Format(time.RFC3339),
 		ByReason: reasonCounts{}, Days: []invalidDay{}, DatacenterASNs: []asnCount{},
 		TopUserAgents: map[string][]agentCount{}, TopClasses: map[string][]classCount{}}
-	for _, row := range res.Rows {
+	for _, row := range res.TextRows() {
 		if len(row) != 3 {
 			return nil, fmt.Errorf("api: invalid report: %d columns, want 3", len(row))
 		}
@@ -134,7 +134,7 @@ func (s *Server) invalidReport(ctx context.Context, site string, from, to time.T
 		if err != nil {
 			return nil, fmt.Errorf("api: invalid report %s: foreign hosts: %w", site, err)
 		}
-		for _, row := range res.Rows {
+		for _, row := range res.TextRows() {
 			n, err := strconv.ParseUint(row[1], 10, 64)
 			if len(row) != 2 || err != nil {
 				return nil, fmt.Errorf("api: invalid report: foreign hosts: bad row %q", row)
@@ -150,7 +150,7 @@ func (s *Server) invalidReport(ctx context.Context, site string, from, to time.T
 	if err != nil {
 		return nil, fmt.Errorf("api: invalid report %s: datacenter networks: %w", site, err)
 	}
-	for _, row := range res.Rows {
+	for _, row := range res.TextRows() {
 		a, err1 := strconv.ParseUint(row[0], 10, 32)
 		n, err2 := strconv.ParseUint(row[1], 10, 64)
 		if len(row) != 2 || err1 != nil || err2 != nil {

@@ -49,7 +49,7 @@ func (s *Server) topRejected(ctx context.Context, rep *invalidReport, p store.Pa
 		return fmt.Errorf("api: invalid report %s: top user agents: %w", rep.Site, err)
 	}
 	c := columnsOf(res, "verdict", "ua", "ua_cut", "ua_browser", "ua_device", "events")
-	for _, row := range res.Rows {
+	for _, row := range res.TextRows() {
 		// The rollup keeps maxReportUA bytes already (ua_cut: it cut
 		// them); capUA holds the answer to its bound whatever the store.
 		ua, cut := capUA(c.text(row, "ua"))
@@ -67,7 +67,7 @@ func (s *Server) topRejected(ctx context.Context, rep *invalidReport, p store.Pa
 		return fmt.Errorf("api: invalid report %s: top classes: %w", rep.Site, err)
 	}
 	c = columnsOf(res, "verdict", "browser", "device", "events")
-	for _, row := range res.Rows {
+	for _, row := range res.TextRows() {
 		k := classCount{Browser: c.text(row, "browser"), Device: c.text(row, "device"), Events: c.uint(row, "events")}
 		reason := c.text(row, "verdict")
 		rep.TopClasses[reason] = append(rep.TopClasses[reason], k)

@@ -75,7 +75,7 @@ func (s *Server) ruleSets(c *gin.Context) {
 		byVersion[sets[i].Version] = &sets[i]
 	}
 	var unversioned *ruleSet
-	for _, row := range res.Rows {
+	for _, row := range res.TextRows() {
 		events, _ := strconv.ParseUint(row[1], 10, 64)
 		valid, _ := strconv.ParseUint(row[2], 10, 64)
 		rs := byVersion[row[0]]

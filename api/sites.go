@@ -109,8 +109,8 @@ func (s *Server) lastViews(ctx context.Context) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("api: last views: %w", err)
 	}
-	last := make(map[string]string, len(res.Rows))
-	for _, row := range res.Rows {
+	last := make(map[string]string, len(res.TextRows()))
+	for _, row := range res.TextRows() {
 		if len(row) != 2 {
 			return nil, fmt.Errorf("api: last views: %d columns, want 2", len(row))
 		}
@@ -313,8 +313,8 @@ func (s *Server) siteTables(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("api: site tables: %w", err)
 	}
-	tables := make([]string, 0, len(res.Rows))
-	for _, row := range res.Rows {
+	tables := make([]string, 0, len(res.TextRows()))
+	for _, row := range res.TextRows() {
 		tables = append(tables, row[0])
 	}
 	return tables, nil
@@ -341,10 +341,10 @@ func (s *Server) siteRowsIn(ctx context.Context, t, site string) (uint64, error)
 	if err != nil {
 		return 0, fmt.Errorf("api: count rows of %s in %s: %w", site, t, err)
 	}
-	if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
-		return 0, fmt.Errorf("api: count rows of %s in %s: %d rows", site, t, len(res.Rows))
+	if len(res.TextRows()) != 1 || len(res.TextRows()[0]) != 1 {
+		return 0, fmt.Errorf("api: count rows of %s in %s: %d rows", site, t, len(res.TextRows()))
 	}
-	n, err := strconv.ParseUint(res.Rows[0][0], 10, 64)
+	n, err := strconv.ParseUint(res.TextRows()[0][0], 10, 64)
 	if err != nil {
 		return 0, fmt.Errorf("api: count rows of %s in %s: %w", site, t, err)
 	}

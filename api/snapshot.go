@@ -262,7 +262,7 @@ func (s *Snapshot) fetch(ctx context.Context, k key) (Count, error) {
 		return Count{}, fmt.Errorf("api: count %s%s: %w", k.site, k.page, err)
 	}
 	c := Count{AsOf: asOf, Pending: s.pendingOf(k), done: s.reads.Add(1)}
-	if len(res.Rows) > 0 {
+	if len(res.TextRows()) > 0 {
 		c.Views, c.Uniques, err = parseCount(res)
 		if err != nil {
 			return Count{}, fmt.Errorf("api: count %s%s: %w", k.site, k.page, err)
@@ -276,10 +276,10 @@ func parseCount(res *store.Result) (views, uniques uint64, err error) {
 	col := func(name string) (uint64, error) {
 		for i, c := range res.Columns {
 			if c == name {
-				if res.Rows[0][i] == "" {
+				if res.TextRows()[0][i] == "" {
 					return 0, nil
 				}
-				return strconv.ParseUint(res.Rows[0][i], 10, 64)
+				return strconv.ParseUint(res.TextRows()[0][i], 10, 64)
 			}
 		}
 		return 0, fmt.Errorf("column %s missing", name)
@@ -389,7 +389,7 @@ func (s *Snapshot) fetchMany(ctx context.Context, site string, pages []string) (
 		c.done = max(c.done, done)
 		out[p] = c
 	}
-	for _, row := range res.Rows {
+	for _, row := range res.TextRows() {
 		if len(row) != 3 {
 			return nil, fmt.Errorf("api: counts of %s: %d columns, want 3", site, len(row))
 		}

@@ -29,7 +29,7 @@ func (s *Snapshot) Warm(ctx context.Context, n int) (int, error) {
 		return 0, fmt.Errorf("api: warm the snapshot: %w", err)
 	}
 	bySite := map[string][]string{}
-	for _, r := range res.Rows {
+	for _, r := range res.TextRows() {
 		if len(r) != 2 {
 			return 0, fmt.Errorf("api: warm the snapshot: %d columns, want 2", len(r))
 		}

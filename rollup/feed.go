@@ -106,8 +106,8 @@ func FeedProgress(ctx context.Context, q Execer) (map[int]feedRange, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rollup: read feed progress: %w", err)
 	}
-	out := make(map[int]feedRange, len(res.Rows))
-	for _, row := range res.Rows {
+	out := make(map[int]feedRange, len(res.TextRows()))
+	for _, row := range res.TextRows() {
 		if len(row) != 4 {
 			return nil, fmt.Errorf("rollup: feed progress: row of %d columns", len(row))
 		}
@@ -202,7 +202,7 @@ func backlog(ctx context.Context, q Execer, fed map[int]feedRange) ([]waiting, e
 		return nil, fmt.Errorf("rollup: read the feed's backlog: %w", err)
 	}
 	var out []waiting
-	for _, row := range res.Rows {
+	for _, row := range res.TextRows() {
 		p, err1 := strconv.Atoi(row[0])
 		last, err2 := strconv.ParseUint(row[1], 10, 64)
 		n, err3 := strconv.ParseUint(row[2], 10, 64)

@@ -51,8 +51,8 @@ func apply(ctx context.Context, s Execer, ms []migrations.Migration, l migration
 	if err != nil {
 		return fmt.Errorf("%s: read %s: %w", l.what, l.table, err)
 	}
-	applied := make(map[int]bool, len(res.Rows))
-	for _, row := range res.Rows {
+	applied := make(map[int]bool, len(res.TextRows()))
+	for _, row := range res.TextRows() {
 		v, err := strconv.Atoi(row[0])
 		if err != nil {
 			return fmt.Errorf("%s: %s holds version %q: %w", l.what, l.table, row[0], err)

@@ -66,10 +66,10 @@ func checkCluster(ctx context.Context, s Execer, cluster string) (string, error)
 	if err != nil {
 		return "", fmt.Errorf("migrate cluster: check %s: %w", cluster, err)
 	}
-	if len(res.Rows) != 1 || len(res.Rows[0]) != 5 {
-		return "", fmt.Errorf("migrate cluster: check %s: got %q", cluster, res.Rows)
+	if len(res.TextRows()) != 1 || len(res.TextRows()[0]) != 5 {
+		return "", fmt.Errorf("migrate cluster: check %s: got %q", cluster, res.TextRows())
 	}
-	row := res.Rows[0]
+	row := res.TextRows()[0]
 	if row[0] == "0" {
 		return "", fmt.Errorf("%w: --cluster %s: the server has no such cluster in its remote_servers (system.clusters)", ErrClusterSetup, cluster)
 	}

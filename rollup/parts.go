@@ -70,8 +70,8 @@ func BrokenParts(ctx context.Context, q Execer) ([]DetachedPart, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list detached parts: %w", err)
 	}
-	parts := make([]DetachedPart, 0, len(res.Rows))
-	for _, r := range res.Rows {
+	parts := make([]DetachedPart, 0, len(res.TextRows()))
+	for _, r := range res.TextRows() {
 		if len(r) < 7 {
 			return nil, fmt.Errorf("list detached parts: row of %d columns, want 7", len(r))
 		}

@@ -74,7 +74,7 @@ func UnfedViews(ctx context.Context, q Execer, late time.Duration, p Pending) (s
 	if err != nil {
 		return nil, fmt.Errorf("rollup: views not fed yet: %w", err)
 	}
-	for _, row := range res.Rows {
+	for _, row := range res.TextRows() {
 		if len(row) != 4 {
 			return nil, fmt.Errorf("rollup: views not fed yet: bad row %q", row)
 		}
@@ -92,7 +92,7 @@ func UnfedViews(ctx context.Context, q Execer, late time.Duration, p Pending) (s
 	if res, err = q.Query(ctx, queries.Text(queries.PendingStored), params); err != nil {
 		return nil, fmt.Errorf("rollup: batches not fed yet: %w", err)
 	}
-	for _, row := range res.Rows {
+	for _, row := range res.TextRows() {
 		part, err1 := strconv.Atoi(row[0])
 		b, err2 := strconv.ParseUint(row[1], 10, 64)
 		if err1 != nil || err2 != nil {

@@ -132,7 +132,7 @@ func Rebuild(ctx context.Context, q Execer, opts RebuildOptions, logger *slog.Lo
 		site, from, to = sc.Site, later(sc.From, cutoff), sc.To
 	}
 	var months [][]string
-	for _, m := range res.Rows {
+	for _, m := range res.TextRows() {
 		if n, _ := strconv.Atoi(m[0]); n >= yyyymm(from) && n <= yyyymm(to.Add(-time.Second)) {
 			months = append(months, m)
 		}
@@ -197,7 +197,7 @@ func swap(ctx context.Context, q Execer, table string, scoped bool, from, to tim
 	if err != nil {
 		return fmt.Errorf("rebuild: list %s partitions: %w", table, err)
 	}
-	for _, p := range parts.Rows {
+	for _, p := range parts.TextRows() {
 		if n, _ := strconv.Atoi(p[0]); scoped && (n < yyyymm(from) || n > yyyymm(to.Add(-time.Second))) {
 			continue
 		}
@@ -255,8 +255,8 @@ func RawLost(ctx context.Context, q Execer, now time.Time) ([]Lost, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compare views_raw with the rollups: %w", err)
 	}
-	out := make([]Lost, 0, len(res.Rows))
-	for _, row := range res.Rows {
+	out := make([]Lost, 0, len(res.TextRows()))
+	for _, row := range res.TextRows() {
 		n := func(i int) uint64 { v, _ := strconv.ParseUint(row[i], 10, 64); return v }
 		out = append(out, Lost{Site: row[0], Stored: n(1), Raw: n(2), Lost: n(3)})
 	}

@@ -87,7 +87,7 @@ func RecountRange(ctx context.Context, q Execer, now time.Time, limit int, from,
 				return nil, fmt.Errorf("recount %s: list months: %w", table, err)
 			}
 			months = months[:0]
-			for _, row := range res.Rows {
+			for _, row := range res.TextRows() {
 				months = append(months, row[0])
 			}
 		}
@@ -131,10 +131,10 @@ func differences(table string, res *store.Result) (RecountResult, error) {
 	for i, c := range res.Columns {
 		col[c] = i
 	}
-	if _, ok := col["differing"]; !ok && len(res.Rows) > 0 {
+	if _, ok := col["differing"]; !ok && len(res.TextRows()) > 0 {
 		return r, fmt.Errorf("recount %s: no column differing in %v", table, res.Columns)
 	}
-	for _, row := range res.Rows {
+	for _, row := range res.TextRows() {
 		if len(row) != len(res.Columns) {
 			return r, fmt.Errorf("recount %s: row of %d columns, want %d", table, len(row), len(res.Columns))
 		}

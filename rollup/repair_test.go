@@ -49,7 +49,7 @@ func rollupState(t *testing.T, s store.Store) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fmt.Sprint(res.Rows)
+	return fmt.Sprint(res.TextRows())
 }
 
 func siteTotal(t *testing.T, s store.Store, site string) string {

@@ -36,12 +36,12 @@ func retentionDays(ctx context.Context, q Execer, table string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("read %s retention: %w", table, err)
 	}
-	if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
+	if len(res.TextRows()) != 1 || len(res.TextRows()[0]) != 1 {
 		return 0, fmt.Errorf("read %s retention: no %s table (migrations not applied?)", table, table)
 	}
-	days, err := strconv.Atoi(res.Rows[0][0])
+	days, err := strconv.Atoi(res.TextRows()[0][0])
 	if err != nil {
-		return 0, fmt.Errorf("read %s retention: %q: %w", table, res.Rows[0][0], err)
+		return 0, fmt.Errorf("read %s retention: %q: %w", table, res.TextRows()[0][0], err)
 	}
 	return days, nil
 }

@@ -72,8 +72,8 @@ func ListCorrections(ctx context.Context, q RawStore) ([]CorrectionRecord, error
 	if err != nil {
 		return nil, fmt.Errorf("validate: list corrections: %w", err)
 	}
-	out := make([]CorrectionRecord, 0, len(res.Rows))
-	for _, row := range res.Rows {
+	out := make([]CorrectionRecord, 0, len(res.TextRows()))
+	for _, row := range res.TextRows() {
 		t := func(i int) time.Time { n, _ := strconv.ParseInt(row[i], 10, 64); return time.UnixMilli(n).UTC() }
 		r := CorrectionRecord{Correction: Correction{ID: row[0], Site: row[2], Kind: row[3], Value: row[4], From: t(5), To: t(6)},
 			State: row[1], AddedAt: t(7), AddedBy: row[8], AddedWhy: row[9]}

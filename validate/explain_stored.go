@@ -59,8 +59,8 @@ func ExplainStored(ctx context.Context, q RawStore, r *Rules, site, id string) (
 	if err != nil {
 		return nil, fmt.Errorf("validate: explain %s %s: %w", site, id, err)
 	}
-	out := make([]StoredExplanation, 0, len(res.Rows))
-	for _, row := range res.Rows {
+	out := make([]StoredExplanation, 0, len(res.TextRows()))
+	for _, row := range res.TextRows() {
 		if len(row) != 33 {
 			return nil, fmt.Errorf("validate: explain %s %s: %d columns, want 33", site, id, len(row))
 		}
@@ -96,11 +96,11 @@ func history(ctx context.Context, q RawStore, c Config, e *viewcount.Event, part
 	if err != nil {
 		return History{}, fmt.Errorf("validate: explain %s %s: history: %w", e.Site, e.ID, err)
 	}
-	if len(res.Rows) != 1 || len(res.Rows[0]) != 6 {
+	if len(res.TextRows()) != 1 || len(res.TextRows()[0]) != 6 {
 		return History{}, fmt.Errorf("validate: explain %s %s: history: want one row of 6 columns", e.Site, e.ID)
 	}
 	n := make([]int64, 6)
-	for i, v := range res.Rows[0] {
+	for i, v := range res.TextRows()[0] {
 		if n[i], err = strconv.ParseInt(v, 10, 64); err != nil {
 			return History{}, fmt.Errorf("validate: explain %s %s: history column %d: %w", e.Site, e.ID, i, err)
 		}

@@ -36,12 +36,12 @@ func RawMaxSeq(ctx context.Context, st RawStore, p int, after uint64) (uint64, e
 	if err != nil {
 		return 0, fmt.Errorf("validate: partition %d: views_raw max seq: %w", p, err)
 	}
-	if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
-		return 0, fmt.Errorf("validate: partition %d: views_raw max seq: %d rows", p, len(res.Rows))
+	if len(res.TextRows()) != 1 || len(res.TextRows()[0]) != 1 {
+		return 0, fmt.Errorf("validate: partition %d: views_raw max seq: %d rows", p, len(res.TextRows()))
 	}
-	n, err := strconv.ParseUint(res.Rows[0][0], 10, 64)
+	n, err := strconv.ParseUint(res.TextRows()[0][0], 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("validate: partition %d: views_raw max seq %q: %w", p, res.Rows[0][0], err)
+		return 0, fmt.Errorf("validate: partition %d: views_raw max seq %q: %w", p, res.TextRows()[0][0], err)
 	}
 	return n, nil
 }

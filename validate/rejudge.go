@@ -121,8 +121,8 @@ func (r *Revalidator) stored(ctx context.Context, p int, req RevalidateRequest) 
 	if err != nil {
 		return nil, fmt.Errorf("validate: revalidate partition %d: stored verdicts: %w", p, err)
 	}
-	out := make(map[seqIdx]storedVerdict, len(res.Rows))
-	for _, row := range res.Rows {
+	out := make(map[seqIdx]storedVerdict, len(res.TextRows()))
+	for _, row := range res.TextRows() {
 		seq, err1 := strconv.ParseUint(row[0], 10, 64)
 		idx, err2 := strconv.ParseUint(row[1], 10, 32)
 		if err := errors.Join(err1, err2); err != nil {
@@ -228,7 +228,7 @@ func (r *Revalidator) readRaw(ctx context.Context, p int, start, end time.Time, 
 		if err != nil {
 			return fmt.Errorf("validate: revalidate partition %d: read views_raw after seq %d: %w", p, after, err)
 		}
-		rows := res.Rows
+		rows := res.TextRows()
 		full := len(rows) == rawChunk
 		if full {
 			// The last message may go on past the limit: read it whole next time.

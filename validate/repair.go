@@ -316,8 +316,8 @@ func counted(ctx context.Context, st RawStore, p int, from, to uint64) (map[rawK
 	if err != nil {
 		return nil, fmt.Errorf("validate: repair stream: partition %d: views_raw: %w", p, err)
 	}
-	out := make(map[rawKey]rawRow, len(res.Rows))
-	for _, row := range res.Rows {
+	out := make(map[rawKey]rawRow, len(res.TextRows()))
+	for _, row := range res.TextRows() {
 		if len(row) != 4 {
 			return nil, fmt.Errorf("validate: repair stream: partition %d: views_raw row of %d columns", p, len(row))
 		}

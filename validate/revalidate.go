@@ -308,7 +308,7 @@ func (r *Revalidator) rewrite(ctx context.Context, changed []changedVerdict, ver
 	if err != nil {
 		return fmt.Errorf("revalidate: list views_raw months: %w", err)
 	}
-	for i, m := range months.Rows {
+	for i, m := range months.TextRows() {
 		// Every month is copied only if it holds a change: the range's
 		// months, plus a held view's stored in the next one.
 		if has, err := r.holdsChange(ctx, m[0]); err != nil {
@@ -319,7 +319,7 @@ func (r *Revalidator) rewrite(ctx context.Context, changed []changedVerdict, ver
 		if err := r.script(ctx, "revalidate_month", store.Params{"partition": m[0]}); err != nil {
 			return fmt.Errorf("%w (month %s)", err, m[0])
 		}
-		progress(fmt.Sprintf("views_raw month %s rewritten (%d/%d)", m[0], i+1, len(months.Rows)))
+		progress(fmt.Sprintf("views_raw month %s rewritten (%d/%d)", m[0], i+1, len(months.TextRows())))
 	}
 	return r.script(ctx, "revalidate_drop", nil)
 }
@@ -331,7 +331,7 @@ func (r *Revalidator) holdsChange(ctx context.Context, month string) (bool, erro
 	if err != nil {
 		return false, fmt.Errorf("revalidate: changes in month %s: %w", month, err)
 	}
-	return len(res.Rows) > 0 && res.Rows[0][0] != "0", nil
+	return len(res.TextRows()) > 0 && res.TextRows()[0][0] != "0", nil
 }
 
 func (r *Revalidator) script(ctx context.Context, name string, p store.Params) error {
@@ -363,8 +363,8 @@ func (r *Revalidator) pageTotals(ctx context.Context, req RevalidateRequest, pag
 	}
 	if res, err := r.Store.Query(ctx, queries.Text(queries.RevalidatePageValid), store.Params{"site": req.Site,
 		"from": ms(req.From), "to": ms(req.To)}); err == nil {
-		valid := make(map[string]int, len(res.Rows))
-		for _, row := range res.Rows {
+		valid := make(map[string]int, len(res.TextRows()))
+		for _, row := range res.TextRows() {
 			n, _ := strconv.Atoi(row[1])
 			valid[row[0]] = n
 		}

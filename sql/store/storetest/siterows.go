@@ -19,12 +19,12 @@ func SiteRows(tb testing.TB, st store.Store, site string) map[string]uint64 {
 		tb.Fatal(err)
 	}
 	out := map[string]uint64{}
-	for _, row := range res.Rows {
+	for _, row := range res.TextRows() {
 		n, err := st.Query(ctx, queries.Text(queries.SiteRows), store.Params{"table": row[0], "site": site})
 		if err != nil {
 			tb.Fatal(err)
 		}
-		if out[row[0]], err = strconv.ParseUint(n.Rows[0][0], 10, 64); err != nil {
+		if out[row[0]], err = strconv.ParseUint(n.TextRows()[0][0], 10, 64); err != nil {
 			tb.Fatal(err)
 		}
 	}
