@@ -63,7 +63,7 @@ func decodeNative(buf []byte) (res *Result, err error) {
 			return nil, fmt.Errorf("native block %d has %d columns, the first has %d", blk, len(cols), len(res.cols))
 		}
 		for j, c := range cols {
-			if (c.Name != res.Columns[j] || types[j] != res.Types[j]) {
+			if c.Name != res.Columns[j] || types[j] != res.Types[j] {
 				return nil, fmt.Errorf("native block %d: column %d is %s %s, the first block's is %s %s", blk, j, c.Name, types[j], res.Columns[j], res.Types[j])
 			}
 			if err := res.cols[j].appendProto(c.Data, res.Types[j], b.Rows); err != nil {

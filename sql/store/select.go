@@ -84,7 +84,7 @@ func CheckRow(row any, names, types []string) error {
 
 func fieldFor(t reflect.Type, col string) (int, bool) {
 	for i := range t.NumField() {
-		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("ch"), ","); tag == col {
+		if t.Field(i).Tag.Get("ch") == col {
 			return i, true
 		}
 	}
@@ -101,7 +101,7 @@ func plan(t reflect.Type, names, types []string) ([]rowField, error) {
 	var out []rowField
 	for i := range t.NumField() {
 		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("ch"), ",")
+		name := f.Tag.Get("ch")
 		if name == "" || name == "-" {
 			continue
 		}
