@@ -148,7 +148,10 @@ func Rebuild(ctx context.Context, q Execer, opts RebuildOptions, logger *slog.Lo
 			return err
 		}
 		for i, m := range months {
-			rows, _ := strconv.ParseUint(m[1], 10, 64) // only for progress
+			rows, err := strconv.ParseUint(m[1], 10, 64) // only for progress
+			if err != nil {
+				return fmt.Errorf("rebuild %s: month %s rows %q: %w", table, m[0], m[1], err)
+			}
 			p["month"] = m[0]
 			if err := execScript(ctx, q, table+"_fill", p); err != nil {
 				return fmt.Errorf("%w (month %s)", err, m[0])
@@ -255,10 +258,12 @@ func RawLost(ctx context.Context, q Execer, now time.Time) ([]Lost, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compare views_raw with the rollups: %w", err)
 	}
-	out := make([]Lost, 0, len(res.TextRows()))
-	for _, row := range res.TextRows() {
-		n := func(i int) uint64 { v, _ := strconv.ParseUint(row[i], 10, 64); return v }
-		out = append(out, Lost{Site: row[0], Stored: n(1), Raw: n(2), Lost: n(3)})
+	out := make([]Lost, 0, res.Len())
+	for res.Next() {
+		out = append(out, Lost{Site: res.String("site"), Stored: res.Uint64("stored"), Raw: res.Uint64("raw"), Lost: res.Uint64("lost")})
+	}
+	if err := res.Err(); err != nil {
+		return nil, fmt.Errorf("compare views_raw with the rollups: %w", err)
 	}
 	return out, nil
 }

@@ -59,22 +59,17 @@ func ExplainStored(ctx context.Context, q RawStore, r *Rules, site, id string) (
 	if err != nil {
 		return nil, fmt.Errorf("validate: explain %s %s: %w", site, id, err)
 	}
-	out := make([]StoredExplanation, 0, len(res.TextRows()))
-	for _, row := range res.TextRows() {
-		if len(row) != 33 {
-			return nil, fmt.Errorf("validate: explain %s %s: %d columns, want 33", site, id, len(row))
-		}
-		e, err := rawEvent(row[:30])
-		if err != nil {
+	out := make([]StoredExplanation, 0, res.Len())
+	for res.Next() {
+		e := rawEvent(res)
+		seq, idx, part := res.Uint64("seq"), uint64(res.Uint32("idx")), res.Int("partition")
+		if err := res.Err(); err != nil {
 			return nil, fmt.Errorf("validate: explain %s %s: %w", site, id, err)
 		}
-		seq, _ := strconv.ParseUint(row[0], 10, 64)
-		idx, _ := strconv.ParseUint(row[1], 10, 32)
-		part, _ := strconv.Atoi(row[32])
 		x := StoredExplanation{
 			Event: EventFacts{Time: e.Time, Site: e.Site, Page: e.Page, ID: e.ID, UA: e.UA, Referrer: e.Referrer,
 				Source: e.Source.String(), ASN: e.ASN, Country: e.Country, Partition: part, Seq: seq},
-			Stored: viewcount.Reason(row[30]), StoredRules: row[31], Explanation: r.Explain(&e),
+			Stored: viewcount.Reason(res.String("toString(verdict)")), StoredRules: res.String("rules"), Explanation: r.Explain(&e),
 		}
 		x.StoredIsOlder = x.StoredRules != "" && x.StoredRules != x.Rules
 		if x.History, err = history(ctx, q, r.cfg, &e, part, seq, idx); err != nil {

@@ -200,6 +200,16 @@ func (r *Result) Uint16(name string) uint16 {
 	return uint16(v)
 }
 
+// Uint8 reads an integer column that must fit 8 bits.
+func (r *Result) Uint8(name string) uint8 {
+	v := r.Uint64(name)
+	if v > math.MaxUint8 {
+		r.fail(fmt.Errorf("%w %q: %d overflows uint8", ErrColumn, name, v))
+		return 0
+	}
+	return uint8(v)
+}
+
 // Int64 reads a signed column, or an unsigned one below 2⁶³.
 func (r *Result) Int64(name string) int64 {
 	c, i, ok := r.cell(name, kindInt, kindUint)
