@@ -3,13 +3,14 @@ package rollup
 import (
 	"context"
 	"fmt"
-	"github.com/viewcount/viewcount/sql/queries"
-	"github.com/viewcount/viewcount/sql/store"
 	"log/slog"
-	"sort"
 	"math"
+	"sort"
 	"strings"
 	"time"
+
+	"github.com/viewcount/viewcount/sql/queries"
+	"github.com/viewcount/viewcount/sql/store"
 )
 
 // HealthSetter receives the state of the store's parts;
