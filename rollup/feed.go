@@ -106,17 +106,12 @@ func FeedProgress(ctx context.Context, q Execer) (map[int]feedRange, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rollup: read feed progress: %w", err)
 	}
-	out := make(map[int]feedRange, len(res.TextRows()))
-	for _, row := range res.TextRows() {
-		if len(row) != 4 {
-			return nil, fmt.Errorf("rollup: feed progress: row of %d columns", len(row))
-		}
-		p, err1 := strconv.Atoi(row[0])
-		first, err2 := strconv.ParseUint(row[1], 10, 64)
-		last, err3 := strconv.ParseUint(row[2], 10, 64)
-		since, err4 := strconv.ParseInt(row[3], 10, 64)
-		if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
-			return nil, fmt.Errorf("rollup: feed progress: bad row %q", row)
+	out := make(map[int]feedRange, res.Len())
+	for res.Next() {
+		p, first, last := res.Int("partition"), res.Uint64("argMax(first, last)"), res.Uint64("max(last)")
+		since := res.Int64("toUnixTimestamp64Milli(argMax(since, last))")
+		if err := res.Err(); err != nil {
+			return nil, fmt.Errorf("rollup: feed progress: %w", err)
 		}
 		r := feedRange{Partition: p, First: first, Last: last}
 		if since > 0 {
@@ -202,16 +197,14 @@ func backlog(ctx context.Context, q Execer, fed map[int]feedRange) ([]waiting, e
 		return nil, fmt.Errorf("rollup: read the feed's backlog: %w", err)
 	}
 	var out []waiting
-	for _, row := range res.TextRows() {
-		p, err1 := strconv.Atoi(row[0])
-		last, err2 := strconv.ParseUint(row[1], 10, 64)
-		n, err3 := strconv.ParseUint(row[2], 10, 64)
-		if err1 != nil || err2 != nil || err3 != nil {
-			return nil, fmt.Errorf("rollup: feed backlog: bad row %q", row)
-		}
+	for res.Next() {
+		p, last, n := res.Int("partition"), res.Uint64("last"), res.Uint64("rows")
 		if n > 0 {
 			out = append(out, waiting{partition: p, last: last, rows: n})
 		}
+	}
+	if err := res.Err(); err != nil {
+		return nil, fmt.Errorf("rollup: feed backlog: %w", err)
 	}
 	return out, nil
 }

@@ -2,7 +2,6 @@ package validate
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -121,14 +120,13 @@ func (r *Revalidator) stored(ctx context.Context, p int, req RevalidateRequest) 
 	if err != nil {
 		return nil, fmt.Errorf("validate: revalidate partition %d: stored verdicts: %w", p, err)
 	}
-	out := make(map[seqIdx]storedVerdict, len(res.TextRows()))
-	for _, row := range res.TextRows() {
-		seq, err1 := strconv.ParseUint(row[0], 10, 64)
-		idx, err2 := strconv.ParseUint(row[1], 10, 32)
-		if err := errors.Join(err1, err2); err != nil {
-			return nil, fmt.Errorf("validate: revalidate partition %d: stored verdicts: %w", p, err)
-		}
-		out[seqIdx{seq, uint32(idx)}] = storedVerdict{reason: viewcount.Reason(row[2]), page: row[3], rules: row[4]}
+	out := make(map[seqIdx]storedVerdict, res.Len())
+	for res.Next() {
+		out[seqIdx{res.Uint64("seq"), res.Uint32("idx")}] = storedVerdict{reason: viewcount.Reason(res.String("verdict")),
+			page: res.String("page"), rules: res.String("rules")}
+	}
+	if err := res.Err(); err != nil {
+		return nil, fmt.Errorf("validate: revalidate partition %d: stored verdicts: %w", p, err)
 	}
 	return out, nil
 }
