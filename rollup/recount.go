@@ -87,8 +87,11 @@ func RecountRange(ctx context.Context, q Execer, now time.Time, limit int, from,
 				return nil, fmt.Errorf("recount %s: list months: %w", table, err)
 			}
 			months = months[:0]
-			for _, row := range res.TextRows() {
-				months = append(months, row[0])
+			for res.Next() {
+				months = append(months, res.Text("month")) // a parameter's text, as printed
+			}
+			if err := res.Err(); err != nil {
+				return nil, fmt.Errorf("recount %s: list months: %w", table, err)
 			}
 		}
 		all := RecountResult{Table: table, Examples: []Difference{}}

@@ -91,18 +91,15 @@ func history(ctx context.Context, q RawStore, c Config, e *viewcount.Event, part
 	if err != nil {
 		return History{}, fmt.Errorf("validate: explain %s %s: history: %w", e.Site, e.ID, err)
 	}
-	if len(res.TextRows()) != 1 || len(res.TextRows()[0]) != 6 {
-		return History{}, fmt.Errorf("validate: explain %s %s: history: want one row of 6 columns", e.Site, e.ID)
+	rows, err := store.ScanAll[queries.ExplainHistoryRow](res)
+	if err != nil || len(rows) != 1 {
+		return History{}, fmt.Errorf("validate: explain %s %s: history: want one row of 6 columns: %d rows, %v", e.Site, e.ID, len(rows), err)
 	}
-	n := make([]int64, 6)
-	for i, v := range res.TextRows()[0] {
-		if n[i], err = strconv.ParseInt(v, 10, 64); err != nil {
-			return History{}, fmt.Errorf("validate: explain %s %s: history column %d: %w", e.Site, e.ID, i, err)
-		}
-	}
-	h := History{EarlierSameID: int(n[0]), VisitorViews: int(n[1]), NetworkViews: int(n[2]), NetworkUAs: int(n[3]), EarlierPage: int(n[4])}
-	if n[5] > 0 {
-		at := time.UnixMilli(n[5]).UTC()
+	row := rows[0]
+	h := History{EarlierSameID: int(row.EarlierSameID), VisitorViews: int(row.VisitorViews), NetworkViews: int(row.NetworkViews),
+		NetworkUAs: int(row.NetworkUAs), EarlierPage: int(row.EarlierPage)}
+	if row.LastPageViewMs > 0 {
+		at := time.UnixMilli(row.LastPageViewMs).UTC()
 		h.LastPageViewAt = &at
 	}
 	return h, nil

@@ -186,12 +186,12 @@ type ExplainEventRow struct {
 
 // ExplainHistoryRow is a row of explain_history.sql.
 type ExplainHistoryRow struct {
-	CountIfAndBeforeOrStatefulEqualsVerdictD  uint64 `ch:"countIf(and(before, or(stateful, equals(verdict, 'duplicate_id')), equals(event_id, 'x'), greaterOrEquals(time, minus(at, toIntervalMillisecond(_CAST(1, 'Int64'))))))"`
-	CountIfAndBeforeStatefulEqualsVisitorCAS  uint64 `ch:"countIf(and(before, stateful, equals(visitor, _CAST(1, 'UInt64')), greater(time, minus(at, toIntervalMillisecond(_CAST(1, 'Int64'))))))"`
-	CountIfAndBeforeStatefulEqualsNetworkCAS  uint64 `ch:"countIf(and(before, stateful, equals(network, _CAST(1, 'UInt64')), greater(time, minus(at, toIntervalMillisecond(_CAST(1, 'Int64'))))))"`
-	UniqExactIfUaAndBeforeStatefulEqualsNetw  uint64 `ch:"uniqExactIf(ua, and(before, stateful, equals(network, _CAST(1, 'UInt64')), greater(time, minus(at, toIntervalMillisecond(_CAST(1, 'Int64'))))))"`
-	CountIfAndBeforeStatefulEqualsVisitorCAS2 uint64 `ch:"countIf(and(before, stateful, equals(visitor, _CAST(1, 'UInt64')), equals(page, 'x'), greaterOrEquals(time, minus(at, toIntervalMillisecond(_CAST(1, 'Int64'))))))"`
-	ToUnixTimestamp64MilliMaxIfTimeAndBefore  int64  `ch:"toUnixTimestamp64Milli(maxIf(time, and(before, stateful, equals(visitor, _CAST(1, 'UInt64')), equals(page, 'x'), greaterOrEquals(time, minus(at, toIntervalMillisecond(_CAST(1, 'Int64')))))))"`
+	EarlierSameID  uint64 `ch:"earlier_same_id"`
+	VisitorViews   uint64 `ch:"visitor_views"`
+	NetworkViews   uint64 `ch:"network_views"`
+	NetworkUAs     uint64 `ch:"network_uas"`
+	EarlierPage    uint64 `ch:"earlier_page"`
+	LastPageViewMs int64  `ch:"last_page_view_ms"`
 }
 
 // FeedBacklogRow is a row of feed_backlog.sql.
