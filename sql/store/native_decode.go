@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/ClickHouse/ch-go/proto"
 )
@@ -389,8 +390,9 @@ func appendAny[W any](dst *[]W, src proto.ColResult, rows int, conv func(any) W)
 	return nil
 }
 
-// appendStrings appends a String column's values as substrings of one copy
-// of its buffer: one allocation a column, not one a cell.
+// appendStrings appends a String column's values as substrings of its
+// buffer, with no copy: each block decodes into columns of its own, which
+// nothing reuses or writes to afterwards, so the buffer can be the strings'.
 func appendStrings(dst []string, c *proto.ColStr) []string {
 	if len(c.Buf) == 0 {
 		for range c.Pos {
@@ -398,7 +400,7 @@ func appendStrings(dst []string, c *proto.ColStr) []string {
 		}
 		return dst
 	}
-	all := string(c.Buf)
+	all := unsafe.String(&c.Buf[0], len(c.Buf))
 	for _, p := range c.Pos {
 		dst = append(dst, all[p.Start:p.End])
 	}
