@@ -88,4 +88,3 @@ func capUA(ua string) (string, bool) {
 	}
 	return ua[:n], true
 }
-
