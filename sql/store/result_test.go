@@ -143,7 +143,7 @@ func TestResultRoundTrip(t *testing.T) {
 		Sub uint16    `ch:"sub"`
 	}
 	for range 200 {
-		want := row{U: rng.Uint64(), I: rng.Int64() - rng.Int64(), S: str(), T: time.UnixMilli(rng.Int64N(4e12)).UTC(),
+		want := row{U: rng.Uint64(), I: rng.Int64() - 1<<62, S: str(), T: time.UnixMilli(rng.Int64N(4e12)).UTC(),
 			B: rng.IntN(2) == 1, F: rng.NormFloat64() * 1e6, LC: str(), Sub: uint16(rng.Uint32())}
 		for range rng.IntN(4) {
 			want.A = append(want.A, str())
