@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -256,6 +257,18 @@ func (c *resultColumn) appendProto(data proto.ColResult, typ string, rows int) e
 		}
 	} else if c.nulls != nil {
 		c.nulls = append(c.nulls, make([]bool, rows)...)
+	}
+	switch k { // each column grows once a block
+	case kindUint:
+		c.u = slices.Grow(c.u, rows)
+	case kindInt:
+		c.i = slices.Grow(c.i, rows)
+	case kindFloat:
+		c.f = slices.Grow(c.f, rows)
+	case kindString:
+		c.s = slices.Grow(c.s, rows)
+	case kindTime:
+		c.t = slices.Grow(c.t, rows)
 	}
 	switch k {
 	case kindUint:
