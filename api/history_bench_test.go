@@ -51,10 +51,10 @@ func BenchmarkCountsHistory(b *testing.B) {
 	// 8.5 ms), so the parts are merged first. Test-only SQL.
 	parts := func() string {
 		res, err := f.store.Query(ctx, "SELECT count(), sum(rows), formatReadableSize(sum(bytes_on_disk)) FROM system.parts WHERE database = currentDatabase() AND table = 'page_rollup' AND active", nil)
-		if err != nil || len(res.Rows) != 1 {
+		if err != nil || len(res.TextRows()) != 1 {
 			b.Fatalf("parts: %v", err)
 		}
-		return strings.Join(res.Rows[0], " ")
+		return strings.Join(res.TextRows()[0], " ")
 	}
 	before := parts()
 	if err := f.store.Exec(ctx, "OPTIMIZE TABLE page_rollup FINAL", nil); err != nil {

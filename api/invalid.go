@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -99,27 +98,25 @@ func (s *Server) invalidReport(ctx context.Context, site string, from, to time.T
 	rep := &invalidReport{Site: site, From: from.Format(time.RFC3339), To: to.Format(time.RFC3339),
 		ByReason: reasonCounts{}, Days: []invalidDay{}, DatacenterASNs: []asnCount{},
 		TopUserAgents: map[string][]agentCount{}, TopClasses: map[string][]classCount{}}
-	for _, row := range res.Rows {
-		if len(row) != 3 {
-			return nil, fmt.Errorf("api: invalid report: %d columns, want 3", len(row))
-		}
-		n, err := strconv.ParseUint(row[2], 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("api: invalid report: %w", err)
-		}
-		if len(rep.Days) == 0 || rep.Days[len(rep.Days)-1].Day != row[0] {
-			rep.Days = append(rep.Days, invalidDay{Day: row[0], ByReason: reasonCounts{}})
+	rows, err := store.ScanAll[queries.InvalidByDayRow](res)
+	if err != nil {
+		return nil, fmt.Errorf("api: invalid report: %w", err)
+	}
+	for _, row := range rows {
+		n := row.Events
+		if len(rep.Days) == 0 || rep.Days[len(rep.Days)-1].Day != row.Day {
+			rep.Days = append(rep.Days, invalidDay{Day: row.Day, ByReason: reasonCounts{}})
 		}
 		d := &rep.Days[len(rep.Days)-1]
-		if row[1] == string(viewcount.Valid) {
+		if row.Verdict == string(viewcount.Valid) {
 			d.Valid += n
 			rep.Valid += n
 			continue
 		}
 		d.Rejected += n
-		d.ByReason[row[1]] += n
+		d.ByReason[row.Verdict] += n
 		rep.Rejected += n
-		rep.ByReason[row[1]] += n
+		rep.ByReason[row.Verdict] += n
 	}
 	rep.ForeignOrigins = []hostCount{}
 	if rep.Rejected == 0 {
@@ -134,12 +131,11 @@ func (s *Server) invalidReport(ctx context.Context, site string, from, to time.T
 		if err != nil {
 			return nil, fmt.Errorf("api: invalid report %s: foreign hosts: %w", site, err)
 		}
-		for _, row := range res.Rows {
-			n, err := strconv.ParseUint(row[1], 10, 64)
-			if len(row) != 2 || err != nil {
-				return nil, fmt.Errorf("api: invalid report: foreign hosts: bad row %q", row)
-			}
-			rep.ForeignOrigins = append(rep.ForeignOrigins, hostCount{Host: row[0], Events: n})
+		for res.Next() {
+			rep.ForeignOrigins = append(rep.ForeignOrigins, hostCount{Host: res.String("origin"), Events: res.Uint64("events")})
+		}
+		if err := res.Err(); err != nil {
+			return nil, fmt.Errorf("api: invalid report: foreign hosts: %w", err)
 		}
 	}
 	if rep.ByReason[string(viewcount.Datacenter)] == 0 {
@@ -150,13 +146,11 @@ func (s *Server) invalidReport(ctx context.Context, site string, from, to time.T
 	if err != nil {
 		return nil, fmt.Errorf("api: invalid report %s: datacenter networks: %w", site, err)
 	}
-	for _, row := range res.Rows {
-		a, err1 := strconv.ParseUint(row[0], 10, 32)
-		n, err2 := strconv.ParseUint(row[1], 10, 64)
-		if len(row) != 2 || err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("api: invalid report: datacenter networks: bad row %q", row)
-		}
-		rep.DatacenterASNs = append(rep.DatacenterASNs, asnCount{ASN: uint32(a), Events: n})
+	for res.Next() {
+		rep.DatacenterASNs = append(rep.DatacenterASNs, asnCount{ASN: res.Uint32("asn"), Events: res.Uint64("events")})
+	}
+	if err := res.Err(); err != nil {
+		return nil, fmt.Errorf("api: invalid report: datacenter networks: %w", err)
 	}
 	return rep, nil
 }

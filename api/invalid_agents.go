@@ -48,32 +48,30 @@ func (s *Server) topRejected(ctx context.Context, rep *invalidReport, p store.Pa
 	if err != nil {
 		return fmt.Errorf("api: invalid report %s: top user agents: %w", rep.Site, err)
 	}
-	c := columnsOf(res, "verdict", "ua", "ua_cut", "ua_browser", "ua_device", "events")
-	for _, row := range res.Rows {
+	for res.Next() {
 		// The rollup keeps maxReportUA bytes already (ua_cut: it cut
 		// them); capUA holds the answer to its bound whatever the store.
-		ua, cut := capUA(c.text(row, "ua"))
-		cut = cut || c.uint(row, "ua_cut") == 1
-		a := agentCount{UA: ua, Truncated: cut, Browser: c.text(row, "ua_browser"), Device: c.text(row, "ua_device"), Events: c.uint(row, "events")}
-		reason := c.text(row, "verdict")
+		ua, cut := capUA(res.String("ua"))
+		cut = cut || res.Uint64("ua_cut") == 1
+		a := agentCount{UA: ua, Truncated: cut, Browser: res.String("ua_browser"), Device: res.String("ua_device"), Events: res.Uint64("events")}
+		reason := res.String("verdict")
 		rep.TopUserAgents[reason] = append(rep.TopUserAgents[reason], a)
 	}
-	if c.err != nil {
-		return fmt.Errorf("api: invalid report %s: top user agents: %w", rep.Site, c.err)
+	if err := res.Err(); err != nil {
+		return fmt.Errorf("api: invalid report %s: top user agents: %w", rep.Site, err)
 	}
 
 	p["limit"] = strconv.Itoa(topClassesPerReason)
 	if res, err = s.q.Query(ctx, queries.Text(queries.InvalidTopClasses), p); err != nil {
 		return fmt.Errorf("api: invalid report %s: top classes: %w", rep.Site, err)
 	}
-	c = columnsOf(res, "verdict", "browser", "device", "events")
-	for _, row := range res.Rows {
-		k := classCount{Browser: c.text(row, "browser"), Device: c.text(row, "device"), Events: c.uint(row, "events")}
-		reason := c.text(row, "verdict")
+	for res.Next() {
+		k := classCount{Browser: res.String("browser"), Device: res.String("device"), Events: res.Uint64("events")}
+		reason := res.String("verdict")
 		rep.TopClasses[reason] = append(rep.TopClasses[reason], k)
 	}
-	if c.err != nil {
-		return fmt.Errorf("api: invalid report %s: top classes: %w", rep.Site, c.err)
+	if err := res.Err(); err != nil {
+		return fmt.Errorf("api: invalid report %s: top classes: %w", rep.Site, err)
 	}
 	return nil
 }
@@ -89,51 +87,4 @@ func capUA(ua string) (string, bool) {
 		n--
 	}
 	return ua[:n], true
-}
-
-// columns reads a result's cells by column name, so a query that gains or
-// reorders columns is still read right. The first problem (a column
-// missing, a short row, a number that does not parse) is kept in err and
-// the cells read after it are zero: a caller checks err once, after the
-// rows, and never takes a parse error for a zero.
-type columns struct {
-	at  map[string]int
-	err error
-}
-
-func columnsOf(res *store.Result, names ...string) *columns {
-	c := &columns{at: make(map[string]int, len(res.Columns))}
-	for i, name := range res.Columns {
-		c.at[name] = i
-	}
-	for _, name := range names {
-		if _, ok := c.at[name]; !ok && c.err == nil {
-			c.err = fmt.Errorf("column %s missing (got %q)", name, res.Columns)
-		}
-	}
-	return c
-}
-
-func (c *columns) text(row []string, name string) string {
-	if c.err != nil {
-		return ""
-	}
-	i, ok := c.at[name]
-	if !ok || i >= len(row) {
-		c.err = fmt.Errorf("column %s missing in a row of %d cells", name, len(row))
-		return ""
-	}
-	return row[i]
-}
-
-func (c *columns) uint(row []string, name string) uint64 {
-	s := c.text(row, name)
-	if c.err != nil {
-		return 0
-	}
-	n, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		c.err = fmt.Errorf("column %s: %w", name, err)
-	}
-	return n
 }

@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/viewcount/viewcount/sql/queries"
+	"github.com/viewcount/viewcount/sql/store"
 )
 
 // RuleSets is the VC_RULES bucket as GET /v1/admin/rules reads it: each
@@ -75,20 +75,23 @@ func (s *Server) ruleSets(c *gin.Context) {
 		byVersion[sets[i].Version] = &sets[i]
 	}
 	var unversioned *ruleSet
-	for _, row := range res.Rows {
-		events, _ := strconv.ParseUint(row[1], 10, 64)
-		valid, _ := strconv.ParseUint(row[2], 10, 64)
-		rs := byVersion[row[0]]
+	rows, err := store.ScanAll[queries.RuleVersionsRow](res)
+	if err != nil {
+		s.fail(c, fmt.Errorf("api: events by rule set: %w", err))
+		return
+	}
+	for _, row := range rows {
+		rs := byVersion[row.Rules]
 		if rs == nil { // "" or a version whose record is missing
-			rs = &ruleSet{Version: row[0], Settings: map[string]string{}, Changes: []settingChange{}}
-			if row[0] == "" {
+			rs = &ruleSet{Version: row.Rules, Settings: map[string]string{}, Changes: []settingChange{}}
+			if row.Rules == "" {
 				unversioned = rs
 			} else {
 				sets = append(sets, *rs)
 				rs = &sets[len(sets)-1]
 			}
 		}
-		rs.Events, rs.Valid, rs.FirstEvent, rs.LastEvent = events, valid, row[3], row[4]
+		rs.Events, rs.Valid, rs.FirstEvent, rs.LastEvent = row.Events, row.Valid, row.First, row.Last
 	}
 	out := gin.H{"active": active, "rule_sets": sets}
 	if unversioned != nil {

@@ -108,16 +108,12 @@ func (s *Server) lastViews(ctx context.Context) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("api: last views: %w", err)
 	}
-	last := make(map[string]string, len(res.Rows))
-	for _, row := range res.Rows {
-		if len(row) != 2 {
-			return nil, fmt.Errorf("api: last views: %d columns, want 2", len(row))
-		}
-		t, err := time.Parse(time.DateTime, row[1])
-		if err != nil {
-			return nil, fmt.Errorf("api: last views: %w", err)
-		}
-		last[row[0]] = t.Format(time.RFC3339)
+	last := make(map[string]string, res.Len())
+	for res.Next() {
+		last[res.String("site")] = res.Time("last_view").UTC().Format(time.RFC3339)
+	}
+	if err := res.Err(); err != nil {
+		return nil, fmt.Errorf("api: last views: %w", err)
 	}
 	return last, nil
 }
@@ -312,9 +308,12 @@ func (s *Server) siteTables(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("api: site tables: %w", err)
 	}
-	tables := make([]string, 0, len(res.Rows))
-	for _, row := range res.Rows {
-		tables = append(tables, row[0])
+	tables := make([]string, 0, res.Len())
+	for res.Next() {
+		tables = append(tables, res.String("name"))
+	}
+	if err := res.Err(); err != nil {
+		return nil, fmt.Errorf("api: site tables: %w", err)
 	}
 	return tables, nil
 }
@@ -340,11 +339,12 @@ func (s *Server) siteRowsIn(ctx context.Context, t, site string) (uint64, error)
 	if err != nil {
 		return 0, fmt.Errorf("api: count rows of %s in %s: %w", site, t, err)
 	}
-	if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
-		return 0, fmt.Errorf("api: count rows of %s in %s: %d rows", site, t, len(res.Rows))
+	if res.Len() != 1 {
+		return 0, fmt.Errorf("api: count rows of %s in %s: %d rows", site, t, res.Len())
 	}
-	n, err := strconv.ParseUint(res.Rows[0][0], 10, 64)
-	if err != nil {
+	res.Next()
+	n := res.Uint64("rows")
+	if err := res.Err(); err != nil {
 		return 0, fmt.Errorf("api: count rows of %s in %s: %w", site, t, err)
 	}
 	return n, nil

@@ -2,10 +2,8 @@ package api
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -262,33 +260,14 @@ func (s *Snapshot) fetch(ctx context.Context, k key) (Count, error) {
 		return Count{}, fmt.Errorf("api: count %s%s: %w", k.site, k.page, err)
 	}
 	c := Count{AsOf: asOf, Pending: s.pendingOf(k), done: s.reads.Add(1)}
-	if len(res.Rows) > 0 {
-		c.Views, c.Uniques, err = parseCount(res)
-		if err != nil {
+	if res.Next() {
+		c.Views, c.Uniques = res.Uint64("views"), res.Uint64("uniques")
+		if err := res.Err(); err != nil {
 			return Count{}, fmt.Errorf("api: count %s%s: %w", k.site, k.page, err)
 		}
 		c.Uniques = viewcount.CapUniques(c.Views, c.Uniques)
 	}
 	return c, nil
-}
-
-func parseCount(res *store.Result) (views, uniques uint64, err error) {
-	col := func(name string) (uint64, error) {
-		for i, c := range res.Columns {
-			if c == name {
-				if res.Rows[0][i] == "" {
-					return 0, nil
-				}
-				return strconv.ParseUint(res.Rows[0][i], 10, 64)
-			}
-		}
-		return 0, fmt.Errorf("column %s missing", name)
-	}
-	if views, err = col("views"); err != nil {
-		return 0, 0, err
-	}
-	uniques, err = col("uniques")
-	return views, uniques, err
 }
 
 // Run loads the most viewed pages (Warm) and then refreshes the snapshot
@@ -389,16 +368,12 @@ func (s *Snapshot) fetchMany(ctx context.Context, site string, pages []string) (
 		c.done = max(c.done, done)
 		out[p] = c
 	}
-	for _, row := range res.Rows {
-		if len(row) != 3 {
-			return nil, fmt.Errorf("api: counts of %s: %d columns, want 3", site, len(row))
-		}
-		views, err1 := strconv.ParseUint(row[1], 10, 64)
-		uniques, err2 := strconv.ParseUint(row[2], 10, 64)
-		if err := errors.Join(err1, err2); err != nil {
+	for res.Next() {
+		page, views, uniques := res.String("page"), res.Uint64("views"), res.Uint64("uniques")
+		if err := res.Err(); err != nil {
 			return nil, fmt.Errorf("api: counts of %s: %w", site, err)
 		}
-		out[row[0]] = Count{Views: views, Uniques: viewcount.CapUniques(views, uniques), AsOf: asOf, Pending: s.pendingOf(key{site, row[0]}), done: done}
+		out[page] = Count{Views: views, Uniques: viewcount.CapUniques(views, uniques), AsOf: asOf, Pending: s.pendingOf(key{site, page}), done: done}
 	}
 	return out, nil
 }

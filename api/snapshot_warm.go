@@ -29,11 +29,12 @@ func (s *Snapshot) Warm(ctx context.Context, n int) (int, error) {
 		return 0, fmt.Errorf("api: warm the snapshot: %w", err)
 	}
 	bySite := map[string][]string{}
-	for _, r := range res.Rows {
-		if len(r) != 2 {
-			return 0, fmt.Errorf("api: warm the snapshot: %d columns, want 2", len(r))
-		}
-		bySite[r[0]] = append(bySite[r[0]], r[1])
+	for res.Next() {
+		site := res.String("site")
+		bySite[site] = append(bySite[site], res.String("top_page"))
+	}
+	if err := res.Err(); err != nil {
+		return 0, fmt.Errorf("api: warm the snapshot: %w", err)
 	}
 	loaded := 0
 	for site, pages := range bySite {

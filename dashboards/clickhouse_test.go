@@ -137,7 +137,7 @@ func resolve(ctx context.Context, s store.Store, d dashboard, base env, first bo
 			if err != nil {
 				return e, fmt.Errorf("variable %s: %s: %w", v.Name, sql, err)
 			}
-			for _, r := range res.Rows {
+			for _, r := range res.TextRows() {
 				sel.options = append(sel.options, r[0])
 			}
 		default: // custom, constant, textbox, interval: the options are the query, comma-separated
@@ -241,18 +241,18 @@ func TestClickHouseQueries(t *testing.T) {
 				} else if !slices.Equal(res.Columns, want) {
 					t.Errorf("%s: columns %v, want %v", q.key, res.Columns, want)
 				}
-				if len(res.Rows) == 0 {
+				if len(res.TextRows()) == 0 {
 					t.Errorf("%s (%s values): no rows from the history\n%s", q.key, pass, sql)
 				}
 				if q.timeseries {
-					for _, r := range res.Rows {
+					for _, r := range res.TextRows() {
 						if _, err := time.Parse(time.DateTime, r[0]); err != nil {
 							t.Errorf("%s: a time series whose first column is not a time: %q", q.key, r[0])
 							break
 						}
 					}
 				}
-				got[pass+" "+q.key] = res.Rows
+				got[pass+" "+q.key] = res.TextRows()
 			}
 		}
 	}

@@ -88,7 +88,7 @@ func TestWriterChecksRegistration(t *testing.T) {
 	}
 	want := map[string]string{"1": "valid", "2": "unknown_site", "3": "unknown_site", "4": "valid"}
 	got := map[string]map[string]int{}
-	for _, r := range res.Rows { // partition, seq, idx, id, verdict
+	for _, r := range res.TextRows() { // partition, seq, idx, id, verdict
 		if got[r[1]] == nil {
 			got[r[1]] = map[string]int{}
 		}

@@ -108,7 +108,7 @@ func (p *pipe) counts(t *testing.T) (raw, views uint64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range res.Rows {
+	for _, r := range res.TextRows() {
 		n, _ := strconv.ParseUint(r[1], 10, 64)
 		raw += n
 	}
@@ -116,7 +116,7 @@ func (p *pipe) counts(t *testing.T) (raw, views uint64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	views, _ = strconv.ParseUint(res.Rows[0][0], 10, 64)
+	views, _ = strconv.ParseUint(res.TextRows()[0][0], 10, 64)
 	return raw, views
 }
 
@@ -317,7 +317,7 @@ func TestSinkFailedBatchRedone(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := map[string]int{}
-	for _, r := range res.Rows {
+	for _, r := range res.TextRows() {
 		seen[r[1]+"/"+r[2]]++
 	}
 	for seq := 1; seq <= p.msgs; seq++ {
@@ -327,7 +327,7 @@ func TestSinkFailedBatchRedone(t *testing.T) {
 			}
 		}
 	}
-	if len(res.Rows) != p.msgs*p.perMsg {
-		t.Errorf("views_raw has %d rows, want %d", len(res.Rows), p.msgs*p.perMsg)
+	if len(res.TextRows()) != p.msgs*p.perMsg {
+		t.Errorf("views_raw has %d rows, want %d", len(res.TextRows()), p.msgs*p.perMsg)
 	}
 }

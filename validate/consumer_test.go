@@ -136,8 +136,8 @@ func (p *pipeline) verdicts(t *testing.T) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make([]string, len(res.Rows))
-	for i, r := range res.Rows {
+	out := make([]string, len(res.TextRows()))
+	for i, r := range res.TextRows() {
 		out[i] = strings.Join(r, " ")
 	}
 	return out

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/viewcount/viewcount"
@@ -63,14 +62,18 @@ func ListCorrections(ctx context.Context, q RawStore) ([]viewcount.CorrectionRec
 	if err != nil {
 		return nil, fmt.Errorf("validate: list corrections: %w", err)
 	}
-	out := make([]viewcount.CorrectionRecord, 0, len(res.Rows))
-	for _, row := range res.Rows {
-		t := func(i int) time.Time { n, _ := strconv.ParseInt(row[i], 10, 64); return time.UnixMilli(n).UTC() }
-		r := viewcount.CorrectionRecord{Correction: viewcount.Correction{ID: row[0], Site: row[2], Kind: row[3], Value: row[4], From: t(5), To: t(6)},
-			State: row[1], AddedAt: t(7), AddedBy: row[8], AddedWhy: row[9]}
+	rows, err := store.ScanAll[queries.CorrectionsListRow](res)
+	if err != nil {
+		return nil, fmt.Errorf("validate: list corrections: %w", err)
+	}
+	out := make([]viewcount.CorrectionRecord, 0, len(rows))
+	for _, row := range rows {
+		t := func(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+		r := viewcount.CorrectionRecord{Correction: viewcount.Correction{ID: row.Id, Site: row.Site, Kind: row.Kind, Value: row.Value, From: t(row.RangeFrom), To: t(row.RangeTo)},
+			State: row.State, AddedAt: t(row.AddedAt), AddedBy: row.AddedBy, AddedWhy: row.AddedWhy}
 		if r.State == "undone" {
-			u := t(10)
-			r.UndoneAt, r.UndoneBy, r.UndoneWhy = &u, row[11], row[12]
+			u := t(row.UndoneAt)
+			r.UndoneAt, r.UndoneBy, r.UndoneWhy = &u, row.UndoneBy, row.UndoneWhy
 		}
 		out = append(out, r)
 	}

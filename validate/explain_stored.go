@@ -60,22 +60,17 @@ func ExplainStored(ctx context.Context, q RawStore, r *judge.Rules, site, id str
 	if err != nil {
 		return nil, fmt.Errorf("validate: explain %s %s: %w", site, id, err)
 	}
-	out := make([]StoredExplanation, 0, len(res.Rows))
-	for _, row := range res.Rows {
-		if len(row) != 33 {
-			return nil, fmt.Errorf("validate: explain %s %s: %d columns, want 33", site, id, len(row))
-		}
-		e, err := rawEvent(row[:30])
-		if err != nil {
+	out := make([]StoredExplanation, 0, res.Len())
+	for res.Next() {
+		e := rawEvent(res)
+		seq, idx, part := res.Uint64("seq"), uint64(res.Uint32("idx")), res.Int("partition")
+		if err := res.Err(); err != nil {
 			return nil, fmt.Errorf("validate: explain %s %s: %w", site, id, err)
 		}
-		seq, _ := strconv.ParseUint(row[0], 10, 64)
-		idx, _ := strconv.ParseUint(row[1], 10, 32)
-		part, _ := strconv.Atoi(row[32])
 		x := StoredExplanation{
 			Event: EventFacts{Time: e.Time, Site: e.Site, Page: e.Page, ID: e.ID, UA: e.UA, Referrer: e.Referrer,
 				Source: e.Source.String(), ASN: e.ASN, Country: e.Country, Partition: part, Seq: seq},
-			Stored: viewcount.Reason(row[30]), StoredRules: row[31], Explanation: r.Explain(&e),
+			Stored: viewcount.Reason(res.String("toString(verdict)")), StoredRules: res.String("rules"), Explanation: r.Explain(&e),
 		}
 		x.StoredIsOlder = x.StoredRules != "" && x.StoredRules != x.Rules
 		if x.History, err = history(ctx, q, r.Config(), &e, part, seq, idx); err != nil {
@@ -97,18 +92,15 @@ func history(ctx context.Context, q RawStore, c judge.Config, e *viewcount.Event
 	if err != nil {
 		return History{}, fmt.Errorf("validate: explain %s %s: history: %w", e.Site, e.ID, err)
 	}
-	if len(res.Rows) != 1 || len(res.Rows[0]) != 6 {
-		return History{}, fmt.Errorf("validate: explain %s %s: history: want one row of 6 columns", e.Site, e.ID)
+	rows, err := store.ScanAll[queries.ExplainHistoryRow](res)
+	if err != nil || len(rows) != 1 {
+		return History{}, fmt.Errorf("validate: explain %s %s: history: want one row of 6 columns: %d rows, %v", e.Site, e.ID, len(rows), err)
 	}
-	n := make([]int64, 6)
-	for i, v := range res.Rows[0] {
-		if n[i], err = strconv.ParseInt(v, 10, 64); err != nil {
-			return History{}, fmt.Errorf("validate: explain %s %s: history column %d: %w", e.Site, e.ID, i, err)
-		}
-	}
-	h := History{EarlierSameID: int(n[0]), VisitorViews: int(n[1]), NetworkViews: int(n[2]), NetworkUAs: int(n[3]), EarlierPage: int(n[4])}
-	if n[5] > 0 {
-		at := time.UnixMilli(n[5]).UTC()
+	row := rows[0]
+	h := History{EarlierSameID: int(row.EarlierSameID), VisitorViews: int(row.VisitorViews), NetworkViews: int(row.NetworkViews),
+		NetworkUAs: int(row.NetworkUAs), EarlierPage: int(row.EarlierPage)}
+	if row.LastPageViewMs > 0 {
+		at := time.UnixMilli(row.LastPageViewMs).UTC()
 		h.LastPageViewAt = &at
 	}
 	return h, nil

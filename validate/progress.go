@@ -37,12 +37,13 @@ func RawMaxSeq(ctx context.Context, st RawStore, p int, after uint64) (uint64, e
 	if err != nil {
 		return 0, fmt.Errorf("validate: partition %d: views_raw max seq: %w", p, err)
 	}
-	if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
-		return 0, fmt.Errorf("validate: partition %d: views_raw max seq: %d rows", p, len(res.Rows))
+	if res.Len() != 1 {
+		return 0, fmt.Errorf("validate: partition %d: views_raw max seq: %d rows", p, res.Len())
 	}
-	n, err := strconv.ParseUint(res.Rows[0][0], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("validate: partition %d: views_raw max seq %q: %w", p, res.Rows[0][0], err)
+	res.Next()
+	n := res.Uint64("max_seq")
+	if err := res.Err(); err != nil {
+		return 0, fmt.Errorf("validate: partition %d: views_raw max seq: %w", p, err)
 	}
 	return n, nil
 }

@@ -2,7 +2,6 @@ package validate
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -122,14 +121,13 @@ func (r *Revalidator) stored(ctx context.Context, p int, req viewcount.Revalidat
 	if err != nil {
 		return nil, fmt.Errorf("validate: revalidate partition %d: stored verdicts: %w", p, err)
 	}
-	out := make(map[seqIdx]storedVerdict, len(res.Rows))
-	for _, row := range res.Rows {
-		seq, err1 := strconv.ParseUint(row[0], 10, 64)
-		idx, err2 := strconv.ParseUint(row[1], 10, 32)
-		if err := errors.Join(err1, err2); err != nil {
-			return nil, fmt.Errorf("validate: revalidate partition %d: stored verdicts: %w", p, err)
-		}
-		out[seqIdx{seq, uint32(idx)}] = storedVerdict{reason: viewcount.Reason(row[2]), page: row[3], rules: row[4]}
+	out := make(map[seqIdx]storedVerdict, res.Len())
+	for res.Next() {
+		out[seqIdx{res.Uint64("seq"), res.Uint32("idx")}] = storedVerdict{reason: viewcount.Reason(res.String("verdict")),
+			page: res.String("page"), rules: res.String("rules")}
+	}
+	if err := res.Err(); err != nil {
+		return nil, fmt.Errorf("validate: revalidate partition %d: stored verdicts: %w", p, err)
 	}
 	return out, nil
 }
@@ -229,33 +227,40 @@ func (r *Revalidator) readRaw(ctx context.Context, p int, start, end time.Time, 
 		if err != nil {
 			return fmt.Errorf("validate: revalidate partition %d: read views_raw after seq %d: %w", p, after, err)
 		}
-		rows := res.Rows
-		full := len(rows) == rawChunk
+		// Each row's message first, to find where the messages end.
+		seqs := make([]uint64, 0, res.Len())
+		for res.Next() {
+			seqs = append(seqs, res.Uint64("seq"))
+		}
+		if err := res.Err(); err != nil {
+			return fmt.Errorf("validate: revalidate partition %d: read views_raw after seq %d: %w", p, after, err)
+		}
+		full := len(seqs) == rawChunk
 		if full {
 			// The last message may go on past the limit: read it whole next time.
-			last := rows[len(rows)-1][0]
-			for len(rows) > 0 && rows[len(rows)-1][0] == last {
-				rows = rows[:len(rows)-1]
+			last := seqs[len(seqs)-1]
+			for len(seqs) > 0 && seqs[len(seqs)-1] == last {
+				seqs = seqs[:len(seqs)-1]
 			}
-			if len(rows) == 0 {
-				return fmt.Errorf("validate: revalidate partition %d: message %s has more than %d events", p, last, rawChunk)
+			if len(seqs) == 0 {
+				return fmt.Errorf("validate: revalidate partition %d: message %d has more than %d events", p, last, rawChunk)
 			}
 		}
-		for i := 0; i < len(rows); {
-			seq, j := rows[i][0], i
+		res.Reset()
+		for i := 0; i < len(seqs); {
+			seq, j := seqs[i], i
 			evs = evs[:0]
-			for ; j < len(rows) && rows[j][0] == seq; j++ {
-				e, err := rawEvent(rows[j])
-				if err != nil {
-					return fmt.Errorf("validate: revalidate partition %d seq %s: %w", p, seq, err)
-				}
-				evs = append(evs, e)
+			for ; j < len(seqs) && seqs[j] == seq; j++ {
+				res.Next()
+				evs = append(evs, rawEvent(res))
 			}
-			n, _ := strconv.ParseUint(seq, 10, 64)
-			if take(n, evs, 0, false) {
+			if err := res.Err(); err != nil {
+				return fmt.Errorf("validate: revalidate partition %d seq %d: %w", p, seq, err)
+			}
+			if take(seq, evs, 0, false) {
 				return nil
 			}
-			after, i = n, j
+			after, i = seq, j
 		}
 		if !full {
 			return nil
@@ -266,37 +271,29 @@ func (r *Revalidator) readRaw(ctx context.Context, p int, start, end time.Time, 
 	}
 }
 
-// rawEvent rebuilds an event from a row of revalidate_events.
-func rawEvent(row []string) (viewcount.Event, error) {
+// rawEvent rebuilds an event from the current row of revalidate_events
+// (or explain_event, which has its columns); a column that does not read
+// exactly is res.Err.
+func rawEvent(res *store.Result) viewcount.Event {
 	var e viewcount.Event
-	if len(row) != 30 {
-		return e, fmt.Errorf("views_raw row of %d columns, want 30", len(row))
-	}
-	var errs []error
-	u := func(i, bits int) uint64 {
-		v, err := strconv.ParseUint(row[i], 10, bits)
-		errs = append(errs, err)
-		return v
-	}
-	b := func(i int) bool { return u(i, 8) != 0 }
-	t, err := strconv.ParseInt(row[2], 10, 64)
-	errs = append(errs, err)
-	e.Time = time.UnixMilli(t).UTC()
-	e.Site, e.Page, e.Referrer, e.UA, e.ID = row[3], row[4], row[5], row[6], row[7]
-	e.Visitor, e.Network = u(8, 64), u(9, 64)
-	e.Webdriver, e.Datacenter = b(10), b(11)
-	switch row[12] {
+	b := func(name string) bool { return res.Uint64(name) != 0 }
+	e.Time = time.UnixMilli(res.Int64("toUnixTimestamp64Milli(time)")).UTC()
+	e.Site, e.Page, e.Referrer, e.UA, e.ID = res.String("site"), res.String("page"), res.String("referrer"), res.String("ua"), res.String("event_id")
+	e.Visitor, e.Network = res.Uint64("visitor"), res.Uint64("network")
+	e.Webdriver, e.Datacenter = b("toUInt8(webdriver)"), b("toUInt8(datacenter)")
+	switch res.String("toString(source)") {
 	case viewcount.SourcePixel.String():
 		e.Source = viewcount.SourcePixel
 	case viewcount.SourceBeacon.String():
 		e.Source = viewcount.SourceBeacon
 	}
-	e.Hints = viewcount.Hints{Present: b(13), ScreenW: uint16(u(14, 16)), ScreenH: uint16(u(15, 16)), Languages: uint8(u(16, 8)),
-		TZ: b(17), UAData: b(18), Secure: b(19), Window: b(20), OuterW: uint16(u(21, 16)), OuterH: uint16(u(22, 16))}
-	e.UTM = viewcount.UTM{Source: row[23], Medium: row[24], Campaign: row[25]}
-	e.Country = row[26]
-	e.Headers = viewcount.HeaderFlags(u(27, 16))
-	e.ASN = uint32(u(28, 32))
-	e.Origin = row[29]
-	return e, errors.Join(errs...)
+	e.Hints = viewcount.Hints{Present: b("toUInt8(hints_present)"), ScreenW: res.Uint16("screen_w"), ScreenH: res.Uint16("screen_h"),
+		Languages: res.Uint8("languages"), TZ: b("toUInt8(tz)"), UAData: b("toUInt8(ua_data)"),
+		Secure: b("toUInt8(secure_context)"), Window: b("toUInt8(window_reported)"), OuterW: res.Uint16("window_w"), OuterH: res.Uint16("window_h")}
+	e.UTM = viewcount.UTM{Source: res.String("utm_source"), Medium: res.String("utm_medium"), Campaign: res.String("utm_campaign")}
+	e.Country = res.String("country")
+	e.Headers = viewcount.HeaderFlags(res.Uint16("req_flags"))
+	e.ASN = res.Uint32("asn")
+	e.Origin = res.String("origin")
+	return e
 }

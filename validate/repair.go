@@ -316,18 +316,12 @@ func counted(ctx context.Context, st RawStore, p int, from, to uint64) (map[rawK
 	if err != nil {
 		return nil, fmt.Errorf("validate: repair stream: partition %d: views_raw: %w", p, err)
 	}
-	out := make(map[rawKey]rawRow, len(res.Rows))
-	for _, row := range res.Rows {
-		if len(row) != 4 {
-			return nil, fmt.Errorf("validate: repair stream: partition %d: views_raw row of %d columns", p, len(row))
-		}
-		seq, err1 := strconv.ParseUint(row[0], 10, 64)
-		idx, err2 := strconv.ParseUint(row[1], 10, 32)
-		ms, err3 := strconv.ParseInt(row[3], 10, 64)
-		if err := errors.Join(err1, err2, err3); err != nil {
-			return nil, fmt.Errorf("validate: repair stream: partition %d: views_raw row: %w", p, err)
-		}
-		out[rawKey{seq, uint32(idx)}] = rawRow{row[2], ms}
+	out := make(map[rawKey]rawRow, res.Len())
+	for res.Next() {
+		out[rawKey{res.Uint64("seq"), res.Uint32("idx")}] = rawRow{res.String("event_id"), res.Int64("time_ms")}
+	}
+	if err := res.Err(); err != nil {
+		return nil, fmt.Errorf("validate: repair stream: partition %d: views_raw row: %w", p, err)
 	}
 	return out, nil
 }

@@ -281,18 +281,25 @@ func (r *Revalidator) rewrite(ctx context.Context, changed []changedVerdict, ver
 	if err != nil {
 		return fmt.Errorf("revalidate: list views_raw months: %w", err)
 	}
-	for i, m := range months.Rows {
+	var names []string
+	for months.Next() {
+		names = append(names, months.String("month"))
+	}
+	if err := months.Err(); err != nil {
+		return fmt.Errorf("revalidate: list views_raw months: %w", err)
+	}
+	for i, month := range names {
 		// Every month is copied only if it holds a change: the range's
 		// months, plus a held view's stored in the next one.
-		if has, err := r.holdsChange(ctx, m[0]); err != nil {
+		if has, err := r.holdsChange(ctx, month); err != nil {
 			return err
 		} else if !has {
 			continue
 		}
-		if err := r.script(ctx, "revalidate_month", store.Params{"partition": m[0]}); err != nil {
-			return fmt.Errorf("%w (month %s)", err, m[0])
+		if err := r.script(ctx, "revalidate_month", store.Params{"partition": month}); err != nil {
+			return fmt.Errorf("%w (month %s)", err, month)
 		}
-		progress(fmt.Sprintf("views_raw month %s rewritten (%d/%d)", m[0], i+1, len(months.Rows)))
+		progress(fmt.Sprintf("views_raw month %s rewritten (%d/%d)", month, i+1, len(names)))
 	}
 	return r.script(ctx, "revalidate_drop", nil)
 }
@@ -304,7 +311,14 @@ func (r *Revalidator) holdsChange(ctx context.Context, month string) (bool, erro
 	if err != nil {
 		return false, fmt.Errorf("revalidate: changes in month %s: %w", month, err)
 	}
-	return len(res.Rows) > 0 && res.Rows[0][0] != "0", nil
+	if !res.Next() {
+		return false, res.Err()
+	}
+	n := res.Uint64("count()")
+	if err := res.Err(); err != nil {
+		return false, fmt.Errorf("revalidate: changes in month %s: %w", month, err)
+	}
+	return n != 0, nil
 }
 
 func (r *Revalidator) script(ctx context.Context, name string, p store.Params) error {
@@ -336,12 +350,11 @@ func (r *Revalidator) pageTotals(ctx context.Context, req viewcount.RevalidateRe
 	}
 	if res, err := r.Store.Query(ctx, queries.Text(queries.RevalidatePageValid), store.Params{"site": req.Site,
 		"from": ms(req.From), "to": ms(req.To)}); err == nil {
-		valid := make(map[string]int, len(res.Rows))
-		for _, row := range res.Rows {
-			n, _ := strconv.Atoi(row[1])
-			valid[row[0]] = n
+		valid := make(map[string]int, res.Len())
+		for res.Next() {
+			valid[res.String("page")] = res.Int("count()")
 		}
-		for i := range out {
+		for i := 0; res.Err() == nil && i < len(out); i++ {
 			// Before is views_raw's now; after adds what turned valid and
 			// takes what stopped being.
 			gained, lost := out[i].After, out[i].Before

@@ -114,8 +114,8 @@ func TestRevalidateEqualsFreshRun(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if fmt.Sprint(a.Rows) != fmt.Sprint(b.Rows) {
-					t.Errorf("%s: revalidated %d rows, fresh %d", q, len(a.Rows), len(b.Rows))
+				if fmt.Sprint(a.TextRows()) != fmt.Sprint(b.TextRows()) {
+					t.Errorf("%s: revalidated %d rows, fresh %d", q, len(a.TextRows()), len(b.TextRows()))
 				}
 			}
 			diffs, err := repair.Recount(context.Background(), p.store, time.Now(), 3)
@@ -148,8 +148,8 @@ func (p *pipeline) siteVerdicts(t *testing.T, site string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make([]string, len(res.Rows))
-	for i, r := range res.Rows {
+	out := make([]string, len(res.TextRows()))
+	for i, r := range res.TextRows() {
 		out[i] = strings.Join(r, " ")
 	}
 	return out

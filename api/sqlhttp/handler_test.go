@@ -79,7 +79,7 @@ func setupLimit(t testing.TB, limit time.Duration) fixture {
 	}
 	srv := httptest.NewServer(sqlhttp.New(ro, tokens, admin, limit, nil))
 	t.Cleanup(srv.Close)
-	return fixture{url: srv.URL, token: secret, tokens: tokens, id: tok.ID, other: otherDB.Rows[0][0], db: ro.Database()}
+	return fixture{url: srv.URL, token: secret, tokens: tokens, id: tok.ID, other: otherDB.TextRows()[0][0], db: ro.Database()}
 }
 
 // answer is one HTTP exchange's outcome.

@@ -40,12 +40,12 @@ func (a *API) query(ctx context.Context, name string, p store.Params, columns in
 	if err != nil {
 		return nil, fmt.Errorf("stats: %s: %w", name, err)
 	}
-	for _, r := range res.Rows {
+	for _, r := range res.TextRows() {
 		if len(r) != columns {
 			return nil, fmt.Errorf("stats: %s: %d columns, want %d", name, len(r), columns)
 		}
 	}
-	return res.Rows, nil
+	return res.TextRows(), nil
 }
 
 // uints parses cells as uint64.

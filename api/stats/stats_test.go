@@ -130,7 +130,7 @@ func (f *fixture) rows(q string, p store.Params) [][]string {
 	if err != nil {
 		f.t.Fatalf("%s: %v", q, err)
 	}
-	return res.Rows
+	return res.TextRows()
 }
 
 func rangeParams(site string, from, to time.Time) store.Params {

@@ -81,7 +81,7 @@ func checkRaw(t *testing.T, st store.Store, site string, acked map[string]string
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := res.Rows[0]
+	r := res.TextRows()[0]
 	if r[0] != r[1] {
 		t.Errorf("views_raw: %s rows for %s stream events: some inserted twice", r[0], r[1])
 	}
@@ -93,7 +93,7 @@ func checkRaw(t *testing.T, st store.Store, site string, acked map[string]string
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range res.Rows {
+	for _, r := range res.TextRows() {
 		if _, ok := acked[r[0]]; !ok {
 			t.Errorf("valid event id %s was never acknowledged", r[0])
 		}
@@ -102,12 +102,12 @@ func checkRaw(t *testing.T, st store.Store, site string, acked map[string]string
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range res.Rows {
+	for _, r := range res.TextRows() {
 		if r[0] != string(viewcount.Valid) && r[0] != string(viewcount.DuplicateID) {
 			t.Errorf("%s events judged %s", r[1], r[0])
 		}
 	}
-	t.Logf("views_raw: %s rows, by verdict %v", r[0], res.Rows)
+	t.Logf("views_raw: %s rows, by verdict %v", r[0], res.TextRows())
 }
 
 // checkStreamReplicas checks that VIEWS keeps 3 replicas, all current.

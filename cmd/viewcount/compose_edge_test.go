@@ -93,7 +93,7 @@ func knownSettings(t *testing.T, server, query []string) map[string]bool {
 		t.Fatal(err)
 	}
 	known := map[string]bool{}
-	for _, row := range res.Rows {
+	for _, row := range res.TextRows() {
 		known[row[0]] = true
 	}
 	return known

@@ -77,7 +77,7 @@ func TestEnrichedViews(t *testing.T) {
 			return err.Error()
 		}
 		var rows []string
-		for _, r := range res.Rows {
+		for _, r := range res.TextRows() {
 			rows = append(rows, strings.Join(r, "|"))
 		}
 		got = strings.Join(rows, "\n")
@@ -97,7 +97,7 @@ func TestEnrichedViews(t *testing.T) {
 		t.Fatal(err)
 	}
 	var asns []string
-	for _, r := range res.Rows { // page, browser, req_flags, asn, verdict
+	for _, r := range res.TextRows() { // page, browser, req_flags, asn, verdict
 		asns = append(asns, r[0]+"="+r[3])
 	}
 	if got, want := strings.Join(asns, " "), "/landing=0 /post=15169 /post2=0 /zbot=0 /zdc=16509"; got != want {

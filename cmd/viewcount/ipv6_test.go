@@ -60,7 +60,7 @@ func TestIPv6Floods(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, _ := strconv.ParseUint(res.Rows[0][0], 10, 64)
+		n, _ := strconv.ParseUint(res.TextRows()[0][0], 10, 64)
 		return n
 	}
 	home, block := counted("/home-line"), counted("/inflate")

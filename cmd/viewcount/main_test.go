@@ -199,7 +199,7 @@ func reasons(t *testing.T, m *Main, site string) map[string]uint64 {
 		t.Fatal(err)
 	}
 	out := map[string]uint64{}
-	for _, r := range res.Rows {
+	for _, r := range res.TextRows() {
 		var n uint64
 		fmt.Sscan(r[1], &n)
 		out[r[0]] = n

@@ -129,7 +129,7 @@ func TestViewsFromWhereTheyBelong(t *testing.T) {
 			return err.Error()
 		}
 		got = map[string][]string{}
-		for _, r := range res.Rows { // page, browser, req_flags, asn, verdict
+		for _, r := range res.TextRows() { // page, browser, req_flags, asn, verdict
 			got[r[0]] = append(got[r[0]], r[4])
 		}
 		for page := range want {

@@ -80,8 +80,8 @@ func TestReaddedSiteStartsEmpty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Rows) > 0 && res.Rows[0][0] != "0" && res.Rows[0][0] != "" {
-		t.Errorf("the rollups count %v for the re-added site's %s, want nothing", res.Rows, page)
+	if len(res.TextRows()) > 0 && res.TextRows()[0][0] != "0" && res.TextRows()[0][0] != "" {
+		t.Errorf("the rollups count %v for the re-added site's %s, want nothing", res.TextRows(), page)
 	}
 	req, _ := http.NewRequest("GET", c.base+"/v1/sites/"+site+"/stats/summary", nil)
 	req.Header.Set("Authorization", "Bearer "+token)

@@ -29,7 +29,7 @@ func storeWithViews(t *testing.T, site string, n int) (store.Store, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, []string{"--data", t.TempDir(), "--store-dir", storetest.Dir(), "--database", res.Rows[0][0]}
+	return s, []string{"--data", t.TempDir(), "--store-dir", storetest.Dir(), "--database", res.TextRows()[0][0]}
 }
 
 // addViews inserts n valid views straight into views_raw. They never went
@@ -55,7 +55,7 @@ func totals(t *testing.T, s store.Store) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fmt.Sprint(res.Rows)
+	return fmt.Sprint(res.TextRows())
 }
 
 func runCmd(args ...string) (string, error) {

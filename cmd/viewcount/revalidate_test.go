@@ -168,8 +168,8 @@ func TestRevalidateV1ToV2(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if fmt.Sprint(a.Rows) != fmt.Sprint(b.Rows) || len(a.Rows) == 0 {
-			t.Errorf("%s:\nrevalidated %d rows %v\nfresh       %d rows %v", q, len(a.Rows), a.Rows, len(b.Rows), b.Rows)
+		if fmt.Sprint(a.TextRows()) != fmt.Sprint(b.TextRows()) || len(a.TextRows()) == 0 {
+			t.Errorf("%s:\nrevalidated %d rows %v\nfresh       %d rows %v", q, len(a.TextRows()), a.TextRows(), len(b.TextRows()), b.TextRows())
 		}
 	}
 	rep, err := reconcile(context.Background(), m.store, start.Add(-time.Hour), end.Add(time.Hour), time.Now())
@@ -184,7 +184,7 @@ func TestRevalidateV1ToV2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := fmt.Sprint(res.Rows); got != "[[test verdicts] [test rerun done]]" {
+	if got := fmt.Sprint(res.TextRows()); got != "[[test verdicts] [test rerun done]]" {
 		t.Errorf("audit trail %s", got)
 	}
 }

@@ -45,7 +45,7 @@ func TestRuleSetsRecorded(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := map[string]uint64{}
-		for _, r := range res.Rows {
+		for _, r := range res.TextRows() {
 			var n uint64
 			_ = json.Unmarshal([]byte(r[1]), &n)
 			out[r[0]] = n

@@ -124,7 +124,7 @@ func TestBrowsersCounted(t *testing.T) {
 			return err.Error()
 		}
 		got, flags = map[string]string{}, map[string]uint64{}
-		for _, r := range res.Rows { // page, browser, req_flags, asn, verdict
+		for _, r := range res.TextRows() { // page, browser, req_flags, asn, verdict
 			got[r[0]] = r[4]
 			flags[r[0]], _ = strconv.ParseUint(r[2], 10, 16)
 		}

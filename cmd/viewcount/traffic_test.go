@@ -102,11 +102,11 @@ func TestTrafficMix(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if int64(len(res.Rows)) < tally.Total() {
-			return fmt.Sprintf("%d of %d events in views_raw", len(res.Rows), tally.Total())
+		if int64(len(res.TextRows())) < tally.Total() {
+			return fmt.Sprintf("%d of %d events in views_raw", len(res.TextRows()), tally.Total())
 		}
 		clear(observed)
-		for _, r := range res.Rows {
+		for _, r := range res.TextRows() {
 			cl, ok := loadgen.ClassOf(r[3])
 			if !ok {
 				t.Fatalf("stored event id %q carries no class", r[3])

@@ -96,17 +96,12 @@ func Progress(ctx context.Context, q Execer) (map[int]Range, error) {
 	if err != nil {
 		return nil, fmt.Errorf("feed: read feed progress: %w", err)
 	}
-	out := make(map[int]Range, len(res.Rows))
-	for _, row := range res.Rows {
-		if len(row) != 4 {
-			return nil, fmt.Errorf("feed: feed progress: row of %d columns", len(row))
-		}
-		p, err1 := strconv.Atoi(row[0])
-		first, err2 := strconv.ParseUint(row[1], 10, 64)
-		last, err3 := strconv.ParseUint(row[2], 10, 64)
-		since, err4 := strconv.ParseInt(row[3], 10, 64)
-		if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
-			return nil, fmt.Errorf("feed: feed progress: bad row %q", row)
+	out := make(map[int]Range, res.Len())
+	for res.Next() {
+		p, first, last := res.Int("partition"), res.Uint64("argMax(first, last)"), res.Uint64("max(last)")
+		since := res.Int64("toUnixTimestamp64Milli(argMax(since, last))")
+		if err := res.Err(); err != nil {
+			return nil, fmt.Errorf("feed: feed progress: %w", err)
 		}
 		r := Range{Partition: p, First: first, Last: last}
 		if since > 0 {
@@ -192,16 +187,14 @@ func backlog(ctx context.Context, q Execer, fed map[int]Range) ([]waiting, error
 		return nil, fmt.Errorf("feed: read the feed's backlog: %w", err)
 	}
 	var out []waiting
-	for _, row := range res.Rows {
-		p, err1 := strconv.Atoi(row[0])
-		last, err2 := strconv.ParseUint(row[1], 10, 64)
-		n, err3 := strconv.ParseUint(row[2], 10, 64)
-		if err1 != nil || err2 != nil || err3 != nil {
-			return nil, fmt.Errorf("feed: feed backlog: bad row %q", row)
-		}
+	for res.Next() {
+		p, last, n := res.Int("partition"), res.Uint64("last"), res.Uint64("rows")
 		if n > 0 {
 			out = append(out, waiting{partition: p, last: last, rows: n})
 		}
+	}
+	if err := res.Err(); err != nil {
+		return nil, fmt.Errorf("rollup: feed backlog: %w", err)
 	}
 	return out, nil
 }

@@ -2,7 +2,6 @@ package feed
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -40,16 +39,16 @@ func UnfedViews(ctx context.Context, q Execer, late time.Duration, p viewcount.P
 	if err != nil {
 		return nil, fmt.Errorf("feed: views not fed yet: %w", err)
 	}
-	for _, row := range res.Rows {
-		if len(row) != 4 {
-			return nil, fmt.Errorf("feed: views not fed yet: bad row %q", row)
-		}
-		n, err1 := strconv.ParseUint(row[2], 10, 64)
-		ms, err2 := strconv.ParseInt(row[3], 10, 64)
-		if err := errors.Join(err1, err2); err != nil {
+	for res.Next() {
+		site, page := res.String("site"), res.String("page")
+		n, ms := res.Uint64("count()"), res.Int64("toUnixTimestamp64Milli(min(time))")
+		if err := res.Err(); err != nil {
 			return nil, fmt.Errorf("feed: views not fed yet: %w", err)
 		}
-		p.Add(row[0], row[1], n, time.UnixMilli(ms).UTC())
+		p.Add(site, page, n, time.UnixMilli(ms).UTC())
+	}
+	if err := res.Err(); err != nil {
+		return nil, fmt.Errorf("rollup: views not fed yet: %w", err)
 	}
 	stored = make(map[int]uint64, len(fed))
 	for p, r := range fed {
@@ -58,13 +57,12 @@ func UnfedViews(ctx context.Context, q Execer, late time.Duration, p viewcount.P
 	if res, err = q.Query(ctx, queries.Text(queries.PendingStored), params); err != nil {
 		return nil, fmt.Errorf("feed: batches not fed yet: %w", err)
 	}
-	for _, row := range res.Rows {
-		part, err1 := strconv.Atoi(row[0])
-		b, err2 := strconv.ParseUint(row[1], 10, 64)
-		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("feed: batches not fed yet: bad row %q", row)
-		}
+	for res.Next() {
+		part, b := res.Int("partition"), res.Uint64("max(batch)")
 		stored[part] = max(stored[part], b)
+	}
+	if err := res.Err(); err != nil {
+		return nil, fmt.Errorf("rollup: batches not fed yet: %w", err)
 	}
 	return stored, nil
 }

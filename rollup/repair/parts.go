@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -76,14 +76,14 @@ func BrokenParts(ctx context.Context, q Execer) ([]DetachedPart, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list detached parts: %w", err)
 	}
-	parts := make([]DetachedPart, 0, len(res.Rows))
-	for _, r := range res.Rows {
-		if len(r) < 7 {
-			return nil, fmt.Errorf("list detached parts: row of %d columns, want 7", len(r))
-		}
-		bytes, _ := strconv.ParseInt(r[4], 10, 64) // a size is only for the message
-		parts = append(parts, DetachedPart{Table: r[0], Name: r[1], Reason: r[2], Partition: r[3], Bytes: bytes, Modified: r[5],
-			Covered: r[6] == "1" || r[6] == "true"})
+	rows, err := store.ScanAll[queries.DetachedPartsRow](res)
+	if err != nil {
+		return nil, fmt.Errorf("list detached parts: %w", err)
+	}
+	parts := make([]DetachedPart, 0, len(rows))
+	for _, r := range rows {
+		parts = append(parts, DetachedPart{Table: r.Table, Name: r.Name, Reason: deref(r.Reason), Partition: deref(r.PartitionId),
+			Bytes: int64(min(r.BytesOnDisk, math.MaxInt64)), Modified: r.Modified, Covered: r.Covered == 1})
 	}
 	return parts, nil
 }
@@ -189,4 +189,12 @@ func (m *PartsMonitor) Run(ctx context.Context) error {
 			m.logger.Warn("checking store parts failed; retrying", "err", err, "in", m.every)
 		}
 	}
+}
+
+// deref is a Nullable(String) as TSV printed it: NULL as \N.
+func deref(s *string) string {
+	if s == nil {
+		return `\N`
+	}
+	return *s
 }

@@ -124,11 +124,23 @@ func Rebuild(ctx context.Context, q Execer, opts RebuildOptions, logger *slog.Lo
 	if sc := opts.Scope; sc != nil {
 		site, from, to = sc.Site, later(sc.From, cutoff), sc.To
 	}
-	var months [][]string
-	for _, m := range res.Rows {
-		if n, _ := strconv.Atoi(m[0]); n >= yyyymm(from) && n <= yyyymm(to.Add(-time.Second)) {
+	type month struct {
+		name string // YYYYMM, views_raw's partition id
+		rows uint64 // only for progress
+	}
+	var months []month
+	for res.Next() {
+		m := month{res.String("month"), res.Uint64("rows")}
+		n, err := strconv.Atoi(m.name)
+		if err != nil && res.Err() == nil {
+			return fmt.Errorf("rebuild: views_raw month %q: %w", m.name, err)
+		}
+		if n >= yyyymm(from) && n <= yyyymm(to.Add(-time.Second)) {
 			months = append(months, m)
 		}
+	}
+	if err := res.Err(); err != nil {
+		return fmt.Errorf("rebuild: list views_raw months: %w", err)
 	}
 	broken, err := BrokenParts(ctx, q)
 	if err != nil {
@@ -141,13 +153,12 @@ func Rebuild(ctx context.Context, q Execer, opts RebuildOptions, logger *slog.Lo
 			return err
 		}
 		for i, m := range months {
-			rows, _ := strconv.ParseUint(m[1], 10, 64) // only for progress
-			p["month"] = m[0]
+			p["month"] = m.name
 			if err := execScript(ctx, q, table+"_fill", p); err != nil {
-				return fmt.Errorf("%w (month %s)", err, m[0])
+				return fmt.Errorf("%w (month %s)", err, m.name)
 			}
 			if opts.Progress != nil {
-				opts.Progress(table, i+1, len(months), rows)
+				opts.Progress(table, i+1, len(months), m.rows)
 			}
 		}
 		if table == migrations.PageRollupTable {
@@ -190,12 +201,25 @@ func swap(ctx context.Context, q Execer, table string, scoped bool, from, to tim
 	if err != nil {
 		return fmt.Errorf("rebuild: list %s partitions: %w", table, err)
 	}
-	for _, p := range parts.Rows {
-		if n, _ := strconv.Atoi(p[0]); scoped && (n < yyyymm(from) || n > yyyymm(to.Add(-time.Second))) {
-			continue
+	var ids []string
+	for parts.Next() {
+		ids = append(ids, parts.String("partition_id"))
+	}
+	if err := parts.Err(); err != nil {
+		return fmt.Errorf("rebuild: list %s partitions: %w", table, err)
+	}
+	for _, id := range ids {
+		if scoped {
+			n, err := strconv.Atoi(id)
+			if err != nil {
+				return fmt.Errorf("rebuild: %s partition %q: %w", table, id, err)
+			}
+			if n < yyyymm(from) || n > yyyymm(to.Add(-time.Second)) {
+				continue
+			}
 		}
-		if err := execScript(ctx, q, table+"_swap", store.Params{"partition": p[0]}); err != nil {
-			return fmt.Errorf("%w (partition %s)", err, p[0])
+		if err := execScript(ctx, q, table+"_swap", store.Params{"partition": id}); err != nil {
+			return fmt.Errorf("%w (partition %s)", err, id)
 		}
 	}
 	return execScript(ctx, q, table+"_drop", nil)
@@ -248,10 +272,12 @@ func RawLost(ctx context.Context, q Execer, now time.Time) ([]Lost, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compare views_raw with the rollups: %w", err)
 	}
-	out := make([]Lost, 0, len(res.Rows))
-	for _, row := range res.Rows {
-		n := func(i int) uint64 { v, _ := strconv.ParseUint(row[i], 10, 64); return v }
-		out = append(out, Lost{Site: row[0], Stored: n(1), Raw: n(2), Lost: n(3)})
+	out := make([]Lost, 0, res.Len())
+	for res.Next() {
+		out = append(out, Lost{Site: res.String("site"), Stored: res.Uint64("stored"), Raw: res.Uint64("raw"), Lost: res.Uint64("lost")})
+	}
+	if err := res.Err(); err != nil {
+		return nil, fmt.Errorf("compare views_raw with the rollups: %w", err)
 	}
 	return out, nil
 }

@@ -74,12 +74,12 @@ func BenchmarkRecountRebuild(b *testing.B) {
 	// Each table's recount alone (dim_rollup's first month only: the
 	// check runs one per month).
 	months, err := s.Query(ctx, queries.Repair("dim_rollup_months")[0], store.Params{"cutoff": "1970-01-01 00:00:00"})
-	if err != nil || len(months.Rows) == 0 {
+	if err != nil || len(months.TextRows()) == 0 {
 		b.Fatalf("dim_rollup months: %v", err)
 	}
 	for _, table := range repair.Rollups() {
 		step("recount "+table, func() {
-			p := store.Params{"cutoff": "1970-01-01 00:00:00", "limit": "20", "month": months.Rows[0][0]}
+			p := store.Params{"cutoff": "1970-01-01 00:00:00", "limit": "20", "month": months.TextRows()[0][0]}
 			if _, err := s.Query(ctx, queries.Repair(table + "_recount")[0], p); err != nil {
 				b.Fatalf("recount %s: %v", table, err)
 			}

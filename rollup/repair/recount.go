@@ -90,8 +90,11 @@ func RecountRange(ctx context.Context, q Execer, now time.Time, limit int, from,
 				return nil, fmt.Errorf("recount %s: list months: %w", table, err)
 			}
 			months = months[:0]
-			for _, row := range res.Rows {
-				months = append(months, row[0])
+			for res.Next() {
+				months = append(months, res.Text("month")) // a parameter's text, as printed
+			}
+			if err := res.Err(); err != nil {
+				return nil, fmt.Errorf("recount %s: list months: %w", table, err)
 			}
 		}
 		all := RecountResult{Table: table, Examples: []Difference{}}
@@ -130,32 +133,40 @@ func recountByMonth(table string) bool {
 // "differing", the count of all differing rows.
 func differences(table string, res *store.Result) (RecountResult, error) {
 	r := RecountResult{Table: table, Examples: []Difference{}}
-	col := make(map[string]int, len(res.Columns))
-	for i, c := range res.Columns {
-		col[c] = i
-	}
-	if _, ok := col["differing"]; !ok && len(res.Rows) > 0 {
+	if !res.Has("differing") && res.Len() > 0 {
 		return r, fmt.Errorf("recount %s: no column differing in %v", table, res.Columns)
 	}
-	for _, row := range res.Rows {
-		if len(row) != len(res.Columns) {
-			return r, fmt.Errorf("recount %s: row of %d columns, want %d", table, len(row), len(res.Columns))
-		}
+	for res.Next() {
+		// A table's script returns only the columns its rows have.
 		text := func(name string) string {
-			if i, ok := col[name]; ok {
-				return row[i]
+			if res.Has(name) {
+				return res.Text(name)
 			}
 			return ""
 		}
-		n := func(name string) uint64 { v, _ := strconv.ParseUint(text(name), 10, 64); return v }
+		n := func(name string) uint64 {
+			if res.Has(name) {
+				return res.Uint64(name)
+			}
+			return 0
+		}
+		n32 := func(name string) uint32 {
+			if res.Has(name) {
+				return res.Uint32(name)
+			}
+			return 0
+		}
 		r.Differing = n("differing")
 		r.Examples = append(r.Examples, Difference{Table: table, Grain: text("grain"), Site: text("site"), Dim: text("dim"),
 			Page: text("page"), Value: text("value"), Bucket: text("bucket"),
 			StoredViews: n("stored_views"), RecountViews: n("recount_views"),
 			StoredUniques: n("stored_uniques"), RecountUniques: n("recount_uniques"),
 			StoredChecksum: n("stored_checksum"), RecountChecksum: n("recount_checksum"),
-			Browser: text("browser"), Device: text("device"), ASN: uint32(n("asn")), Origin: text("origin"),
+			Browser: text("browser"), Device: text("device"), ASN: n32("asn"), Origin: text("origin"),
 			StoredLast: text("stored_last"), RecountLast: text("recount_last")})
+	}
+	if err := res.Err(); err != nil {
+		return r, fmt.Errorf("recount %s: %w", table, err)
 	}
 	return r, nil
 }

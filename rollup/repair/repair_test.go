@@ -53,7 +53,7 @@ func rollupState(t *testing.T, s store.Store) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fmt.Sprint(res.Rows)
+	return fmt.Sprint(res.TextRows())
 }
 
 func queryCell(t *testing.T, s store.Store, q string) string {
@@ -62,10 +62,10 @@ func queryCell(t *testing.T, s store.Store, q string) string {
 	if err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
-	if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
-		t.Fatalf("%s: %q", q, res.Rows)
+	if len(res.TextRows()) != 1 || len(res.TextRows()[0]) != 1 {
+		t.Fatalf("%s: %q", q, res.TextRows())
 	}
-	return res.Rows[0][0]
+	return res.TextRows()[0][0]
 }
 
 func siteTotal(t *testing.T, s store.Store, site string) string {

@@ -83,7 +83,7 @@ func engineFunctions(t *testing.T) map[string]engineFunction {
 		t.Fatal(err)
 	}
 	out := map[string]engineFunction{}
-	for _, r := range res.Rows {
+	for _, r := range res.TextRows() {
 		out[r[0]] = engineFunction{name: r[0], agg: r[1] == "1", ci: r[2] == "1", aliasTo: r[3], category: r[4]}
 	}
 	return out

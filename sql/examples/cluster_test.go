@@ -158,7 +158,7 @@ func TestClusterSchema(t *testing.T) {
 	}
 	// Test-only SQL: the database name is the test's own; the feed's
 	// insert as queries/feed.sql makes it, without its bounds.
-	if err := cl.Exec(ctx, "INSERT INTO views_raw_local SELECT * FROM `"+db.Rows[0][0]+"`.views_raw", nil); err != nil {
+	if err := cl.Exec(ctx, "INSERT INTO views_raw_local SELECT * FROM `"+db.TextRows()[0][0]+"`.views_raw", nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := cl.Exec(ctx, "INSERT INTO views_feed_local SELECT time, site, page, visitor, verdict, utm_source, utm_medium, utm_campaign, "+
@@ -190,8 +190,8 @@ func sameRows(t *testing.T, a, b store.Store, q string, p store.Params) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ra.Rows) == 0 || !reflect.DeepEqual(ra.Rows, rb.Rows) {
-		t.Errorf("%.60q: single node %d rows, cluster schema %d rows, or they differ", q, len(ra.Rows), len(rb.Rows))
+	if len(ra.TextRows()) == 0 || !reflect.DeepEqual(ra.TextRows(), rb.TextRows()) {
+		t.Errorf("%.60q: single node %d rows, cluster schema %d rows, or they differ", q, len(ra.TextRows()), len(rb.TextRows()))
 	}
 }
 
@@ -214,7 +214,7 @@ func schemaOf(t *testing.T, s store.Store) map[string]*tableSchema {
 		t.Fatal(err)
 	}
 	dedup := regexp.MustCompile(`(non_)?replicated_deduplication_window(_seconds)? = \d+(, )?`)
-	for _, r := range tables.Rows {
+	for _, r := range tables.TextRows() {
 		engine := r[1]
 		if strings.HasPrefix(engine, "Merge(") { // a Distributed table's stand-in
 			engine = ""
@@ -230,7 +230,7 @@ func schemaOf(t *testing.T, s store.Store) map[string]*tableSchema {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range cols.Rows {
+	for _, r := range cols.TextRows() {
 		if ts := out[r[0]]; ts != nil {
 			ts.columns = append(ts.columns, r[1:])
 		}
@@ -239,7 +239,7 @@ func schemaOf(t *testing.T, s store.Store) map[string]*tableSchema {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range idx.Rows {
+	for _, r := range idx.TextRows() {
 		if ts := out[r[0]]; ts != nil {
 			ts.table = append(ts.table, strings.Join(r[1:], " "))
 		}

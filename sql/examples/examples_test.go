@@ -96,8 +96,8 @@ func TestExampleAnswers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(res.Rows, c.want) {
-				t.Errorf("columns %q\n got %d rows %q\nwant %d rows %q", res.Columns, len(res.Rows), res.Rows, len(c.want), c.want)
+			if !reflect.DeepEqual(res.TextRows(), c.want) {
+				t.Errorf("columns %q\n got %d rows %q\nwant %d rows %q", res.Columns, len(res.TextRows()), res.TextRows(), len(c.want), c.want)
 			}
 		})
 	}

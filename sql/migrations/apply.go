@@ -50,13 +50,12 @@ func apply(ctx context.Context, s Execer, ms []Migration, l migrationLog, logger
 	if err != nil {
 		return fmt.Errorf("%s: read %s: %w", l.what, l.table, err)
 	}
-	applied := make(map[int]bool, len(res.Rows))
-	for _, row := range res.Rows {
-		v, err := strconv.Atoi(row[0])
-		if err != nil {
-			return fmt.Errorf("%s: %s holds version %q: %w", l.what, l.table, row[0], err)
-		}
-		applied[v] = true
+	applied := make(map[int]bool, res.Len())
+	for res.Next() {
+		applied[res.Int("version")] = true
+	}
+	if err := res.Err(); err != nil {
+		return fmt.Errorf("%s: %s holds a version that does not read: %w", l.what, l.table, err)
 	}
 	for _, m := range ms {
 		if applied[m.Version] {

@@ -66,27 +66,29 @@ func checkCluster(ctx context.Context, s Execer, cluster string) (string, error)
 	if err != nil {
 		return "", fmt.Errorf("migrate cluster: check %s: %w", cluster, err)
 	}
-	if len(res.Rows) != 1 || len(res.Rows[0]) != 5 {
-		return "", fmt.Errorf("migrate cluster: check %s: got %q", cluster, res.Rows)
+	if res.Len() != 1 {
+		return "", fmt.Errorf("migrate cluster: check %s: got %d rows", cluster, res.Len())
 	}
-	row := res.Rows[0]
-	if row[0] == "0" {
+	res.Next()
+	if res.Text("hosts") == "0" {
 		return "", fmt.Errorf("%w: --cluster %s: the server has no such cluster in its remote_servers (system.clusters)", ErrClusterSetup, cluster)
 	}
-	if row[2] != "1" {
+	if res.Uint64("foreground") != 1 && res.Err() == nil {
 		return "", fmt.Errorf("%w: --cluster %s: set distributed_foreground_insert = 1 in the ClickHouse user's profile: "+
 			"inserts into Distributed tables must wait for every shard, or a retried batch can be counted twice", ErrClusterSetup, cluster)
 	}
-	replicas, err := strconv.Atoi(row[1])
-	if err != nil {
-		return "", fmt.Errorf("migrate cluster: check %s: replicas %q: %w", cluster, row[1], err)
+	replicas, quorumText, db := res.Int("replicas"), res.String("quorum"), res.String("db")
+	if err := res.Err(); err != nil {
+		return "", fmt.Errorf("migrate cluster: check %s: %w", cluster, err)
 	}
-	if quorum, _ := strconv.Atoi(row[3]); replicas > 1 && quorum < replicas {
+	// insert_quorum is a setting's text; one that is no number ('auto')
+	// counts as too low.
+	if quorum, _ := strconv.Atoi(quorumText); replicas > 1 && quorum < replicas {
 		return "", fmt.Errorf("%w: --cluster %s: shards have %d replicas: set insert_quorum = %d in the ClickHouse user's profile (it is %s): "+
 			"a batch must be on every replica before the feed reads it back, or a lagging replica leaves it out of the rollups",
-			ErrClusterSetup, cluster, replicas, replicas, row[3])
+			ErrClusterSetup, cluster, replicas, replicas, quorumText)
 	}
-	return row[4], nil
+	return db, nil
 }
 
 func execOnCluster(ctx context.Context, s Execer, query, cluster string, params store.Params) error {

@@ -24,7 +24,7 @@ func TestMigrateClusterRefuses(t *testing.T) {
 		t.Errorf("cluster name with a quote: %v", err)
 	}
 	res, err := s.Query(ctx, "SELECT count() FROM system.tables WHERE database = currentDatabase()", nil)
-	if err != nil || len(res.Rows) != 1 || res.Rows[0][0] != "0" {
+	if err != nil || len(res.TextRows()) != 1 || res.TextRows()[0][0] != "0" {
 		t.Errorf("tables created by a refused ApplyCluster: %v %v", res, err)
 	}
 }

@@ -33,10 +33,10 @@ func queryCell(t *testing.T, s store.Store, q string) string {
 	if err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
-	if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
-		t.Fatalf("%s: %q", q, res.Rows)
+	if len(res.TextRows()) != 1 || len(res.TextRows()[0]) != 1 {
+		t.Fatalf("%s: %q", q, res.TextRows())
 	}
-	return res.Rows[0][0]
+	return res.TextRows()[0][0]
 }
 
 func TestMigrateAppliesOnceAndLogs(t *testing.T) {

@@ -67,7 +67,7 @@ func BenchmarkRollupGranules(b *testing.B) {
 		if err != nil {
 			b.Fatalf("%s: %v", q, err)
 		}
-		return res.Rows
+		return res.TextRows()
 	}
 	exec("SYSTEM STOP MERGES page_rollup")
 	var srcParts []string
@@ -82,10 +82,10 @@ func BenchmarkRollupGranules(b *testing.B) {
 		// Rows of the granules that hold all-time rows: what one cold
 		// page_count decodes per part.
 		g, err := s.Query(ctx, "SELECT max(rows_in_granule), round(avg(rows_in_granule)) FROM (SELECT rows_in_granule, grain, leadInFrame(grain) OVER (PARTITION BY part_name ORDER BY mark_number ROWS BETWEEN CURRENT ROW AND 1 FOLLOWING) AS next FROM mergeTreeIndex(currentDatabase(), 'page_rollup')) WHERE rows_in_granule > 0 AND (grain = 'total' OR next = 'total')", nil)
-		if err != nil || len(g.Rows) != 1 {
+		if err != nil || len(g.TextRows()) != 1 {
 			return fmt.Sprintf("%s parts, %s rows, %s marks, %s (granules: %v)", r[0], r[1], r[2], r[3], err)
 		}
-		return fmt.Sprintf("%s parts, %s rows, %s marks, %s; all-time granules max %s rows, avg %s", r[0], r[1], r[2], r[3], g.Rows[0][0], g.Rows[0][1])
+		return fmt.Sprintf("%s parts, %s rows, %s marks, %s; all-time granules max %s rows, avg %s", r[0], r[1], r[2], r[3], g.TextRows()[0][0], g.TextRows()[0][1])
 	}
 
 	for _, v := range granuleVariants(b) {
@@ -137,7 +137,7 @@ func measureGranules(b *testing.B, s store.Store, name, site string, pages []str
 		start := time.Now()
 		res, err := s.Query(b.Context(), queries.Text(q), p)
 		took := time.Since(start)
-		if err != nil || len(res.Rows) == 0 {
+		if err != nil || len(res.TextRows()) == 0 {
 			b.Fatalf("%s: %v", q, err)
 		}
 		return took

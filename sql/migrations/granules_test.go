@@ -112,7 +112,7 @@ func TestMigrateRollupGranulesKeepsCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(res.Rows[0], "/"); got != "55/7" {
+	if got := strings.Join(res.TextRows()[0], "/"); got != "55/7" {
 		t.Errorf("page_count /p0 = %s, want 55/7", got)
 	}
 }

@@ -100,8 +100,8 @@ func TestMigratePageViewsBackfills(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := make([]string, len(res.Rows))
-		for i, r := range res.Rows {
+		out := make([]string, len(res.TextRows()))
+		for i, r := range res.TextRows() {
 			out[i] = r[0]
 		}
 		return strings.Join(out, "\n")

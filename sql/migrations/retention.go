@@ -32,12 +32,13 @@ func retentionDays(ctx context.Context, q Execer, table string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("read %s retention: %w", table, err)
 	}
-	if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
+	if res.Len() != 1 {
 		return 0, fmt.Errorf("read %s retention: no %s table (migrations not applied?)", table, table)
 	}
-	days, err := strconv.Atoi(res.Rows[0][0])
-	if err != nil {
-		return 0, fmt.Errorf("read %s retention: %q: %w", table, res.Rows[0][0], err)
+	res.Next()
+	days := res.Int("days")
+	if err := res.Err(); err != nil {
+		return 0, fmt.Errorf("read %s retention: %w", table, err)
 	}
 	return days, nil
 }

@@ -12,12 +12,12 @@ WITH
     (time < at OR time = at AND partition = {partition:UInt16} AND (seq < {seq:UInt64} OR seq = {seq:UInt64} AND idx < {idx:UInt32})) AS before,
     verdict IN ('valid', 'rate', 'network_rotation', 'duplicate') AS stateful
 SELECT
-    countIf(before AND (stateful OR verdict = 'duplicate_id') AND event_id = {id:String} AND time >= at - toIntervalMillisecond({w_retry:Int64})),
-    countIf(before AND stateful AND visitor = {visitor:UInt64} AND time > at - toIntervalMillisecond({w_rate:Int64})),
-    countIf(before AND stateful AND network = {network:UInt64} AND time > at - toIntervalMillisecond({w_rate:Int64})),
-    uniqExactIf(ua, before AND stateful AND network = {network:UInt64} AND time > at - toIntervalMillisecond({w_rotation:Int64})),
-    countIf(before AND stateful AND visitor = {visitor:UInt64} AND page = {page:String} AND time >= at - toIntervalMillisecond({w_dup:Int64})),
-    toUnixTimestamp64Milli(maxIf(time, before AND stateful AND visitor = {visitor:UInt64} AND page = {page:String} AND time >= at - toIntervalMillisecond({w_dup:Int64})))
+    countIf(before AND (stateful OR verdict = 'duplicate_id') AND event_id = {id:String} AND time >= at - toIntervalMillisecond({w_retry:Int64})) AS earlier_same_id,
+    countIf(before AND stateful AND visitor = {visitor:UInt64} AND time > at - toIntervalMillisecond({w_rate:Int64})) AS visitor_views,
+    countIf(before AND stateful AND network = {network:UInt64} AND time > at - toIntervalMillisecond({w_rate:Int64})) AS network_views,
+    uniqExactIf(ua, before AND stateful AND network = {network:UInt64} AND time > at - toIntervalMillisecond({w_rotation:Int64})) AS network_uas,
+    countIf(before AND stateful AND visitor = {visitor:UInt64} AND page = {page:String} AND time >= at - toIntervalMillisecond({w_dup:Int64})) AS earlier_page,
+    toUnixTimestamp64Milli(maxIf(time, before AND stateful AND visitor = {visitor:UInt64} AND page = {page:String} AND time >= at - toIntervalMillisecond({w_dup:Int64}))) AS last_page_view_ms
 FROM views_raw
 WHERE site = {site:String}
   AND time >= at - toIntervalMillisecond(greatest({w_retry:Int64}, {w_rate:Int64}, {w_rotation:Int64}, {w_dup:Int64}))

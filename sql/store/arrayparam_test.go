@@ -21,10 +21,10 @@ func TestArrayParam(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res.Rows) != len(vals) {
-			t.Fatalf("%d values back, want %d", len(res.Rows), len(vals))
+		if len(res.TextRows()) != len(vals) {
+			t.Fatalf("%d values back, want %d", len(res.TextRows()), len(vals))
 		}
-		for i, row := range res.Rows {
+		for i, row := range res.TextRows() {
 			if row[0] != vals[i] || row[1] != strconv.Itoa(len(vals[i])) {
 				t.Errorf("value %d: %q (length %s) came back, want %q", i, row[0], row[1], vals[i])
 			}

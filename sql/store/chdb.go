@@ -169,12 +169,21 @@ func (s *chdbStore) Query(ctx context.Context, query string, params Params) (*Re
 	if err != nil {
 		return nil, fmt.Errorf("store: query: %w", err)
 	}
-	out, _, err := s.run(c, query, "TSVWithNames", params)
-	s.queries <- c
+	out, _, err := s.run(c, query, "Native", params)
 	if err != nil {
+		s.queries <- c
 		return nil, fmt.Errorf("store: query: %w", err)
 	}
-	res, err := parseTSVWithNames(out)
+	res, err := decodeNative(out)
+	if err == nil && len(res.Columns) == 0 {
+		// chDB writes no block for an empty result, so ask for its header:
+		// a result names its columns even without rows. A statement that is
+		// no query (DESCRIBE refuses it) has none.
+		if desc, _, derr := s.run(c, "DESCRIBE TABLE ("+query+"\n)", "Native", params); derr == nil {
+			res = emptyResult(desc)
+		}
+	}
+	s.queries <- c
 	if err != nil {
 		return nil, fmt.Errorf("store: query: %w", err)
 	}

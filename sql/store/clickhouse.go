@@ -87,25 +87,117 @@ func (s *chStore) Query(ctx context.Context, query string, params Params) (*Resu
 	}
 	defer rows.Close()
 	types := rows.ColumnTypes()
-	res := &Result{Columns: rows.Columns(), Rows: [][]string{}}
+	names := make([]string, len(types))
+	typs := make([]string, len(types))
 	dest := make([]any, len(types))
 	for i, ct := range types {
+		names[i], typs[i] = ct.Name(), ct.DatabaseTypeName()
 		dest[i] = reflect.New(ct.ScanType()).Interface()
+	}
+	res := newResult(names, typs)
+	for j := range res.cols {
+		res.cols[j].kind, res.cols[j].bits, _ = kindOf(typs[j])
 	}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("store: query: scan: %w", err)
 		}
-		row := make([]string, len(dest))
-		for i, d := range dest {
-			row[i] = formatCell(reflect.ValueOf(d).Elem(), types[i].DatabaseTypeName())
+		for j, d := range dest {
+			if err := res.cols[j].appendValue(reflect.ValueOf(d).Elem(), res.n); err != nil {
+				return nil, fmt.Errorf("store: query: column %s (%s): %w", names[j], typs[j], err)
+			}
 		}
-		res.Rows = append(res.Rows, row)
+		res.n++
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: query: %w", err)
 	}
 	return res, nil
+}
+
+// appendValue appends a value clickhouse-go scanned as row n of c, held as
+// the column's kind: the same representation chDB's Native output decodes
+// to, so callers cannot tell the adapters apart.
+func (c *resultColumn) appendValue(v reflect.Value, n int) error {
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			if c.nulls == nil {
+				c.nulls = make([]bool, n, n+1)
+			}
+			c.nulls = append(c.nulls, true)
+			c.appendZero()
+			return nil
+		}
+		v = v.Elem()
+	}
+	if c.nulls != nil {
+		c.nulls = append(c.nulls, false)
+	}
+	switch c.kind {
+	case kindUint:
+		if v.CanUint() {
+			c.u = append(c.u, v.Uint())
+			return nil
+		}
+	case kindInt:
+		if v.CanInt() {
+			c.i = append(c.i, v.Int())
+			return nil
+		}
+	case kindFloat:
+		if v.CanFloat() {
+			c.f = append(c.f, v.Float())
+			return nil
+		}
+	case kindString:
+		if v.Kind() == reflect.String {
+			c.s = append(c.s, v.String())
+			return nil
+		}
+		c.s = append(c.s, formatCell(v, ""))
+		return nil
+	case kindBool:
+		if v.Kind() == reflect.Bool {
+			c.b = append(c.b, v.Bool())
+			return nil
+		}
+	case kindTime:
+		if t, ok := v.Interface().(time.Time); ok {
+			c.t = append(c.t, t)
+			return nil
+		}
+	case kindStrings:
+		if a, ok := v.Interface().([]string); ok {
+			c.a = append(c.a, a)
+			return nil
+		}
+	case kindOther:
+		c.other = append(c.other, v.Interface())
+		return nil
+	}
+	return fmt.Errorf("scanned as %s, want %s", v.Type(), c.kind)
+}
+
+// appendZero appends the zero value of c's kind, under a NULL.
+func (c *resultColumn) appendZero() {
+	switch c.kind {
+	case kindUint:
+		c.u = append(c.u, 0)
+	case kindInt:
+		c.i = append(c.i, 0)
+	case kindFloat:
+		c.f = append(c.f, 0)
+	case kindString:
+		c.s = append(c.s, "")
+	case kindBool:
+		c.b = append(c.b, false)
+	case kindTime:
+		c.t = append(c.t, time.Time{})
+	case kindStrings:
+		c.a = append(c.a, nil)
+	default:
+		c.other = append(c.other, nil)
+	}
 }
 
 // InsertViews sends rows as one native block. The settings go with the
@@ -223,6 +315,12 @@ func formatCell(v reflect.Value, dbType string) string {
 		return formatTime(x, dbType)
 	case []byte:
 		return string(x)
+	case orderedMap:
+		parts := make([]string, len(x))
+		for i, kv := range x {
+			parts[i] = quoteNested(reflect.ValueOf(kv[0]), "") + ":" + quoteNested(reflect.ValueOf(kv[1]), "")
+		}
+		return "{" + strings.Join(parts, ",") + "}"
 	case fmt.Stringer:
 		return x.String() // UUID, IP, decimal, big.Int
 	}

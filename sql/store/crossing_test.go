@@ -45,16 +45,16 @@ func checkTokenResult(res *store.Result, tok string, extra, rows int) (diff stri
 	if !slices.Equal(res.Columns, cols) {
 		return fmt.Sprintf("columns %q, want %q", res.Columns, cols), false
 	}
-	if len(res.Rows) > rows {
-		return fmt.Sprintf("%d rows, want %d", len(res.Rows), rows), false
+	if len(res.TextRows()) > rows {
+		return fmt.Sprintf("%d rows, want %d", len(res.TextRows()), rows), false
 	}
-	for i, r := range res.Rows {
+	for i, r := range res.TextRows() {
 		n := strconv.Itoa(i)
 		if r[0] != tok || r[1] != n || r[len(r)-1] != "0" || slices.ContainsFunc(r[2:len(r)-1], func(c string) bool { return c != n }) {
 			return fmt.Sprintf("row %d is %q", i, r), false
 		}
 	}
-	return "", len(res.Rows) < rows
+	return "", len(res.TextRows()) < rows
 }
 
 // checkPool runs more statements than the store has query connections, one
@@ -71,15 +71,15 @@ func checkPool(t *testing.T, st store.Store, ro *store.ReadOnly) {
 			t.Errorf("query %d after: %v", j, err)
 			continue
 		}
-		if !slices.Equal(res.Columns, []string{"tok", "db"}) || len(res.Rows) != 1 || len(res.Rows[0]) != 2 || res.Rows[0][0] != tok {
-			t.Errorf("query %d after: got %q %.200q, want its own result", j, res.Columns, res.Rows)
+		if !slices.Equal(res.Columns, []string{"tok", "db"}) || len(res.TextRows()) != 1 || len(res.TextRows()[0]) != 2 || res.TextRows()[0][0] != tok {
+			t.Errorf("query %d after: got %q %.200q, want its own result", j, res.Columns, res.TextRows())
 			continue
 		}
 		if db == "" {
-			db = res.Rows[0][1]
+			db = res.TextRows()[0][1]
 		}
-		if res.Rows[0][1] != db {
-			t.Errorf("query %d after: database %s, another connection's is %s", j, res.Rows[0][1], db)
+		if res.TextRows()[0][1] != db {
+			t.Errorf("query %d after: database %s, another connection's is %s", j, res.TextRows()[0][1], db)
 		}
 	}
 	if ro == nil {

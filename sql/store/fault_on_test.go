@@ -38,7 +38,7 @@ func TestFaultHookFollowsControlFile(t *testing.T) {
 		t.Fatalf("insert after outage: %v", err)
 	}
 	res, err := s.Query(t.Context(), "SELECT count() FROM views_raw WHERE event_id = 'fault-1'", nil)
-	if err != nil || len(res.Rows) != 1 || res.Rows[0][0] != "1" {
+	if err != nil || len(res.TextRows()) != 1 || res.TextRows()[0][0] != "1" {
 		t.Fatalf("rows after outage: %v, %v; want 1", res, err)
 	}
 }

@@ -109,8 +109,8 @@ func TestReadOnlyRefuses(t *testing.T) {
 func scalar(t *testing.T, s store.Store, q string) string {
 	t.Helper()
 	res, err := s.Query(t.Context(), q, nil)
-	if err != nil || len(res.Rows) != 1 {
+	if err != nil || len(res.TextRows()) != 1 {
 		t.Fatalf("%s: %v %v", q, res, err)
 	}
-	return res.Rows[0][0]
+	return res.TextRows()[0][0]
 }

@@ -74,15 +74,6 @@ var literalEscaper = strings.NewReplacer(`\`, `\\`, `'`, `\'`)
 // the value as its placeholder's type.
 var paramEscaper = strings.NewReplacer(`\`, `\\`, "\t", `\t`, "\n", `\n`, "\r", `\r`, "\x00", `\0`)
 
-// Result is a query's output with every cell as text, the way ClickHouse
-// prints it in TSV, unescaped: numbers as digits, DateTime as
-// "2006-01-02 15:04:05", Bool as true/false, arrays as ['a','b'], and NULL
-// as the two characters \N.
-type Result struct {
-	Columns []string
-	Rows    [][]string
-}
-
 // Store runs SQL against ClickHouse, embedded or remote. It is safe for
 // concurrent use; calls may wait for a free connection, and give up when
 // ctx is done (a statement chDB already runs is not interrupted). Errors are
@@ -91,7 +82,8 @@ type Result struct {
 type Store interface {
 	// Exec runs one statement that returns no rows (DDL, INSERT … SELECT).
 	Exec(ctx context.Context, query string, params Params) error
-	// Query runs one statement and returns its rows as text.
+	// Query runs one statement and returns its rows as typed columns, read
+	// by column name (see Result).
 	Query(ctx context.Context, query string, params Params) (*Result, error)
 	// InsertViews inserts rows into views_raw as ONE insert. A non-empty
 	// token is sent as insert_deduplication_token, so a retried batch with

@@ -104,10 +104,10 @@ func mustExec(t testing.TB, s store.Store, q string, p store.Params) {
 func one(t testing.TB, s store.Store, q string, p store.Params) string {
 	t.Helper()
 	res := mustQuery(t, s, q, p)
-	if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
-		t.Fatalf("query %.80q: want one cell, got %q", q, res.Rows)
+	if len(res.TextRows()) != 1 || len(res.TextRows()[0]) != 1 {
+		t.Fatalf("query %.80q: want one cell, got %q", q, res.TextRows())
 	}
-	return res.Rows[0][0]
+	return res.TextRows()[0][0]
 }
 
 func u64(t testing.TB, s string) uint64 {
@@ -150,10 +150,10 @@ func TestRoundTrip(t *testing.T) {
 		if strings.Join(res.Columns, ",") != strings.Join(want, ",") {
 			t.Fatalf("columns = %q, want %q", res.Columns, want)
 		}
-		if len(res.Rows) != len(tricky) {
-			t.Fatalf("got %d rows, want %d", len(res.Rows), len(tricky))
+		if len(res.TextRows()) != len(tricky) {
+			t.Fatalf("got %d rows, want %d", len(res.TextRows()), len(tricky))
 		}
-		for i, row := range res.Rows {
+		for i, row := range res.TextRows() {
 			if row[0] != strconv.Itoa(i) || row[1] != tricky[i] || row[8] != strconv.Itoa(len(tricky[i])) {
 				t.Errorf("row %d: got i=%q s=%q len=%s, want s=%q", i, row[0], row[1], row[8], tricky[i])
 			}
@@ -161,12 +161,12 @@ func TestRoundTrip(t *testing.T) {
 				t.Errorf("row %d: n,u,f,b,d = %q", i, got)
 			}
 		}
-		if got := res.Rows[1][7]; got != "['plain','x']" {
+		if got := res.TextRows()[1][7]; got != "['plain','x']" {
 			t.Errorf("array cell = %q", got)
 		}
 		// A statement with no rows still names its columns.
 		empty := mustQuery(t, s, "SELECT s FROM rt WHERE i > 1000", nil)
-		if len(empty.Columns) != 1 || len(empty.Rows) != 0 {
+		if len(empty.Columns) != 1 || len(empty.TextRows()) != 0 {
 			t.Errorf("empty result = %+v", empty)
 		}
 	})
@@ -212,7 +212,7 @@ func TestMigrateIdempotent(t *testing.T) {
 		}
 		res := mustQuery(t, s, "SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name", nil)
 		var tables []string
-		for _, r := range res.Rows {
+		for _, r := range res.TextRows() {
 			tables = append(tables, r[0])
 		}
 		want := "corrections,dim_rollup,dim_rollup_mv,page_day,page_hour,page_minute,page_rollup,page_rollup_mv,page_total,page_views,page_views_mv,rejected_rollup,rejected_rollup_mv,revalidations,rollup_feed,schema_migrations,views_feed,views_raw"
@@ -317,10 +317,10 @@ func TestInsertViewsRollups(t *testing.T) {
 			site, page, _ := strings.Cut(key, "|")
 			p := store.Params{"site": site, "page": page}
 			res := mustQuery(t, s, queries.Text(queries.PageCount), p)
-			if strings.Join(res.Columns, ",") != "views,uniques" || len(res.Rows) != 1 {
+			if strings.Join(res.Columns, ",") != "views,uniques" || len(res.TextRows()) != 1 {
 				t.Fatalf("page_count = %+v", res)
 			}
-			gotViews, gotUniques := u64(t, res.Rows[0][0]), u64(t, res.Rows[0][1])
+			gotViews, gotUniques := u64(t, res.TextRows()[0][0]), u64(t, res.TextRows()[0][1])
 			if gotViews != views {
 				t.Errorf("%s: page_total views = %d, want %d", key, gotViews, views)
 			}
@@ -342,18 +342,18 @@ func TestInsertViewsRollups(t *testing.T) {
 				}
 			}
 			res := mustQuery(t, s, queries.Text(queries.SiteCount), store.Params{"site": site})
-			if got := u64(t, res.Rows[0][0]); got != views {
+			if got := u64(t, res.TextRows()[0][0]); got != views {
 				t.Errorf("%s: site views = %d, want %d", site, got, views)
 			}
-			if got := u64(t, res.Rows[0][1]); !near(got, uint64(len(visitors))) {
+			if got := u64(t, res.TextRows()[0][1]); !near(got, uint64(len(visitors))) {
 				t.Errorf("%s: site uniques = %d, want about %d", site, got, len(visitors))
 			}
 		}
 		res := mustQuery(t, s, queries.Text(queries.Reasons), store.Params{"site": "a.example"})
-		if len(res.Rows) != len(f.reasons) {
-			t.Errorf("reasons = %q, want %v", res.Rows, f.reasons)
+		if len(res.TextRows()) != len(f.reasons) {
+			t.Errorf("reasons = %q, want %v", res.TextRows(), f.reasons)
 		}
-		for _, r := range res.Rows {
+		for _, r := range res.TextRows() {
 			if got := u64(t, r[1]); got != f.reasons[r[0]] {
 				t.Errorf("reason %s: %d rows, want %d", r[0], got, f.reasons[r[0]])
 			}
@@ -367,7 +367,7 @@ func TestInsertViewsRollups(t *testing.T) {
 		row := mustQuery(t, s, "SELECT time, site, page, referrer, ua, event_id, visitor, network, webdriver, "+
 			"datacenter, hints_present, screen_w, screen_h, languages, tz, ua_data, secure_context, "+
 			"source, verdict, partition, seq, idx, req_flags, asn, origin FROM views_raw WHERE event_id = {id:String}",
-			store.Params{"id": want.ID}).Rows
+			store.Params{"id": want.ID}).TextRows()
 		wantRow := []string{
 			want.Time.UTC().Format("2006-01-02 15:04:05.000"), want.Site, want.Page, want.Referrer, want.UA, want.ID,
 			strconv.FormatUint(want.Visitor, 10), strconv.FormatUint(want.Network, 10), strconv.FormatBool(want.Webdriver),
@@ -390,7 +390,7 @@ func snapshot(t testing.TB, s store.Store) string {
 	b.WriteString("raw=" + one(t, s, "SELECT count() FROM views_raw", nil))
 	for _, table := range []string{"page_minute", "page_hour", "page_day", "page_total"} {
 		res := mustQuery(t, s, "SELECT toUInt64(sum(views)), toUInt64(uniqCombined64Merge(uniques)), count() FROM "+table, nil)
-		fmt.Fprintf(&b, " %s=%s", table, strings.Join(res.Rows[0], "/"))
+		fmt.Fprintf(&b, " %s=%s", table, strings.Join(res.TextRows()[0], "/"))
 	}
 	return b.String()
 }

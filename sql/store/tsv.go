@@ -9,8 +9,8 @@ import (
 // parseTSVWithNames parses ClickHouse's TSVWithNames output into a Result,
 // unescaping each cell. Rows end with '\n'; a tab or newline inside a value
 // is always escaped, so splitting on raw bytes is exact.
-func parseTSVWithNames(buf []byte) (*Result, error) {
-	res := &Result{}
+func parseTSVWithNames(buf []byte) (*tsvTable, error) {
+	res := &tsvTable{}
 	if len(buf) == 0 {
 		return res, nil
 	}
@@ -106,4 +106,10 @@ func unescapeTSV(b []byte) string {
 		}
 	}
 	return sb.String()
+}
+
+// tsvTable is TSVWithNames output as text cells.
+type tsvTable struct {
+	Columns []string
+	Rows    [][]string
 }

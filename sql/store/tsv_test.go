@@ -29,7 +29,7 @@ func TestUnescapeTSV(t *testing.T) {
 }
 
 func TestParseTSVWithNames(t *testing.T) {
-	f := func(in string, want *Result) {
+	f := func(in string, want *tsvTable) {
 		t.Helper()
 		got, err := parseTSVWithNames([]byte(in))
 		if err != nil {
@@ -39,10 +39,10 @@ func TestParseTSVWithNames(t *testing.T) {
 			t.Errorf("parse %q = %#v, want %#v", in, got, want)
 		}
 	}
-	f("", &Result{})
-	f("a\n", &Result{Columns: []string{"a"}, Rows: [][]string{}})
-	f("a\tb\n1\tx\\ty\n2\t\n", &Result{Columns: []string{"a", "b"}, Rows: [][]string{{"1", "x\ty"}, {"2", ""}}})
-	f("a\n1", &Result{Columns: []string{"a"}, Rows: [][]string{{"1"}}})
+	f("", &tsvTable{})
+	f("a\n", &tsvTable{Columns: []string{"a"}, Rows: [][]string{}})
+	f("a\tb\n1\tx\\ty\n2\t\n", &tsvTable{Columns: []string{"a", "b"}, Rows: [][]string{{"1", "x\ty"}, {"2", ""}}})
+	f("a\n1", &tsvTable{Columns: []string{"a"}, Rows: [][]string{{"1"}}})
 	if _, err := parseTSVWithNames([]byte("a\tb\n1\n")); err == nil {
 		t.Error("short row accepted")
 	}

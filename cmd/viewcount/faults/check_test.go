@@ -108,8 +108,8 @@ func inspect(ctx context.Context, data, site string, l *load) (outcome, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	o.acknowledged = len(l.acked)
-	seen := make(map[string]bool, len(res.Rows))
-	for _, r := range res.Rows {
+	seen := make(map[string]bool, len(res.TextRows()))
+	for _, r := range res.TextRows() {
 		n, _ := strconv.ParseUint(r[1], 10, 64)
 		o.counted += n
 		o.duplicates += n - 1
@@ -139,7 +139,7 @@ func inspect(ctx context.Context, data, site string, l *load) (outcome, error) {
 		return o, fmt.Errorf("verdicts: %w", err)
 	}
 	o.verdicts = map[string]uint64{}
-	for _, r := range res.Rows {
+	for _, r := range res.TextRows() {
 		o.verdicts[r[0]], _ = strconv.ParseUint(r[1], 10, 64)
 	}
 	return o, nil

@@ -37,8 +37,8 @@ func DerivedRows(tb testing.TB, st store.Store) map[string][]string {
 		if err != nil {
 			tb.Fatalf("read %s: %v", table, err)
 		}
-		lines := make([]string, len(res.Rows))
-		for i, r := range res.Rows {
+		lines := make([]string, len(res.TextRows()))
+		for i, r := range res.TextRows() {
 			lines[i] = strings.Join(r, "\t")
 		}
 		out[table] = lines

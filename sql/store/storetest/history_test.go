@@ -37,7 +37,7 @@ func TestHistoryTotals(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := make(map[string]int)
-		for _, r := range res.Rows {
+		for _, r := range res.TextRows() {
 			n, _ := strconv.Atoi(r[1])
 			out[r[0]] = n
 		}

@@ -45,12 +45,12 @@ func NumberBatch(ctx context.Context, s store.Store, rows []viewcount.Verdict) e
 	if err != nil {
 		return fmt.Errorf("storetest: next batch: %w", err)
 	}
-	if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
-		return fmt.Errorf("storetest: next batch: got %q", res.Rows)
+	if len(res.TextRows()) != 1 || len(res.TextRows()[0]) != 1 {
+		return fmt.Errorf("storetest: next batch: got %q", res.TextRows())
 	}
-	next, err := strconv.ParseUint(res.Rows[0][0], 10, 64)
+	next, err := strconv.ParseUint(res.TextRows()[0][0], 10, 64)
 	if err != nil {
-		return fmt.Errorf("storetest: next batch %q: %w", res.Rows[0][0], err)
+		return fmt.Errorf("storetest: next batch %q: %w", res.TextRows()[0][0], err)
 	}
 	for i := range rows {
 		if rows[i].Batch == 0 {

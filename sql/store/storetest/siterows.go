@@ -19,14 +19,16 @@ func SiteRows(tb testing.TB, st store.Store, site string) map[string]uint64 {
 		tb.Fatal(err)
 	}
 	out := map[string]uint64{}
-	for _, row := range res.Rows {
-		n, err := st.Query(ctx, queries.Text(queries.SiteRows), store.Params{"table": row[0], "site": site})
-		if err != nil {
-			tb.Fatal(err)
+	tables, err := store.ScanAll[queries.SiteTablesRow](res)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, t := range tables {
+		n, err := store.Select[queries.SiteRowsRow](ctx, st, queries.Text(queries.SiteRows), store.Params{"table": t.Name, "site": site})
+		if err != nil || len(n) != 1 {
+			tb.Fatalf("rows of %s in %s: %v %v", site, t.Name, n, err)
 		}
-		if out[row[0]], err = strconv.ParseUint(n.Rows[0][0], 10, 64); err != nil {
-			tb.Fatal(err)
-		}
+		out[t.Name] = n[0].Rows
 	}
 	return out
 }
