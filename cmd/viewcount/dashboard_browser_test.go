@@ -59,8 +59,6 @@ func TestDashboardBrowser(t *testing.T) {
 	b := newBrowser(t, 1400, 1000)
 	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) {
 		c.SettleWindow = -1 // counted at once: the test reads what the validators decided
-		c.FlushEvery = 100 * time.Millisecond
-		c.FeedEvery = 100 * time.Millisecond
 	}, time.Now)
 	c := newClient(t, m)
 	const site = "dash.example"

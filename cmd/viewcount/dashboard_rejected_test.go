@@ -39,8 +39,6 @@ func TestDashboardRejected(t *testing.T) {
 	}
 	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) {
 		c.SettleWindow = -1 // counted at once: the test reads what the validators decided
-		c.FlushEvery = 100 * time.Millisecond
-		c.FeedEvery = 100 * time.Millisecond
 		c.BotList = bots
 	}, time.Now)
 	c := newClient(t, m)

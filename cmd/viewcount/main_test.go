@@ -42,7 +42,11 @@ func startMainWith(t *testing.T, data, db string, tweak func(*Config), now func(
 	storetest.Open(t) // boots the shared engine and keeps it up
 	cfg := Config{
 		Listen: "127.0.0.1:0", Data: data, StoreDir: storetest.Dir(), Database: db,
-		PublicLag: time.Second, AdminToken: adminToken, Partitions: 4,
+		AdminToken: adminToken, Partitions: 4,
+		// Short timers (production: a 1 s flush, a 3 s feed, a 10 s public
+		// lag), so a test waits on its polling deadline, not on a timer. A
+		// test whose assertion depends on a timer's length sets that one.
+		FlushEvery: testTimer, FeedEvery: testTimer, PublicLag: testTimer,
 		Retention: 72 * time.Hour, DuplicateWindow: 30 * time.Minute,
 		// Tests give each visitor its own address through X-Forwarded-For.
 		TrustedProxies: []string{"127.0.0.1/32"},
@@ -64,6 +68,10 @@ func startMainWith(t *testing.T, data, db string, tweak func(*Config), now func(
 	t.Cleanup(m.Close)
 	return m
 }
+
+// testTimer is the flush, feed and public-lag interval of end-to-end
+// configs.
+const testTimer = 100 * time.Millisecond
 
 func newDB() string { return fmt.Sprintf("e2e_%d_%d", os.Getpid(), dbSeq.Add(1)) }
 

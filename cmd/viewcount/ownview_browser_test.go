@@ -26,8 +26,6 @@ func TestOwnViewShownAtOnce(t *testing.T) {
 	exe := vcjsChromium(t)
 	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) {
 		c.SettleWindow = -1 // one browser, several views a minute: not held
-		c.FlushEvery = 100 * time.Millisecond
-		c.FeedEvery = 100 * time.Millisecond
 	}, time.Now)
 	c := newClient(t, m)
 	c.addSite("example.com")
