@@ -68,7 +68,7 @@ GO       ?= go
 GOFLAGS  ?=
 PKGS     := ./...
 
-.PHONY: run build test check bench chdb geo asn uadata npm fmt vet staticcheck clean
+.PHONY: run build test test-unit test-system check bench chdb geo asn uadata npm fmt vet staticcheck clean
 
 run: chdb geo asn build
 	./bin/viewcount serve
@@ -76,9 +76,22 @@ run: chdb geo asn build
 build:
 	$(GO) build $(GOFLAGS) -o bin/viewcount ./cmd/viewcount
 
-# -race works with chDB loaded through purego, so every test runs under it.
-test: chdb geo asn uadata jsclient
-	$(GO) test $(GOFLAGS) -race -count=1 -timeout 20m $(PKGS)
+# Two lanes (docs/development.md, "Tests"). The unit lane: every package
+# under -race -short. The system lane, without -race: what -short skips, that
+# is the end-to-end tests (browsers, clusters, compose, traffic mixes) and
+# the few long tests of other packages named in LONG, run where they live.
+test: test-unit test-system
+
+test-unit: chdb geo asn uadata jsclient
+	$(GO) test $(GOFLAGS) -race -short -count=1 -timeout 20m $(PKGS)
+
+SYSTEM_PKGS := ./cmd/viewcount/
+LONG := TestRolesImportNoRole|TestUAEvalPinnedData|TestChDBNoLibrary|TestAnalystCanariesGenerated|TestBuiltinTokensSpareDevices|TestCountMinOverestimate|TestReaderSurvivesConsumerNode|TestClusterReplicas|TestExternalServerStallAndRestart
+LONG_PKGS = $(sort $(patsubst %/,%,$(dir $(shell grep -lrwE 'func ($(LONG))' --include='*_test.go' .))))
+
+test-system: chdb geo asn uadata jsclient
+	$(GO) test $(GOFLAGS) -count=1 -timeout 20m $(SYSTEM_PKGS)
+	$(GO) test $(GOFLAGS) -count=1 -timeout 20m -run '^($(LONG))$$' $(LONG_PKGS)
 
 # What CI runs: formatting, vet, staticcheck, then the tests.
 check: fmt vet staticcheck test

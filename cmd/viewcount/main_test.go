@@ -39,6 +39,9 @@ func startMain(t *testing.T, data, db string) *Main {
 // startMainWith is startMain with a config tweak and a clock.
 func startMainWith(t *testing.T, data, db string, tweak func(*Config), now func() time.Time) *Main {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("end to end: the system lane runs it (make test-system)")
+	}
 	storetest.Open(t) // boots the shared engine and keeps it up
 	cfg := Config{
 		Listen: "127.0.0.1:0", Data: data, StoreDir: storetest.Dir(), Database: db,
