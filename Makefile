@@ -85,7 +85,7 @@ test: test-unit test-system
 test-unit: chdb geo asn uadata jsclient
 	$(GO) test $(GOFLAGS) -race -short -count=1 -timeout 20m $(PKGS)
 
-SYSTEM_PKGS := ./cmd/viewcount/
+SYSTEM_PKGS := ./cmd/viewcount/app/
 LONG := TestRolesImportNoRole|TestUAEvalPinnedData|TestChDBNoLibrary|TestAnalystCanariesGenerated|TestBuiltinTokensSpareDevices|TestCountMinOverestimate|TestReaderSurvivesConsumerNode|TestClusterReplicas|TestExternalServerStallAndRestart
 LONG_PKGS = $(sort $(patsubst %/,%,$(dir $(shell grep -lrwE 'func ($(LONG))' --include='*_test.go' .))))
 
@@ -250,7 +250,7 @@ ua-eval: uadata build
 clean:
 	rm -rf bin
 
-# docs/configuration.md is generated from the flag set (cmd/viewcount/config.go);
+# docs/configuration.md is generated from the flag set (cmd/viewcount/app/config.go);
 # TestConfigurationDocs fails when the committed page is stale. Phony: docs is
 # also a directory.
 .PHONY: docs
@@ -331,7 +331,7 @@ uplot:
 # history in the real embedded stack, drawn by headless Chromium.
 .PHONY: screenshot
 screenshot: chdb
-	$(GO) test $(GOFLAGS) -count=1 -run TestDashboardScreenshot ./cmd/viewcount/ -args -screenshot $(CURDIR)/docs/dashboard.png
+	$(GO) test $(GOFLAGS) -count=1 -run TestDashboardScreenshot ./cmd/viewcount/app/ -args -screenshot $(CURDIR)/docs/dashboard.png
 
 # The official ClickHouse JavaScript client, which TestJSClient runs against
 # --sql-listen. Pinned and checked like the other npm downloads; the test
