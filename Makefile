@@ -337,7 +337,7 @@ screenshot: chdb
 # --sql-listen. Pinned and checked like the other npm downloads; the test
 # fetches it the same way when `make` did not. To update: set both, run
 # `make jsclient`, and put the sha256 it reports (of the npm tarball) here
-# and in cmd/viewcount/jsclient_test.go.
+# and in cmd/viewcount/app/jsclient_test.go.
 JSCLIENT_VERSION := 1.23.1
 JSCLIENT_SHA256  := b6ff9583e6ef0aa0c025916343e7727a5499de8b2d3dcd03e9da901e1bbadba9
 JSCLIENT_DIR     := $(CACHE_DIR)/jsclient/$(JSCLIENT_VERSION)/package
