@@ -25,7 +25,7 @@ var screenshotOut = flag.String("screenshot", "", "TestDashboardScreenshot saves
 // through the real insert path), signed in, 30 days. It runs only when
 // asked for a path:
 //
-//	go test -count=1 -run TestDashboardScreenshot ./cmd/viewcount/ -args -screenshot docs/dashboard.png
+//	go test -count=1 -run TestDashboardScreenshot ./cmd/viewcount/app/ -args -screenshot docs/dashboard.png
 //
 // (make screenshot does the same).
 func TestDashboardScreenshot(t *testing.T) {
