@@ -68,7 +68,7 @@ GO       ?= go
 GOFLAGS  ?=
 PKGS     := ./...
 
-.PHONY: run build test check bench chdb geo asn uadata npm fmt vet staticcheck clean
+.PHONY: run build test test-unit test-system check bench chdb geo asn uadata npm fmt vet staticcheck clean
 
 run: chdb geo asn build
 	./bin/viewcount serve
@@ -79,9 +79,22 @@ build:
 	$(GO) build $(GOFLAGS) -o bin/viewcount ./cmd/viewcount
 	$(GO) build $(GOFLAGS) -o bin/vcdev ./cmd/vcdev
 
-# -race works with chDB loaded through purego, so every test runs under it.
-test: chdb geo asn uadata jsclient
-	$(GO) test $(GOFLAGS) -race -count=1 -timeout 20m $(PKGS)
+# Two lanes (docs/development.md, "Tests"). The unit lane: every package
+# under -race -short. The system lane, without -race: what -short skips, that
+# is the end-to-end tests (browsers, clusters, compose, traffic mixes) and
+# the few long tests of other packages named in LONG, run where they live.
+test: test-unit test-system
+
+test-unit: chdb geo asn uadata jsclient
+	$(GO) test $(GOFLAGS) -race -short -count=1 -timeout 20m $(PKGS)
+
+SYSTEM_PKGS := ./cmd/viewcount/app/
+LONG := TestRolesImportNoRole|TestUAEvalPinnedData|TestChDBNoLibrary|TestAnalystCanariesGenerated|TestBuiltinTokensSpareDevices|TestCountMinOverestimate|TestReaderSurvivesConsumerNode|TestClusterReplicas|TestExternalServerStallAndRestart
+LONG_PKGS = $(sort $(patsubst %/,%,$(dir $(shell grep -lrwE 'func ($(LONG))' --include='*_test.go' .))))
+
+test-system: chdb geo asn uadata jsclient
+	$(GO) test $(GOFLAGS) -count=1 -timeout 20m $(SYSTEM_PKGS)
+	$(GO) test $(GOFLAGS) -count=1 -timeout 20m -run '^($(LONG))$$' $(LONG_PKGS)
 
 # What CI runs: formatting, vet, staticcheck, then the tests.
 check: fmt vet staticcheck test
@@ -242,7 +255,7 @@ ua-eval: uadata build
 clean:
 	rm -rf bin
 
-# docs/configuration.md is generated from the flag set (cmd/viewcount/config.go);
+# docs/configuration.md is generated from the flag set (cmd/viewcount/app/config.go);
 # TestConfigurationDocs fails when the committed page is stale. Phony: docs is
 # also a directory.
 .PHONY: docs
@@ -325,13 +338,13 @@ uplot:
 # history in the real embedded stack, drawn by headless Chromium.
 .PHONY: screenshot
 screenshot: chdb
-	$(GO) test $(GOFLAGS) -count=1 -run TestDashboardScreenshot ./cmd/viewcount/ -args -screenshot $(CURDIR)/docs/dashboard.png
+	$(GO) test $(GOFLAGS) -count=1 -run TestDashboardScreenshot ./cmd/viewcount/app/ -args -screenshot $(CURDIR)/docs/dashboard.png
 
 # The official ClickHouse JavaScript client, which TestJSClient runs against
 # --sql-listen. Pinned and checked like the other npm downloads; the test
 # fetches it the same way when `make` did not. To update: set both, run
 # `make jsclient`, and put the sha256 it reports (of the npm tarball) here
-# and in cmd/viewcount/jsclient_test.go.
+# and in cmd/viewcount/app/jsclient_test.go.
 JSCLIENT_VERSION := 1.23.1
 JSCLIENT_SHA256  := b6ff9583e6ef0aa0c025916343e7727a5499de8b2d3dcd03e9da901e1bbadba9
 JSCLIENT_DIR     := $(CACHE_DIR)/jsclient/$(JSCLIENT_VERSION)/package

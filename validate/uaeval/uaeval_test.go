@@ -242,6 +242,9 @@ func TestUAEvalNormalise(t *testing.T) {
 // Skipped without the data, except in CI (CI set), where `make test`
 // fetches it first.
 func TestUAEvalPinnedData(t *testing.T) {
+	if testing.Short() {
+		t.Skip("judges 29,000 user agents")
+	}
 	rules, err := NewRules(judge.Config{})
 	if err != nil {
 		t.Fatal(err)

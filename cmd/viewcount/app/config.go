@@ -1,0 +1,360 @@
+package app
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/ingest/ratelimit"
+	"github.com/viewcount/viewcount/sql/store"
+	"github.com/viewcount/viewcount/validate/judge"
+)
+
+// Config is everything a role process needs, built from flags, then the
+// environment, then defaults (in that order of precedence).
+type Config struct {
+	Listen         string
+	PprofListen    string // /debug/pprof listener; empty = none
+	Data           string
+	StoreDir       string // embedded chDB files go under StoreDir/chdb; default Data
+	Database       string
+	NATSURL        string
+	ClickHouseDSN  string
+	PublicLag      time.Duration
+	TrustedProxies []string
+	AdminToken     string
+	AdminTokenFile string // a file holding the admin token (a Docker or systemd secret)
+	// AdminTokenFlag: the admin token came from --admin-token on the
+	// command line, which every local user can read (/proc/PID/cmdline,
+	// ps); Run warns.
+	AdminTokenFlag  bool
+	Partitions      int
+	Retention       time.Duration
+	DuplicateWindow time.Duration
+	BotList         string
+	BotListReplace  bool
+	SpamReferrers   string
+	SpamReplace     bool
+	AllowNoHints    bool
+	SettleWindow    time.Duration
+	VisitorRate     int
+	NetworkRate     int
+	BlockRate       int // views of one page a minute from one IPv6 /32
+	RotationUAs     int
+	RotationWindow  time.Duration
+	DatacenterLists []string
+	OwnPartitions   []int // partitions this process validates; nil = all
+	FlushEvery      time.Duration
+	FeedEvery       time.Duration
+	WindowKeys      int
+	KeepQuery       bool
+	NATSSyncAlways  bool
+	NATSReplicas    int
+	LogLevel        string
+	ReadyMaxLag     time.Duration // /readyz fails "lag" beyond it
+	MaxConns        int           // open HTTP connections in all; 0 = derived from the file limit
+	MaxConnsPerIP   int           // ... from one peer address (trusted proxies exempt); 0 = derived
+	ClientRate      int           // ingest requests per second per client address; 0 = default, negative = off
+	RawRetention    time.Duration // how long views_raw keeps events (a TTL); rollups keep counts for good
+	CountryHeader   string        // request header a trusted CDN sets to the client's country; "" = none
+	CountryDB       string        // MMDB country database; "" = the default (geo.DefaultPath), "off" = none
+	StatsCacheMB    int           // the stats API's answer cache in MiB; 0 = none
+	ASNDB           string        // AS-number data directory; "" = the default (asn.DefaultPath), "off" = none
+	IgnoreHeaders   bool          // the validators do not judge request headers (header_mismatch off)
+	// Analysts' read-only SQL listener (ClickHouse's HTTP interface) and
+	// the limits the engine holds each of its queries to.
+	SQLListen           string // "" = off
+	SQLUpstream         string // with CLICKHOUSE_DSN: the server's HTTP URL as the analyst user
+	SQLMaxExecutionTime time.Duration
+	SQLMaxResultRows    int
+	SQLMaxMemoryMB      int
+	Cluster             string // ClickHouse cluster the schema goes on (sql/migrations/cluster); "" = one server
+}
+
+// envFlag declares a flag whose default comes from an environment variable,
+// so a flag given on the command line wins, the variable comes second and
+// the built-in default last. It records each flag (specs, by section) for
+// `viewcount docs flags`.
+type envFlag struct {
+	fs  *flag.FlagSet
+	err error
+	// lookup reads the environment (os.LookupEnv); nil reads none, so the
+	// defaults are the built-in ones whatever the machine has set.
+	lookup   func(string) (string, bool)
+	sections []flagSection
+}
+
+// flagSection is a group of flags in the order declared, for the docs.
+type flagSection struct {
+	Title, Intro string
+	Flags        []flagSpec
+}
+
+// flagSpec is one flag as documented: its built-in default (never the
+// environment's), formatted as it is given.
+type flagSpec struct {
+	Name, Env, Kind, Default, Usage string
+}
+
+func (e *envFlag) env(name string) (string, bool) {
+	if e.lookup == nil {
+		return "", false
+	}
+	return e.lookup(name)
+}
+
+// section starts a group of flags in the docs.
+func (e *envFlag) section(title, intro string) {
+	e.sections = append(e.sections, flagSection{Title: title, Intro: intro})
+}
+
+func (e *envFlag) record(name, env, kind, def, usage string) {
+	if len(e.sections) == 0 {
+		e.section("Flags", "")
+	}
+	s := &e.sections[len(e.sections)-1]
+	s.Flags = append(s.Flags, flagSpec{Name: name, Env: env, Kind: kind, Default: def, Usage: usage})
+}
+
+func (e *envFlag) str(p *string, name, env, def, usage string) {
+	e.record(name, env, "string", def, usage)
+	if v, ok := e.env(env); ok {
+		def = v
+	}
+	e.fs.StringVar(p, name, def, usage+" (env "+env+")")
+}
+
+func (e *envFlag) dur(p *time.Duration, name, env string, def time.Duration, usage string) {
+	e.record(name, env, "duration", fmtDuration(def), usage)
+	if v, ok := e.env(env); ok {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			e.err = errors.Join(e.err, fmt.Errorf("%s=%q: %w", env, v, err))
+		} else {
+			def = d
+		}
+	}
+	e.fs.DurationVar(p, name, def, usage+" (env "+env+")")
+}
+
+func (e *envFlag) int(p *int, name, env string, def int, usage string) {
+	e.record(name, env, "int", strconv.Itoa(def), usage)
+	if v, ok := e.env(env); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			e.err = errors.Join(e.err, fmt.Errorf("%s=%q: %w", env, v, err))
+		} else {
+			def = n
+		}
+	}
+	e.fs.IntVar(p, name, def, usage+" (env "+env+")")
+}
+
+func (e *envFlag) bool(p *bool, name, env string, usage string) {
+	e.record(name, env, "bool", "false", usage)
+	def := false
+	if v, ok := e.env(env); ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			e.err = errors.Join(e.err, fmt.Errorf("%s=%q: %w", env, v, err))
+		}
+		def = b
+	}
+	e.fs.BoolVar(p, name, def, usage+" (env "+env+")")
+}
+
+// fmtDuration is d as a flag takes it, without time.Duration.String's
+// trailing zero units: 72h, not 72h0m0s.
+func fmtDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// configLists are the flags parsed further after fs.Parse.
+type configLists struct {
+	proxies, dcLists, owned string
+}
+
+// declareConfig declares the role commands' flags on a new flag set, into c
+// and l, reading the environment with lookup (nil: none). The order of the
+// sections and of the flags in them is the order of docs/configuration.md.
+func declareConfig(name string, c *Config, l *configLists, lookup func(string) (string, bool)) *envFlag {
+	fs := flag.NewFlagSet("viewcount "+name, flag.ContinueOnError)
+	e := &envFlag{fs: fs, lookup: lookup}
+	rules := judge.DefaultConfig()
+
+	e.section("Process and HTTP", "Where a process listens and keeps its files, and how much it takes in at once.")
+	e.str(&c.Listen, "listen", "VIEWCOUNT_LISTEN", ":8080", "HTTP listen address")
+	e.str(&c.Data, "data", "VIEWCOUNT_DATA", "./data", "data directory (embedded NATS and chDB files, admin token)")
+	e.str(&c.LogLevel, "log-level", "VIEWCOUNT_LOG_LEVEL", "info", "debug, info, warn or error")
+	e.str(&c.PprofListen, "pprof-listen", "VIEWCOUNT_PPROF_LISTEN", "", "serve Go's /debug/pprof on this address (e.g. 127.0.0.1:6060); empty = off")
+	e.int(&c.MaxConns, "max-conns", "VIEWCOUNT_MAX_CONNS", 0, "HTTP connections open at once (0 = half the open-file limit, at least 64 and at most 65536); idle keep-alive connections give way first")
+	e.int(&c.MaxConnsPerIP, "max-conns-per-ip", "VIEWCOUNT_MAX_CONNS_PER_IP", 0, "HTTP connections open at once from one address, IPv6 /64 (0 = a sixteenth of the default --max-conns, the one derived from the open-file limit, at least 16); --trusted-proxies are exempt")
+	e.dur(&c.ReadyMaxLag, "ready-max-lag", "VIEWCOUNT_READY_MAX_LAG", 2*time.Minute, "/readyz fails when the oldest event not yet counted is older than this (beyond --settle-window), or a partition with events waiting makes no progress for this long")
+
+	e.section("Admin", "The admin API's bearer token.")
+	e.str(&c.AdminToken, "admin-token", "VIEWCOUNT_ADMIN_TOKEN", "", "admin bearer token; prefer the env variable or --admin-token-file: a command line is readable by every local user (ps, /proc/PID/cmdline); empty (and no file) generates one into the data dir")
+	e.str(&c.AdminTokenFile, "admin-token-file", "VIEWCOUNT_ADMIN_TOKEN_FILE", "", "file holding the admin bearer token (e.g. a Docker or systemd secret, mode 0600)")
+
+	e.section("Stream (NATS)", "The JetStream stream every event is made durable in before it is acknowledged.")
+	e.str(&c.NATSURL, "nats-url", "NATS_URL", "", "NATS cluster URL; empty runs an embedded server")
+	e.int(&c.Partitions, "partitions", "VIEWCOUNT_PARTITIONS", 0, fmt.Sprintf("stream partitions, fixed once the stream exists (0 = the existing stream's; for a new stream %d on the embedded server, %d on a NATS cluster)", viewcount.EmbeddedPartitions, viewcount.DefaultPartitions))
+	e.dur(&c.Retention, "retention", "VIEWCOUNT_RETENTION", 72*time.Hour, "how long raw events stay in the stream")
+	e.int(&c.NATSReplicas, "nats-replicas", "VIEWCOUNT_NATS_REPLICAS", 0, "servers of the NATS cluster that keep each copy of the stream and buckets (3 survives losing one); applied when they are created or updated (0 = the existing stream's, 1 for a new one)")
+	e.bool(&c.NATSSyncAlways, "nats-sync-always", "VIEWCOUNT_NATS_SYNC_ALWAYS", "embedded NATS fsyncs every write (survives power loss, slower)")
+
+	e.section("Store (ClickHouse)", "Where validated views are written and counted: embedded chDB, or a ClickHouse server.")
+	e.str(&c.ClickHouseDSN, "clickhouse-dsn", "CLICKHOUSE_DSN", "", "ClickHouse server DSN (clickhouse://user:pass@host:9000/db); empty uses embedded chDB")
+	e.str(&c.StoreDir, "store-dir", "VIEWCOUNT_STORE_DIR", "", "directory for the embedded store's files (default: the data dir)")
+	e.str(&c.Database, "database", "VIEWCOUNT_DATABASE", "", "ClickHouse database to create and use (default: the DSN's, else viewcount)")
+	e.str(&c.Cluster, "cluster", "VIEWCOUNT_CLUSTER", "", "ClickHouse cluster (a remote_servers name) to keep the schema on: Replicated tables per shard under Distributed ones (sql/migrations/cluster); needs CLICKHOUSE_DSN; empty = one server")
+	e.dur(&c.RawRetention, "raw-retention", "VIEWCOUNT_RAW_RETENTION", 9600*time.Hour, "how long raw events stay in views_raw (whole days, rounded up); rollups keep their counts")
+	e.dur(&c.FlushEvery, "flush-every", "VIEWCOUNT_FLUSH_EVERY", time.Second, "longest a validated view waits before its partition's batch is inserted (each insert costs the store a fixed amount of work; shorter = lower lag, more inserts)")
+	e.dur(&c.FeedEvery, "feed-every", "VIEWCOUNT_FEED_EVERY", 3*time.Second, "longest a stored view waits before its partition's rows are fed to the rollups, where counts read them (each feed costs the store a fixed amount of work; shorter = fresher counts, more feeds)")
+
+	e.section("Ingest", "What the ingest role takes from a request and what it adds to it.")
+	e.str(&l.proxies, "trusted-proxies", "VIEWCOUNT_TRUSTED_PROXIES", "", "comma-separated CIDRs whose X-Forwarded-For is believed")
+	e.int(&c.ClientRate, "client-rate", "VIEWCOUNT_CLIENT_RATE", 0, fmt.Sprintf("ingest requests per second per client address, answered 429 beyond (0 = default %d, bursts of 2 s; negative = off)", ratelimit.DefaultRate))
+	e.bool(&c.KeepQuery, "keep-query", "VIEWCOUNT_KEEP_QUERY", "keep query strings in page paths")
+	e.str(&l.dcLists, "datacenter-ranges", "VIEWCOUNT_DATACENTER_RANGES", "", "comma-separated files of datacenter CIDRs (ingest marks hits from them)")
+	e.str(&c.CountryHeader, "country-header", "VIEWCOUNT_COUNTRY_HEADER", "", "request header a CDN in front sets to the client's country, e.g. CF-IPCountry (trusted only when named); empty = none")
+	e.str(&c.CountryDB, "country-db", "VIEWCOUNT_COUNTRY_DB", "", "MMDB country database file; empty = the one 'make geo' put in the cache (missing: a warning, no countries), off = no country lookup")
+	e.str(&c.ASNDB, "asn-db", "VIEWCOUNT_ASN_DB", "", "directory of the AS-number data (asn-ipv4-num.csv, asn-ipv6.csv); empty = the one 'make asn' put in the cache (missing: a warning, no AS numbers), off = no lookup; views from hosting networks (validate/judge/lists/hosting-asns.txt) are datacenter")
+
+	e.section("Validation rules", "How the validators judge each view; a zero number or duration takes the built-in value the usage names.")
+	e.str(&l.owned, "validate-partitions", "VIEWCOUNT_VALIDATE_PARTITIONS", "", "partitions this process validates, e.g. 0-3,6; empty = all")
+	e.dur(&c.DuplicateWindow, "duplicate-window", "VIEWCOUNT_DUPLICATE_WINDOW", rules.DuplicateWindow, "repeat views of a page by a visitor within this count once")
+	e.int(&c.WindowKeys, "window-keys", "VIEWCOUNT_WINDOW_KEYS", 0, fmt.Sprintf("keys each duplicate window (event ids, visitor+page) remembers per partition, 16 bytes each (0 = %d shared by the partitions this process validates)", judge.ProcessWindowKeys))
+	e.str(&c.BotList, "bot-list", "VIEWCOUNT_BOT_LIST", "", "file of extra bot user-agent patterns, one per line")
+	e.bool(&c.BotListReplace, "bot-list-replace", "VIEWCOUNT_BOT_LIST_REPLACE", "use only --bot-list, not the built-in bot lists")
+	e.str(&c.SpamReferrers, "spam-referrers", "VIEWCOUNT_SPAM_REFERRERS", "", "file of referrer-spam hosts, one per line (extends the built-in list)")
+	e.bool(&c.SpamReplace, "spam-referrers-replace", "VIEWCOUNT_SPAM_REFERRERS_REPLACE", "use only --spam-referrers, not the built-in list")
+	e.bool(&c.AllowNoHints, "allow-missing-hints", "VIEWCOUNT_ALLOW_MISSING_HINTS", "do not reject beacon events without browser hints (while old tracker copies are cached)")
+	e.bool(&c.IgnoreHeaders, "ignore-headers", "VIEWCOUNT_IGNORE_HEADERS", "do not reject views whose request lacks the headers the claimed browser sends (header_mismatch), e.g. behind a proxy that strips Accept-Language")
+	e.dur(&c.SettleWindow, "settle-window", "VIEWCOUNT_SETTLE_WINDOW", 0, fmt.Sprintf("how long views of watched visitors/networks are held before counting (0 = default %s, negative = off)", fmtDuration(rules.SettleWindow)))
+	e.int(&c.VisitorRate, "visitor-rate", "VIEWCOUNT_VISITOR_RATE", 0, fmt.Sprintf("views per minute beyond which a visitor's views are rate (0 = default %d)", rules.VisitorRateLimit))
+	e.int(&c.NetworkRate, "network-rate", "VIEWCOUNT_NETWORK_RATE", 0, fmt.Sprintf("views per minute beyond which a /24 or /48's views are rate (0 = default %d)", rules.NetworkRateLimit))
+	e.int(&c.BlockRate, "block-rate", "VIEWCOUNT_BLOCK_RATE", 0, fmt.Sprintf("views of one page per minute beyond which an IPv6 /32's views of it are rate, whichever of its /48s they come from (0 = default %d)", rules.BlockRateLimit))
+	e.int(&c.RotationUAs, "rotation-uas", "VIEWCOUNT_ROTATION_UAS", 0, fmt.Sprintf("distinct user agents per network within --rotation-window beyond which its views are network_rotation (0 = default %d)", rules.RotationMaxUAs))
+	e.dur(&c.RotationWindow, "rotation-window", "VIEWCOUNT_ROTATION_WINDOW", 0, fmt.Sprintf("window of the rotation rule (0 = default %s)", fmtDuration(rules.RotationWindow)))
+
+	e.section("Public counts and stats", "How fresh the public counts are and how much of the stats API's answers is kept.")
+	e.dur(&c.PublicLag, "public-lag", "VIEWCOUNT_PUBLIC_LAG", 10*time.Second, "how often public counts are refreshed")
+	e.int(&c.StatsCacheMB, "stats-cache-mb", "VIEWCOUNT_STATS_CACHE_MB", 64, "MiB of stats API answers kept: a range that has ended is read once, one still counting at most every 10 s (0 = off)")
+
+	e.section("Analysts' SQL", "The read-only SQL listener (ClickHouse's HTTP interface) and the limits each analyst query runs under.")
+	e.str(&c.SQLListen, "sql-listen", "VIEWCOUNT_SQL_LISTEN", "", "serve analysts' read-only SQL (ClickHouse's HTTP interface; every query checked before the engine sees it) on this address, e.g. 127.0.0.1:8123; empty = off")
+	e.str(&c.SQLUpstream, "sql-upstream", "VIEWCOUNT_SQL_UPSTREAM", "", "with CLICKHOUSE_DSN: the ClickHouse server's HTTP URL as its read-only analyst user, http://analyst:PASSWORD@clickhouse:8123, where --sql-listen runs the queries it cleared (prefer the variable: a flag is readable by every local user)")
+	e.dur(&c.SQLMaxExecutionTime, "sql-max-execution-time", "VIEWCOUNT_SQL_MAX_EXECUTION_TIME", store.DefaultMaxExecutionTime, "longest an analyst query runs (max_execution_time, whole seconds)")
+	e.int(&c.SQLMaxResultRows, "sql-max-result-rows", "VIEWCOUNT_SQL_MAX_RESULT_ROWS", store.DefaultMaxResultRows, "most rows an analyst query returns (max_result_rows); more is an error")
+	e.int(&c.SQLMaxMemoryMB, "sql-max-memory-mb", "VIEWCOUNT_SQL_MAX_MEMORY_MB", store.DefaultMaxMemoryUsage>>20, "MiB one analyst query may use (max_memory_usage)")
+	return e
+}
+
+// parseConfig parses args for the role command name.
+func parseConfig(name string, args []string) (Config, error) {
+	var c Config
+	var l configLists
+	e := declareConfig(name, &c, &l, os.LookupEnv)
+	fs := e.fs
+	if e.err != nil {
+		return c, e.err
+	}
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	fs.Visit(func(f *flag.Flag) { c.AdminTokenFlag = c.AdminTokenFlag || f.Name == "admin-token" })
+	if c.AdminToken != "" && c.AdminTokenFile != "" {
+		return c, errors.New("--admin-token (VIEWCOUNT_ADMIN_TOKEN) and --admin-token-file (VIEWCOUNT_ADMIN_TOKEN_FILE): give one")
+	}
+	c.TrustedProxies = splitList(l.proxies)
+	c.DatacenterLists = splitList(l.dcLists)
+	if l.owned != "" {
+		var err error
+		// Unconfigured, the count is the stream's, known only once it is
+		// open: validate.New checks the list against it then.
+		n := c.Partitions
+		if n == 0 {
+			n = 1024
+		}
+		if c.OwnPartitions, err = parsePartitions(l.owned, n); err != nil {
+			return c, fmt.Errorf("--validate-partitions: %w", err)
+		}
+	}
+	if c.StoreDir == "" {
+		c.StoreDir = c.Data
+	}
+	if c.PublicLag < time.Second {
+		return c, fmt.Errorf("--public-lag %s: at least 1s", c.PublicLag)
+	}
+	// A validator replays the stream over events views_raw must still
+	// hold (a replayed batch is deduplicated against them, and a repair
+	// compares the two), so views_raw keeps at least what the stream keeps.
+	if c.RawRetention < c.Retention {
+		return c, fmt.Errorf("--raw-retention %s is shorter than the stream's --retention %s: views_raw must keep at least what the stream can replay", c.RawRetention, c.Retention)
+	}
+	if c.StatsCacheMB < 0 || c.StatsCacheMB > 1<<20 {
+		return c, fmt.Errorf("--stats-cache-mb %d: want 0 (off) to 1048576", c.StatsCacheMB)
+	}
+	switch {
+	case c.SQLListen != "" && c.ClickHouseDSN != "" && c.SQLUpstream == "":
+		return c, fmt.Errorf("--sql-listen with CLICKHOUSE_DSN needs VIEWCOUNT_SQL_UPSTREAM (--sql-upstream): the ClickHouse server's HTTP URL as its read-only analyst user, e.g. http://analyst:PASSWORD@clickhouse:8123")
+	case c.SQLUpstream != "" && c.ClickHouseDSN == "":
+		return c, fmt.Errorf("--sql-upstream is for CLICKHOUSE_DSN: the embedded store runs analyst queries itself")
+	}
+	if c.SQLMaxExecutionTime < time.Second || c.SQLMaxResultRows < 1 || c.SQLMaxMemoryMB < 1 {
+		return c, fmt.Errorf("--sql-max-execution-time %s, --sql-max-result-rows %d, --sql-max-memory-mb %d: want at least 1s, 1 and 1", c.SQLMaxExecutionTime, c.SQLMaxResultRows, c.SQLMaxMemoryMB)
+	}
+	if c.Cluster != "" && c.ClickHouseDSN == "" {
+		return c, fmt.Errorf("--cluster %s needs CLICKHOUSE_DSN (--clickhouse-dsn): the embedded store is one machine", c.Cluster)
+	}
+	return c, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// parsePartitions reads "0-3,6" into [0 1 2 3 6], each below n.
+func parsePartitions(s string, n int) ([]int, error) {
+	seen := map[int]bool{}
+	var out []int
+	for _, part := range splitList(s) {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		b := a
+		if err == nil && isRange {
+			b, err = strconv.Atoi(hi)
+		}
+		if err != nil || a < 0 || b < a || b >= n {
+			return nil, fmt.Errorf("%q: want partitions (or ranges a-b) from 0 to %d", part, n-1)
+		}
+		for p := a; p <= b; p++ {
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,95 @@
+package app
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestLockDataDir: a second lock on the same dir fails at once naming the
+// owner's pid; once released, the dir can be locked again.
+func TestLockDataDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	l, err := lockDataDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = lockDataDir(dir)
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "pid "+strconv.Itoa(os.Getpid())) {
+		t.Fatalf("second lock: %v, want ErrLocked naming pid %d", err, os.Getpid())
+	}
+	l.Unlock()
+	l2, err := lockDataDir(dir)
+	if err != nil {
+		t.Fatalf("lock after unlock: %v", err)
+	}
+	l2.Unlock()
+}
+
+// TestLockReadOnlyDir: a data dir the process cannot write is named at
+// once, not discovered 30 s later inside NATS or chDB.
+func TestLockReadOnlyDir(t *testing.T) {
+	dir := t.TempDir()
+	if os.Geteuid() == 0 {
+		// root writes through permission bits: a read-only mount is what
+		// stops it, as on the operator's machine.
+		if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_RDONLY, "size=1m"); err != nil {
+			t.Skipf("cannot mount a read-only tmpfs (%v): nothing read-only to test as root", err)
+		}
+		t.Cleanup(func() { _ = syscall.Unmount(dir, 0) })
+	} else if err := os.Chmod(dir, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	_, err := lockDataDir(dir)
+	if err == nil || !strings.Contains(err.Error(), "writable") {
+		t.Fatalf("lock of a read-only dir: %v", err)
+	}
+}
+
+// TestSecondProcessOnDataDir: a second process on a live data dir (here an
+// ingest role, which used to open the embedded NATS store under the first
+// and acknowledge hits nobody counted) fails before it opens anything.
+func TestSecondProcessOnDataDir(t *testing.T) {
+	data := t.TempDir()
+	m := startMain(t, data, newDB())
+	second := NewMain(Config{Listen: "127.0.0.1:0", Data: data, StoreDir: data, PublicLag: time.Second,
+		Retention: 72 * time.Hour}, Roles{Ingest: true}, slog.New(slog.DiscardHandler), io.Discard, time.Now)
+	err := second.Run(t.Context())
+	second.Close()
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "pid "+strconv.Itoa(os.Getpid())) {
+		t.Fatalf("second process: %v, want ErrLocked naming pid %d", err, os.Getpid())
+	}
+	// The first is untouched: it still acknowledges hits.
+	if code := newClient(t, m).send(hit{ip: "203.0.113.9", ua: "Mozilla/5.0", site: "lock.example", page: "/still-here"}); code != 200 {
+		t.Fatalf("first process after the second tried: pixel %d", code)
+	}
+}
+
+// TestServeOnReadOnlyDataDir: the finding's case end to end. A process on
+// a read-only data dir used to hang 30 s inside the embedded NATS server
+// and name no cause; it now fails at once, saying what is wrong.
+func TestServeOnReadOnlyDataDir(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount a read-only tmpfs (CI runs as root)")
+	}
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_RDONLY, "size=1m"); err != nil {
+		t.Skipf("cannot mount a read-only tmpfs: %v", err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(dir, 0) })
+	m := NewMain(Config{Listen: "127.0.0.1:0", Data: dir, StoreDir: dir, PublicLag: time.Second,
+		Retention: 72 * time.Hour}, Roles{Ingest: true}, slog.New(slog.DiscardHandler), io.Discard, time.Now)
+	began := time.Now()
+	err := m.Run(t.Context())
+	m.Close()
+	if took := time.Since(began); err == nil || !strings.Contains(err.Error(), "writable") || took > 5*time.Second {
+		t.Fatalf("serve on a read-only data dir: %v after %s, want an error naming it at once", err, took)
+	}
+}

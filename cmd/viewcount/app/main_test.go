@@ -1,0 +1,255 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/viewcount/viewcount/cmd/vcdev/loadgen"
+	"github.com/viewcount/viewcount/sql/queries"
+	"github.com/viewcount/viewcount/sql/store"
+	"github.com/viewcount/viewcount/sql/store/storetest"
+)
+
+// chDB runs one engine per process: every test shares storetest's engine
+// (kept open across restarts of Main) and gets its own database.
+func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
+
+var dbSeq atomic.Int64
+
+const adminToken = "test-admin-token"
+
+// startMain runs a whole viewcount process (all roles, embedded NATS and
+// chDB) on 127.0.0.1:0. data may be reused to restart on the same files.
+func startMain(t *testing.T, data, db string) *Main {
+	t.Helper()
+	return startMainWith(t, data, db, nil, time.Now)
+}
+
+// startMainWith is startMain with a config tweak and a clock.
+func startMainWith(t *testing.T, data, db string, tweak func(*Config), now func() time.Time) *Main {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end to end: the system lane runs it (make test-system)")
+	}
+	storetest.Open(t) // boots the shared engine and keeps it up
+	cfg := Config{
+		Listen: "127.0.0.1:0", Data: data, StoreDir: storetest.Dir(), Database: db,
+		AdminToken: adminToken, Partitions: 4,
+		// Short timers (production: a 1 s flush, a 3 s feed, a 10 s public
+		// lag), so a test waits on its polling deadline, not on a timer. A
+		// test whose assertion depends on a timer's length sets that one.
+		FlushEvery: testTimer, FeedEvery: testTimer, PublicLag: testTimer,
+		Retention: 72 * time.Hour, DuplicateWindow: 30 * time.Minute,
+		// Tests give each visitor its own address through X-Forwarded-For.
+		TrustedProxies: []string{"127.0.0.1/32"},
+		// Those addresses are made up, and hosting networks announce some
+		// of them: tests that judge AS numbers turn the lookup on.
+		ASNDB: "off",
+	}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	m := NewMain(cfg, Roles{Ingest: true, Validate: true, API: true}, logger, io.Discard, now)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := m.Run(ctx); err != nil {
+		m.Close()
+		t.Fatalf("start: %v", err)
+	}
+	t.Cleanup(m.Close)
+	return m
+}
+
+// testTimer is the flush, feed and public-lag interval of end-to-end
+// configs.
+const testTimer = 100 * time.Millisecond
+
+func newDB() string { return fmt.Sprintf("e2e_%d_%d", os.Getpid(), dbSeq.Add(1)) }
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// client sends hits to one Main.
+type client struct {
+	t    *testing.T
+	base string
+	hc   *http.Client
+}
+
+func newClient(t *testing.T, m *Main) *client {
+	return &client{t: t, base: "http://" + m.Addr(), hc: &http.Client{Timeout: 30 * time.Second}}
+}
+
+func (c *client) do(req *http.Request) (int, []byte) {
+	c.t.Helper()
+	// Hits go out as a browser sends them (the header_mismatch rule rejects
+	// a browser UA without its headers), unless a test set its own.
+	if p := req.URL.Path; (p == "/p.gif" || p == "/v1/events") && req.Header.Get("Accept-Language") == "" {
+		loadgen.SetBrowserHeaders(req.Header, req.UserAgent(), req.Method == http.MethodPost)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		c.t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func (c *client) addSite(domain string) string {
+	c.t.Helper()
+	req, _ := http.NewRequest("POST", c.base+"/v1/admin/sites", strings.NewReader(`{"domain":"`+domain+`"}`))
+	req.Header.Set("Authorization", "Bearer "+adminToken)
+	req.Header.Set("Content-Type", "application/json")
+	code, body := c.do(req)
+	if code != http.StatusCreated {
+		c.t.Fatalf("add site: %d %s", code, body)
+	}
+	var out struct{ Site, Token string }
+	if err := json.Unmarshal(body, &out); err != nil || out.Token == "" {
+		c.t.Fatalf("add site body %s: %v", body, err)
+	}
+	return out.Token
+}
+
+type hit struct {
+	ip, ua, site, page, id string
+	webdriver              bool
+	beacon                 bool
+}
+
+func (c *client) send(h hit) int {
+	c.t.Helper()
+	var req *http.Request
+	if h.beacon {
+		// What vc.js reports from a real browser on a plain-HTTP page.
+		hints := map[string]any{"sw": 1920, "sh": 1080, "lang": 2, "tz": true, "uad": false, "sec": false}
+		ev := map[string]any{"site": h.site, "page": h.page, "webdriver": h.webdriver, "hints": hints}
+		if h.id != "" {
+			ev["id"] = h.id
+		}
+		b, _ := json.Marshal(ev)
+		req, _ = http.NewRequest("POST", c.base+"/v1/events", bytes.NewReader(b))
+		req.Header.Set("Content-Type", "text/plain;charset=UTF-8")
+	} else {
+		q := url.Values{"site": {h.site}, "page": {h.page}}
+		if h.id != "" {
+			q.Set("id", h.id)
+		}
+		req, _ = http.NewRequest("GET", c.base+"/p.gif?"+q.Encode(), nil)
+	}
+	req.Header.Set("X-Forwarded-For", h.ip)
+	if h.ua != "" {
+		req.Header.Set("User-Agent", h.ua)
+	} else {
+		req.Header["User-Agent"] = []string{""}
+	}
+	code, _ := c.do(req)
+	return code
+}
+
+type countBody struct {
+	Site    string `json:"site"`
+	Page    string `json:"page"`
+	Views   uint64 `json:"views"`
+	Uniques uint64 `json:"uniques"`
+	AsOf    string `json:"as_of"`
+	Pending uint64 `json:"pending"`
+}
+
+func (c *client) count(site, page string) (int, countBody, http.Header) {
+	c.t.Helper()
+	req, _ := http.NewRequest("GET", c.base+"/v1/sites/"+site+"/count?page="+url.QueryEscape(page), nil)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out countBody
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out, resp.Header
+}
+
+// eventually polls f until it returns "" or the deadline passes.
+func eventually(t *testing.T, d time.Duration, f func() string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		msg := f()
+		if msg == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not reached within %s: %s", d, msg)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// reasons reads views_raw's row count per verdict for site.
+func reasons(t *testing.T, m *Main, site string) map[string]uint64 {
+	t.Helper()
+	res, err := m.store.Query(context.Background(), queries.Text("reasons"), store.Params{"site": site})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]uint64{}
+	for _, r := range res.TextRows() {
+		var n uint64
+		fmt.Sscan(r[1], &n)
+		out[r[0]] = n
+	}
+	return out
+}
+
+func TestParsePartitions(t *testing.T) {
+	f := func(in string, n int, want string) {
+		t.Helper()
+		got, err := parsePartitions(in, n)
+		if s := fmt.Sprint(got); err != nil && want != "error" || err == nil && s != want {
+			t.Errorf("parsePartitions(%q, %d) = %v, %v; want %s", in, n, got, err, want)
+		}
+	}
+	f("0-3,6", 8, "[0 1 2 3 6]")
+	f("7", 8, "[7]")
+	f("1,1,0-1", 8, "[1 0]")
+	f("8", 8, "error")
+	f("3-1", 8, "error")
+	f("a", 8, "error")
+	f("-1", 8, "error")
+}
+
+func TestFlagsForThroughput(t *testing.T) {
+	c, err := parseConfig("serve", []string{"--window-keys", "9000000", "--flush-every", "2s", "--pprof-listen", "127.0.0.1:6060"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.WindowKeys != 9_000_000 || c.FlushEvery != 2*time.Second || c.PprofListen != "127.0.0.1:6060" {
+		t.Errorf("parsed %d, %s, %q", c.WindowKeys, c.FlushEvery, c.PprofListen)
+	}
+	// Unset, the partition count is the stream's; an owned list is checked
+	// against it once the stream is open, not here.
+	c, err = parseConfig("validate", []string{"--validate-partitions", "0-7"})
+	if err != nil || c.Partitions != 0 || len(c.OwnPartitions) != 8 {
+		t.Errorf("unset partitions: %v, %d, %v", err, c.Partitions, c.OwnPartitions)
+	}
+	if _, err := parseConfig("validate", []string{"--partitions", "4", "--validate-partitions", "0-7"}); err == nil {
+		t.Error("partitions 4 accepted an owned partition 7")
+	}
+}
