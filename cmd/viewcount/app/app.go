@@ -334,20 +334,13 @@ func (m *Main) ingestConfig() (ingest.Config, error) {
 	return icfg, nil
 }
 
-// ruleConfig is the validators' rule configuration from the flags: zero
-// fields take validate's defaults; the duplicate windows and the settle
-// hold then get the process budgets, split among the partitions this
-// process validates (validate.New).
+// ruleConfig is the validators' rule configuration: Config.Rules, which
+// the flags set, with the bot and spam files loaded into it. Zero fields
+// take judge's defaults; the duplicate windows and the settle hold then
+// get the process budgets, split among the partitions this process
+// validates (validate.New).
 func (m *Main) ruleConfig() (judge.Config, error) {
-	var cfg judge.Config
-	cfg.DuplicateWindow = m.cfg.DuplicateWindow
-	cfg.VisitorRateLimit, cfg.NetworkRateLimit, cfg.BlockRateLimit = m.cfg.VisitorRate, m.cfg.NetworkRate, m.cfg.BlockRate
-	cfg.RotationMaxUAs, cfg.RotationWindow = m.cfg.RotationUAs, m.cfg.RotationWindow
-	cfg.ReplaceBotList, cfg.ReplaceSpamReferrers = m.cfg.BotListReplace, m.cfg.SpamReplace
-	cfg.AllowMissingHints = m.cfg.AllowNoHints
-	cfg.IgnoreHeaders = m.cfg.IgnoreHeaders
-	cfg.SettleWindow = m.cfg.SettleWindow
-	cfg.MaxKeys = m.cfg.WindowKeys
+	cfg := m.cfg.Rules
 	if m.cfg.BotList != "" {
 		patterns, err := judge.LoadPatterns(m.cfg.BotList)
 		if err != nil {
@@ -507,7 +500,7 @@ func (m *Main) migrate(ctx context.Context) error {
 // views only when this process validates (a lone api process cannot see
 // another's).
 func (m *Main) pendingCounter() validate.PendingCounter {
-	settle := m.cfg.SettleWindow
+	settle := m.cfg.Rules.SettleWindow
 	if settle <= 0 {
 		settle = judge.DefaultConfig().SettleWindow
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/internal/stream/streamtest"
 	"github.com/viewcount/viewcount/sql/store/storetest"
+	"github.com/viewcount/viewcount/validate/judge"
 )
 
 // clusterRoles starts role processes against one NATS cluster and one
@@ -37,11 +38,12 @@ func (h *clusterRoles) start(name, data string, roles Roles, tweak func(*Config)
 	cfg := Config{
 		Listen: "127.0.0.1:0", Data: data, StoreDir: storetest.Dir(), Database: h.db,
 		NATSURL: h.cl.URL(), NATSReplicas: 3, Partitions: 4,
-		PublicLag: testTimer, AdminToken: adminToken, Retention: 72 * time.Hour, DuplicateWindow: 30 * time.Minute,
+		PublicLag: testTimer, AdminToken: adminToken, Retention: 72 * time.Hour,
 		TrustedProxies: []string{"127.0.0.1/32"}, ASNDB: "off", CountryDB: "off",
 		// Settling would hold some views for two minutes; the windows
 		// need not be the production size for a few thousand visitors.
-		SettleWindow: -time.Second, WindowKeys: 1 << 16, FlushEvery: testTimer,
+		Rules:      judge.Config{DuplicateWindow: 30 * time.Minute, SettleWindow: -time.Second, MaxKeys: 1 << 16},
+		FlushEvery: testTimer,
 		// Under continuous load every feed runs, and each costs ~110 ms of
 		// CPU whatever its rows (rollup.FeedConfig): 100 ms feeds of four
 		// partitions would want more cores than CI has.

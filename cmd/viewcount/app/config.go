@@ -35,23 +35,12 @@ type Config struct {
 	AdminTokenFlag  bool
 	Partitions      int
 	Retention       time.Duration
-	DuplicateWindow time.Duration
-	BotList         string
-	BotListReplace  bool
-	SpamReferrers   string
-	SpamReplace     bool
-	AllowNoHints    bool
-	SettleWindow    time.Duration
-	VisitorRate     int
-	NetworkRate     int
-	BlockRate       int // views of one page a minute from one IPv6 /32
-	RotationUAs     int
-	RotationWindow  time.Duration
+	BotList         string // a file of extra bot patterns, loaded into Rules at start
+	SpamReferrers   string // a file of referrer-spam hosts, loaded into Rules at start
 	DatacenterLists []string
 	OwnPartitions   []int // partitions this process validates; nil = all
 	FlushEvery      time.Duration
 	FeedEvery       time.Duration
-	WindowKeys      int
 	KeepQuery       bool
 	NATSSyncAlways  bool
 	NATSReplicas    int
@@ -65,7 +54,6 @@ type Config struct {
 	CountryDB       string        // MMDB country database; "" = the default (geo.DefaultPath), "off" = none
 	StatsCacheMB    int           // the stats API's answer cache in MiB; 0 = none
 	ASNDB           string        // AS-number data directory; "" = the default (asn.DefaultPath), "off" = none
-	IgnoreHeaders   bool          // the validators do not judge request headers (header_mismatch off)
 	// Analysts' read-only SQL listener (ClickHouse's HTTP interface) and
 	// the limits the engine holds each of its queries to.
 	SQLListen           string // "" = off
@@ -73,7 +61,11 @@ type Config struct {
 	SQLMaxExecutionTime time.Duration
 	SQLMaxResultRows    int
 	SQLMaxMemoryMB      int
-	Cluster             string // ClickHouse cluster the schema goes on (sql/migrations/cluster); "" = one server
+	// Rules is the validators' rule configuration, which the rule flags
+	// set directly; a zero field takes judge's default, and the duplicate
+	// windows and the settle hold get the process budgets (validate.New).
+	Rules   judge.Config
+	Cluster string // ClickHouse cluster the schema goes on (sql/migrations/cluster); "" = one server
 }
 
 // envFlag declares a flag whose default comes from an environment variable,
@@ -234,20 +226,20 @@ func declareConfig(name string, c *Config, l *configLists, lookup func(string) (
 
 	e.section("Validation rules", "How the validators judge each view; a zero number or duration takes the built-in value the usage names.")
 	e.str(&l.owned, "validate-partitions", "VIEWCOUNT_VALIDATE_PARTITIONS", "", "partitions this process validates, e.g. 0-3,6; empty = all")
-	e.dur(&c.DuplicateWindow, "duplicate-window", "VIEWCOUNT_DUPLICATE_WINDOW", rules.DuplicateWindow, "repeat views of a page by a visitor within this count once")
-	e.int(&c.WindowKeys, "window-keys", "VIEWCOUNT_WINDOW_KEYS", 0, fmt.Sprintf("keys each duplicate window (event ids, visitor+page) remembers per partition, 16 bytes each (0 = %d shared by the partitions this process validates)", judge.ProcessWindowKeys))
+	e.dur(&c.Rules.DuplicateWindow, "duplicate-window", "VIEWCOUNT_DUPLICATE_WINDOW", rules.DuplicateWindow, "repeat views of a page by a visitor within this count once")
+	e.int(&c.Rules.MaxKeys, "window-keys", "VIEWCOUNT_WINDOW_KEYS", 0, fmt.Sprintf("keys each duplicate window (event ids, visitor+page) remembers per partition, 16 bytes each (0 = %d shared by the partitions this process validates)", judge.ProcessWindowKeys))
 	e.str(&c.BotList, "bot-list", "VIEWCOUNT_BOT_LIST", "", "file of extra bot user-agent patterns, one per line")
-	e.bool(&c.BotListReplace, "bot-list-replace", "VIEWCOUNT_BOT_LIST_REPLACE", "use only --bot-list, not the built-in bot lists")
+	e.bool(&c.Rules.ReplaceBotList, "bot-list-replace", "VIEWCOUNT_BOT_LIST_REPLACE", "use only --bot-list, not the built-in bot lists")
 	e.str(&c.SpamReferrers, "spam-referrers", "VIEWCOUNT_SPAM_REFERRERS", "", "file of referrer-spam hosts, one per line (extends the built-in list)")
-	e.bool(&c.SpamReplace, "spam-referrers-replace", "VIEWCOUNT_SPAM_REFERRERS_REPLACE", "use only --spam-referrers, not the built-in list")
-	e.bool(&c.AllowNoHints, "allow-missing-hints", "VIEWCOUNT_ALLOW_MISSING_HINTS", "do not reject beacon events without browser hints (while old tracker copies are cached)")
-	e.bool(&c.IgnoreHeaders, "ignore-headers", "VIEWCOUNT_IGNORE_HEADERS", "do not reject views whose request lacks the headers the claimed browser sends (header_mismatch), e.g. behind a proxy that strips Accept-Language")
-	e.dur(&c.SettleWindow, "settle-window", "VIEWCOUNT_SETTLE_WINDOW", 0, fmt.Sprintf("how long views of watched visitors/networks are held before counting (0 = default %s, negative = off)", fmtDuration(rules.SettleWindow)))
-	e.int(&c.VisitorRate, "visitor-rate", "VIEWCOUNT_VISITOR_RATE", 0, fmt.Sprintf("views per minute beyond which a visitor's views are rate (0 = default %d)", rules.VisitorRateLimit))
-	e.int(&c.NetworkRate, "network-rate", "VIEWCOUNT_NETWORK_RATE", 0, fmt.Sprintf("views per minute beyond which a /24 or /48's views are rate (0 = default %d)", rules.NetworkRateLimit))
-	e.int(&c.BlockRate, "block-rate", "VIEWCOUNT_BLOCK_RATE", 0, fmt.Sprintf("views of one page per minute beyond which an IPv6 /32's views of it are rate, whichever of its /48s they come from (0 = default %d)", rules.BlockRateLimit))
-	e.int(&c.RotationUAs, "rotation-uas", "VIEWCOUNT_ROTATION_UAS", 0, fmt.Sprintf("distinct user agents per network within --rotation-window beyond which its views are network_rotation (0 = default %d)", rules.RotationMaxUAs))
-	e.dur(&c.RotationWindow, "rotation-window", "VIEWCOUNT_ROTATION_WINDOW", 0, fmt.Sprintf("window of the rotation rule (0 = default %s)", fmtDuration(rules.RotationWindow)))
+	e.bool(&c.Rules.ReplaceSpamReferrers, "spam-referrers-replace", "VIEWCOUNT_SPAM_REFERRERS_REPLACE", "use only --spam-referrers, not the built-in list")
+	e.bool(&c.Rules.AllowMissingHints, "allow-missing-hints", "VIEWCOUNT_ALLOW_MISSING_HINTS", "do not reject beacon events without browser hints (while old tracker copies are cached)")
+	e.bool(&c.Rules.IgnoreHeaders, "ignore-headers", "VIEWCOUNT_IGNORE_HEADERS", "do not reject views whose request lacks the headers the claimed browser sends (header_mismatch), e.g. behind a proxy that strips Accept-Language")
+	e.dur(&c.Rules.SettleWindow, "settle-window", "VIEWCOUNT_SETTLE_WINDOW", 0, fmt.Sprintf("how long views of watched visitors/networks are held before counting (0 = default %s, negative = off)", fmtDuration(rules.SettleWindow)))
+	e.int(&c.Rules.VisitorRateLimit, "visitor-rate", "VIEWCOUNT_VISITOR_RATE", 0, fmt.Sprintf("views per minute beyond which a visitor's views are rate (0 = default %d)", rules.VisitorRateLimit))
+	e.int(&c.Rules.NetworkRateLimit, "network-rate", "VIEWCOUNT_NETWORK_RATE", 0, fmt.Sprintf("views per minute beyond which a /24 or /48's views are rate (0 = default %d)", rules.NetworkRateLimit))
+	e.int(&c.Rules.BlockRateLimit, "block-rate", "VIEWCOUNT_BLOCK_RATE", 0, fmt.Sprintf("views of one page per minute beyond which an IPv6 /32's views of it are rate, whichever of its /48s they come from (0 = default %d)", rules.BlockRateLimit))
+	e.int(&c.Rules.RotationMaxUAs, "rotation-uas", "VIEWCOUNT_ROTATION_UAS", 0, fmt.Sprintf("distinct user agents per network within --rotation-window beyond which its views are network_rotation (0 = default %d)", rules.RotationMaxUAs))
+	e.dur(&c.Rules.RotationWindow, "rotation-window", "VIEWCOUNT_ROTATION_WINDOW", 0, fmt.Sprintf("window of the rotation rule (0 = default %s)", fmtDuration(rules.RotationWindow)))
 
 	e.section("Public counts and stats", "How fresh the public counts are and how much of the stats API's answers is kept.")
 	e.dur(&c.PublicLag, "public-lag", "VIEWCOUNT_PUBLIC_LAG", 10*time.Second, "how often public counts are refreshed")

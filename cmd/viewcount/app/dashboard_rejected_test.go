@@ -40,7 +40,7 @@ func TestDashboardRejected(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) {
-		c.SettleWindow = -1 // counted at once: the test reads what the validators decided
+		c.Rules.SettleWindow = -1 // counted at once: the test reads what the validators decided
 		c.BotList = bots
 	}, time.Now)
 	c := newClient(t, m)

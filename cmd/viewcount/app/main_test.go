@@ -19,6 +19,7 @@ import (
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
+	"github.com/viewcount/viewcount/validate/judge"
 )
 
 // chDB runs one engine per process: every test shares storetest's engine
@@ -50,7 +51,7 @@ func startMainWith(t *testing.T, data, db string, tweak func(*Config), now func(
 		// lag), so a test waits on its polling deadline, not on a timer. A
 		// test whose assertion depends on a timer's length sets that one.
 		FlushEvery: testTimer, FeedEvery: testTimer, PublicLag: testTimer,
-		Retention: 72 * time.Hour, DuplicateWindow: 30 * time.Minute,
+		Retention: 72 * time.Hour, Rules: judge.Config{DuplicateWindow: 30 * time.Minute},
 		// Tests give each visitor its own address through X-Forwarded-For.
 		TrustedProxies: []string{"127.0.0.1/32"},
 		// Those addresses are made up, and hosting networks announce some
@@ -240,8 +241,8 @@ func TestFlagsForThroughput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.WindowKeys != 9_000_000 || c.FlushEvery != 2*time.Second || c.PprofListen != "127.0.0.1:6060" {
-		t.Errorf("parsed %d, %s, %q", c.WindowKeys, c.FlushEvery, c.PprofListen)
+	if c.Rules.MaxKeys != 9_000_000 || c.FlushEvery != 2*time.Second || c.PprofListen != "127.0.0.1:6060" {
+		t.Errorf("parsed %d, %s, %q", c.Rules.MaxKeys, c.FlushEvery, c.PprofListen)
 	}
 	// Unset, the partition count is the stream's; an owned list is checked
 	// against it once the stream is open, not here.

@@ -27,7 +27,7 @@ import (
 func TestOwnViewShownAtOnce(t *testing.T) {
 	exe := vcjsChromium(t)
 	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) {
-		c.SettleWindow = -1 // one browser, several views a minute: not held
+		c.Rules.SettleWindow = -1 // one browser, several views a minute: not held
 		// A 1 s public lag, not testTimer: a count is one short while a
 		// feed lands between its reading and the feed-progress read
 		// (api/own.go), and refreshing every 100 ms opens that window ten
