@@ -53,6 +53,7 @@ comes second, the built-in default last. Durations are Go durations
 	for _, s := range e.sections {
 		fmt.Fprintf(&b, "- [%s](#%s)\n", s.Title, anchor(s.Title))
 	}
+	fmt.Fprintf(&b, "- [%s](#%s)\n", envOnlyTitle, anchor(envOnlyTitle))
 	for _, s := range e.sections {
 		fmt.Fprintf(&b, "\n## %s\n", s.Title)
 		if s.Intro != "" {
@@ -71,7 +72,23 @@ comes second, the built-in default last. Durations are Go durations
 				f.Name, f.Name, arg, f.Env, def, f.Usage)
 		}
 	}
+	fmt.Fprintf(&b, "\n## %s\n\n%s\n", envOnlyTitle, envOnlyIntro)
+	for _, v := range envOnly {
+		fmt.Fprintf(&b, "\n### `%s`\n\nenv `%s` · default %s\n\n%s\n", v.Name, v.Name, v.Default, v.Usage)
+	}
 	return b.String()
+}
+
+const (
+	envOnlyTitle = "Environment only"
+	envOnlyIntro = "Variables with no flag: the embedded store's loader and the Go runtime read them."
+)
+
+// envOnly are the settings a role reads from the environment alone, listed
+// after the flags on docs/configuration.md.
+var envOnly = []struct{ Name, Default, Usage string }{
+	{"CHDB_LIB_PATH", "the copy `make chdb` put in the cache, else the loader's path", "path of libchdb.so, the embedded store's engine; loaded only when the embedded store is used (no `CLICKHOUSE_DSN`)."},
+	{"GOMEMLIMIT", "none", "Go's soft memory limit, e.g. `1200MiB`: caps the garbage Go keeps around, trading some GC CPU for a lower ceiling; see Sizing a machine in [invalid-traffic.md](invalid-traffic.md#the-evidence-model)."},
 }
 
 // anchor is the fragment GitHub gives a heading.

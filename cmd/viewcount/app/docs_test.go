@@ -87,6 +87,35 @@ func TestConfigurationDocsMachineIndependent(t *testing.T) {
 	}
 }
 
+// TestConfigurationDocsEnvOnly: the variables that have no flag each have a
+// section on the page, linked from its contents, and none is a flag's
+// variable too.
+func TestConfigurationDocsEnvOnly(t *testing.T) {
+	page := flagsMarkdown()
+	if !strings.Contains(page, "\n- [Environment only](#environment-only)\n") || !strings.Contains(page, "\n## Environment only\n") {
+		t.Error("no Environment only section in the contents and the page")
+	}
+	var c Config
+	var l configLists
+	e := declareConfig("serve", &c, &l, nil)
+	flagEnv := map[string]string{}
+	for _, s := range e.sections {
+		for _, f := range s.Flags {
+			flagEnv[f.Env] = f.Name
+		}
+	}
+	for _, want := range []string{"CHDB_LIB_PATH", "GOMEMLIMIT"} {
+		if !strings.Contains(page, "\n### `"+want+"`\n") {
+			t.Errorf("%s has no section in the page", want)
+		}
+	}
+	for _, v := range envOnly {
+		if f, ok := flagEnv[v.Name]; ok {
+			t.Errorf("%s is listed as environment only but is --%s's variable", v.Name, f)
+		}
+	}
+}
+
 // TestDocsCommand: `viewcount docs flags` prints the page; anything else is
 // a usage error.
 func TestDocsCommand(t *testing.T) {
