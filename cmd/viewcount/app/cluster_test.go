@@ -77,7 +77,7 @@ func (m *Main) kill() {
 	m.Close()
 }
 
-// TestNATSClusterKills is issue 12's cluster test: a 3-node NATS cluster
+// TestNATSClusterKills is the cluster's fault test: a 3-node NATS cluster
 // (the stream and every bucket with 3 replicas), 2 ingest, 2 validate and
 // an api process. Load goes through both ingest processes; mid-run one
 // validator and one NATS node (see pickVictim) are killed, then both come

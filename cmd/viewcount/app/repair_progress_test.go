@@ -38,7 +38,7 @@ func waitValid(t *testing.T, m *Main, site string, want uint64) {
 }
 
 // TestRepairCommands runs the whole process through both kinds of damaged
-// progress (issue 9, finding 5), as an operator meets them: a progress
+// progress (docs/operations.md, Recovery), as an operator meets them: a progress
 // record beyond the stream's end makes serve refuse to start, naming
 // `repair stream`; missing records make the partitions stop, failing
 // /readyz's parts, naming `repair progress`. After each repair the server

@@ -64,7 +64,7 @@ func runCmd(args ...string) (string, error) {
 	return out.String() + errOut.String(), err
 }
 
-// Finding 5 of issue 9, end to end: `viewcount check` names the damaged
+// A damaged rollup end to end: `viewcount check` names the damaged
 // part and the differing counts and exits 1; `repair rollups` rebuilds the
 // rollup so the counts are back, equal to the recount, and check passes.
 func TestCheckAndRepairRollups(t *testing.T) {

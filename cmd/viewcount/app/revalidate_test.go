@@ -26,7 +26,7 @@ import (
 // signature is what version 2 adds (--bot-list).
 const sneakyUA = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/99.0.4844.51 Safari/537.36"
 
-// TestRevalidateV1ToV2 is issue 11's acceptance test: traffic whose bots
+// TestRevalidateV1ToV2 is revalidation end to end: traffic whose bots
 // the version-1 rules miss is counted; version 2 adds their signature; a
 // revalidation over the range, cut half way through its rebuild and run
 // again, leaves the public counts, the breakdowns and views_raw equal to a
