@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 )
 
@@ -110,7 +111,7 @@ func (a *API) breakdown(req *request) (*answer, error) {
 		// The pages of one page: its own row of the all-pages breakdown.
 		p["page"], p["value"] = "", req.page
 	}
-	rows, err := a.query(req.ctx, qBreakdown, p, 3)
+	rows, err := selectRows[queries.StatsBreakdownRow](req.ctx, a, qBreakdown, p)
 	if err != nil {
 		return nil, err
 	}
@@ -121,37 +122,29 @@ func (a *API) breakdown(req *request) (*answer, error) {
 	out := breakdownJSON{meta: req.meta(s), By: by, Rows: make([]rowJSON, 0, len(rows)), Limit: limit, Offset: offset}
 	ans := &answer{header: []string{by, "views", "uniques"}, end: s.to}
 	for _, r := range rows {
-		n, err := uints(qBreakdown, r[1:]...)
-		if err != nil {
-			return nil, err
-		}
-		u := viewcount.CapUniques(n[0], uniques[r[0]])
-		v := r[0]
+		u := viewcount.CapUniques(r.Views, uniques[r.Value])
+		v := r.Value
 		if v == "" {
 			v = emptyValue(by)
 		}
-		out.Rows = append(out.Rows, rowJSON{Value: v, Views: n[0], Uniques: u})
-		out.TotalValues = n[1]
+		out.Rows = append(out.Rows, rowJSON{Value: v, Views: r.Views, Uniques: u})
+		out.TotalValues = r.TotalValues
 		if by == "page" {
-			out.UniquesError = max(out.UniquesError, pageUniquesError(n[0], u))
+			out.UniquesError = max(out.UniquesError, pageUniquesError(r.Views, u))
 		} else {
 			out.UniquesError = max(out.UniquesError, dimSketch.uniquesError(u))
 		}
-		ans.rows = append(ans.rows, []string{v, strconv.FormatUint(n[0], 10), strconv.FormatUint(u, 10)})
+		ans.rows = append(ans.rows, []string{v, strconv.FormatUint(r.Views, 10), strconv.FormatUint(u, 10)})
 	}
 	if len(rows) == 0 && offset > 0 {
 		// Past the last value: count them for the client's pager.
 		p["offset"] = "0"
 		p["limit"] = "1"
-		if rows, err = a.query(req.ctx, qBreakdown, p, 3); err != nil {
+		if rows, err = selectRows[queries.StatsBreakdownRow](req.ctx, a, qBreakdown, p); err != nil {
 			return nil, err
 		}
 		if len(rows) == 1 {
-			n, err := uints(qBreakdown, rows[0][2])
-			if err != nil {
-				return nil, err
-			}
-			out.TotalValues = n[0]
+			out.TotalValues = rows[0].TotalValues
 		}
 	}
 	ans.json = out
@@ -164,39 +157,31 @@ func (a *API) pageBreakdown(req *request, by, column string, s span, limit, offs
 	p := s.params(req.site)
 	p["page"], p["column"], p["exact"] = req.page, column, strconv.Itoa(exactBelow)
 	p["limit"], p["offset"] = strconv.Itoa(limit), strconv.Itoa(offset)
-	rows, err := a.query(req.ctx, qBreakdownPage, p, 4)
+	rows, err := selectRows[queries.StatsBreakdownPageRow](req.ctx, a, qBreakdownPage, p)
 	if err != nil {
 		return nil, err
 	}
 	out := breakdownJSON{meta: req.meta(s), By: by, Rows: make([]rowJSON, 0, len(rows)), Limit: limit, Offset: offset}
 	ans := &answer{header: []string{by, "views", "uniques"}, end: s.to}
 	for _, r := range rows {
-		n, err := uints(qBreakdownPage, r[1:]...)
-		if err != nil {
-			return nil, err
-		}
-		v := r[0]
+		v := r.Value
 		if v == "" {
 			v = emptyValue(by)
 		}
-		uq := viewcount.CapUniques(n[0], n[1])
-		out.Rows = append(out.Rows, rowJSON{Value: v, Views: n[0], Uniques: uq})
-		out.TotalValues = n[2]
-		out.UniquesError = max(out.UniquesError, pageUniquesError(n[0], uq))
-		ans.rows = append(ans.rows, []string{v, strconv.FormatUint(n[0], 10), strconv.FormatUint(uq, 10)})
+		uq := viewcount.CapUniques(r.Views, r.Uniques)
+		out.Rows = append(out.Rows, rowJSON{Value: v, Views: r.Views, Uniques: uq})
+		out.TotalValues = r.TotalValues
+		out.UniquesError = max(out.UniquesError, pageUniquesError(r.Views, uq))
+		ans.rows = append(ans.rows, []string{v, strconv.FormatUint(r.Views, 10), strconv.FormatUint(uq, 10)})
 	}
 	if len(rows) == 0 && offset > 0 {
 		// Past the last value: count them for the client's pager.
 		p["offset"], p["limit"] = "0", "1"
-		if rows, err = a.query(req.ctx, qBreakdownPage, p, 4); err != nil {
+		if rows, err = selectRows[queries.StatsBreakdownPageRow](req.ctx, a, qBreakdownPage, p); err != nil {
 			return nil, err
 		}
 		if len(rows) == 1 {
-			n, err := uints(qBreakdownPage, rows[0][3])
-			if err != nil {
-				return nil, err
-			}
-			out.TotalValues = n[0]
+			out.TotalValues = rows[0].TotalValues
 		}
 	}
 	ans.json = out
@@ -209,17 +194,13 @@ func (a *API) pageBreakdown(req *request, by, column string, s span, limit, offs
 // tile is; every other value merges dim_rollup's sketches
 // (stats_breakdown_uniques), also as a large page's tile does. The two
 // reads run side by side on the store's two query connections.
-func (a *API) rankingUniques(ctx context.Context, by string, p store.Params, rows [][]string) (map[string]uint64, error) {
+func (a *API) rankingUniques(ctx context.Context, by string, p store.Params, rows []queries.StatsBreakdownRow) (map[string]uint64, error) {
 	var small, large []string
 	for _, r := range rows {
-		n, err := uints(qBreakdown, r[1])
-		if err != nil {
-			return nil, err
-		}
-		if by == "page" && n[0] < exactBelow {
-			small = append(small, r[0])
+		if by == "page" && r.Views < exactBelow {
+			small = append(small, r.Value)
 		} else {
-			large = append(large, r[0])
+			large = append(large, r.Value)
 		}
 	}
 	var exact map[string]uint64
@@ -234,15 +215,9 @@ func (a *API) rankingUniques(ctx context.Context, by string, p store.Params, row
 	if len(large) > 0 {
 		lp := maps.Clone(p)
 		lp["values"] = store.ArrayParam(large)
-		urows, err := a.query(ctx, qBreakdownUniq, lp, 2)
-		if err == nil {
-			for _, r := range urows {
-				var n []uint64
-				if n, err = uints(qBreakdownUniq, r[1]); err != nil {
-					break
-				}
-				out[r[0]] = n[0]
-			}
+		urows, err := selectRows[queries.StatsBreakdownUniquesRow](ctx, a, qBreakdownUniq, lp)
+		for _, r := range urows {
+			out[r.Value] = r.Uniques
 		}
 		if err != nil {
 			_ = g.Wait()

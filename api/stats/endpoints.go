@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/sql/queries"
+	"github.com/viewcount/viewcount/sql/store"
 )
 
 // meta is what every answer carries.
@@ -163,17 +165,13 @@ func (a *API) timeseries(req *request) (*answer, error) {
 		// latency: live ranges").
 		name, p["page"], seriesSketch = qPageSeries, req.page, pageSketch
 	}
-	rows, err := a.query(req.ctx, name, p, 3)
+	rows, err := selectRows[queries.StatsSeriesRow](req.ctx, a, name, p)
 	if err != nil {
 		return nil, err
 	}
 	byT := make(map[int64]counts, len(rows))
 	for _, r := range rows {
-		n, err := uints(name, r...)
-		if err != nil {
-			return nil, err
-		}
-		byT[int64(n[0])] = counts{n[1], n[2]}.shown()
+		byT[int64(r.T)] = counts{r.Views, r.Uniques}.shown()
 	}
 	out := seriesJSON{meta: req.meta(span{starts[0], s.to}), Interval: iv, Buckets: make([]bucketJSON, len(starts))}
 	ans := &answer{header: []string{"t", "views", "uniques"}, rows: make([][]string, len(starts)), end: s.to}
@@ -203,17 +201,13 @@ type realtimeJSON struct {
 // is behind (0 when nothing of it waits).
 func (a *API) realtime(req *request) (*answer, error) {
 	from := req.now.Truncate(time.Minute).Add(-4 * time.Minute)
-	rows, err := a.query(req.ctx, qRealtime, map[string]string{"site": req.site, "from": dbTime(from)}, 2)
+	rows, err := selectRows[queries.StatsRealtimeRow](req.ctx, a, qRealtime, store.Params{"site": req.site, "from": dbTime(from)})
 	if err != nil {
 		return nil, err
 	}
 	var c counts
 	if len(rows) == 1 {
-		n, err := uints(qRealtime, rows[0]...)
-		if err != nil {
-			return nil, err
-		}
-		c = counts{n[0], n[1]}.shown()
+		c = counts{rows[0].Views, rows[0].Visitors}.shown()
 	}
 	req.page = "" // realtime is the whole site's
 	out := realtimeJSON{meta: req.meta(span{from, req.now}), Views5m: c.views, VisitorsNow: c.uniques,

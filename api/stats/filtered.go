@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 )
 
@@ -54,13 +55,13 @@ func (a *API) filtered(req *request) (*answer, error) {
 		defer close(done)
 		top, topErr = a.topFiltered(req, span{starts[0], s.to}, limit)
 	}()
-	rows, err := a.query(req.ctx, qReasonSeries, func() map[string]string {
+	rows, err := selectRows[queries.StatsReasonSeriesRow](req.ctx, a, qReasonSeries, func() store.Params {
 		// A page's reason rows are hours only (migration 008).
 		grain, daily := seriesGrain(iv, req.loc, req.page == "")
 		p := seriesParams(req.site, s, grain, daily, req.loc.String())
 		p["page"] = req.page
 		return p
-	}(), 3)
+	}())
 	<-done
 	if err == nil {
 		err = topErr
@@ -79,17 +80,13 @@ func (a *API) filtered(req *request) (*answer, error) {
 		out.Buckets[i] = reasonBucket{T: req.format(t), ByReason: map[string]uint64{}}
 	}
 	for _, r := range rows {
-		n, err := uints(qReasonSeries, r[0], r[2])
-		if err != nil {
-			return nil, err
-		}
-		i, ok := index[int64(n[0])]
+		i, ok := index[int64(r.T)]
 		if !ok {
 			continue // an hour outside the local days (zones with a non-hour offset)
 		}
-		out.Buckets[i].ByReason[r[1]] += n[1]
-		out.ByReason[r[1]] += n[1]
-		out.Filtered += n[1]
+		out.Buckets[i].ByReason[r.Reason] += r.Events
+		out.ByReason[r.Reason] += r.Events
+		out.Filtered += r.Events
 	}
 	ans := &answer{header: []string{"kind", "t", "page", "reason", "filtered"}, end: s.to}
 	for _, b := range out.Buckets {
@@ -118,36 +115,29 @@ func (a *API) topFiltered(req *request, s span, limit int) ([]filteredPage, erro
 	}
 	p := s.params(req.site)
 	p["limit"] = strconv.Itoa(limit)
-	rows, err := a.query(req.ctx, qFilteredPages, p, 2)
+	top, err := selectRows[queries.StatsFilteredPagesRow](req.ctx, a, qFilteredPages, p)
 	if err != nil {
 		return nil, err
 	}
-	pages := make([]filteredPage, 0, len(rows))
-	at := make(map[string]int, len(rows))
-	names := make([]string, 0, len(rows))
-	for _, r := range rows {
-		n, err := uints(qFilteredPages, r[1])
-		if err != nil {
-			return nil, err
-		}
-		at[r[0]] = len(pages)
-		names = append(names, r[0])
-		pages = append(pages, filteredPage{Page: r[0], Filtered: n[0], ByReason: map[string]uint64{}})
+	pages := make([]filteredPage, 0, len(top))
+	at := make(map[string]int, len(top))
+	names := make([]string, 0, len(top))
+	for _, r := range top {
+		at[r.TopPage] = len(pages)
+		names = append(names, r.TopPage)
+		pages = append(pages, filteredPage{Page: r.TopPage, Filtered: r.Filtered, ByReason: map[string]uint64{}})
 	}
 	if len(pages) == 0 {
 		return pages, nil
 	}
 	p["pages"] = store.ArrayParam(names)
-	if rows, err = a.query(req.ctx, qFilteredWhy, p, 3); err != nil {
+	why, err := selectRows[queries.StatsFilteredReasonsRow](req.ctx, a, qFilteredWhy, p)
+	if err != nil {
 		return nil, err
 	}
-	for _, r := range rows {
-		n, err := uints(qFilteredWhy, r[2])
-		if err != nil {
-			return nil, err
-		}
-		if i, ok := at[r[0]]; ok {
-			pages[i].ByReason[r[1]] = n[0]
+	for _, r := range why {
+		if i, ok := at[r.Page]; ok {
+			pages[i].ByReason[r.Reason] = r.Events
 		}
 	}
 	return pages, nil

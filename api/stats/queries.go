@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strconv"
 	"time"
 
 	"github.com/viewcount/viewcount/sql/queries"
@@ -35,30 +34,15 @@ var queryNames = []string{qSummary, qPageTotal, qPageExact, qSeries, qPageSeries
 // counts are valid views and merged uniques.
 type counts struct{ views, uniques uint64 }
 
-func (a *API) query(ctx context.Context, name string, p store.Params, columns int) ([][]string, error) {
-	res, err := a.cfg.Store.Query(ctx, queries.Text(name), p)
+// selectRows runs the named query and scans its rows into T, its row type
+// in sql/queries (rows.go): each column read by name, a missing column or
+// a value T cannot hold exactly being the error.
+func selectRows[T any](ctx context.Context, a *API, name string, p store.Params) ([]T, error) {
+	rows, err := store.Select[T](ctx, a.cfg.Store, queries.Text(name), p)
 	if err != nil {
 		return nil, fmt.Errorf("stats: %s: %w", name, err)
 	}
-	for _, r := range res.TextRows() {
-		if len(r) != columns {
-			return nil, fmt.Errorf("stats: %s: %d columns, want %d", name, len(r), columns)
-		}
-	}
-	return res.TextRows(), nil
-}
-
-// uints parses cells as uint64.
-func uints(name string, cells ...string) ([]uint64, error) {
-	out := make([]uint64, len(cells))
-	for i, c := range cells {
-		n, err := strconv.ParseUint(c, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("stats: %s: %w", name, err)
-		}
-		out[i] = n
-	}
-	return out, nil
+	return rows, nil
 }
 
 // pageTotal is one page's views and uniques over cur and over prev (the
@@ -70,20 +54,15 @@ func uints(name string, cells ...string) ([]uint64, error) {
 func (a *API) pageTotal(ctx context.Context, site, page string, cur, prev span) (now, before counts, err error) {
 	p := periodParams(site, cur, prev, false)
 	p["page"] = page
-	name := qPageTotal
-	rows, err := a.query(ctx, name, p, 3)
+	rows, err := selectRows[queries.StatsPageTotalRow](ctx, a, qPageTotal, p)
 	if err != nil {
 		return counts{}, counts{}, err
 	}
 	for _, r := range rows {
-		n, err := uints(name, r...)
-		if err != nil {
-			return counts{}, counts{}, err
-		}
-		if n[0] == 1 {
-			now = counts{n[1], n[2]}
+		if r.Current == 1 {
+			now = counts{r.Views, r.Uniques}
 		} else {
-			before = counts{n[1], n[2]}
+			before = counts{r.Views, r.Uniques}
 		}
 	}
 	var g errgroup.Group
@@ -112,17 +91,13 @@ func (a *API) pageTotal(ctx context.Context, site, page string, cur, prev span) 
 func (a *API) pageExact(ctx context.Context, p store.Params, pages []string) (map[string]uint64, error) {
 	p = maps.Clone(p) // the caller's may be read beside this
 	p["pages"] = store.ArrayParam(pages)
-	rows, err := a.query(ctx, qPageExact, p, 2)
+	rows, err := selectRows[queries.StatsPageExactRow](ctx, a, qPageExact, p)
 	if err != nil {
 		return nil, err
 	}
 	out := make(map[string]uint64, len(rows))
 	for _, r := range rows {
-		n, err := uints(qPageExact, r[1])
-		if err != nil {
-			return nil, err
-		}
-		out[r[0]] = n[0]
+		out[r.Page] = r.Uniques
 	}
 	return out, nil
 }
@@ -155,26 +130,22 @@ func (a *API) summaryCounts(ctx context.Context, site, page string, cur, prev sp
 		<-done
 		return out, errors.Join(totalErr, err)
 	}
-	rows, err := a.query(ctx, qSummary, periodParams(site, cur, prev, false), 4)
+	rows, err := selectRows[queries.StatsSummaryRow](ctx, a, qSummary, periodParams(site, cur, prev, false))
 	if err != nil {
 		return out, err
 	}
 	out.byReason = map[string]uint64{}
 	for _, r := range rows {
-		n, err := uints(qSummary, r[0], r[2], r[3])
-		if err != nil {
-			return out, err
-		}
 		switch {
-		case r[1] == "" && n[0] == 1:
-			out.now = counts{n[1], n[2]}
-		case r[1] == "":
-			out.before = counts{n[1], n[2]}
-		case n[0] == 1:
-			out.byReason[r[1]] = n[1]
-			out.filtered += n[1]
+		case r.Reason == "" && r.Current == 1:
+			out.now = counts{r.Views, r.Uniques}
+		case r.Reason == "":
+			out.before = counts{r.Views, r.Uniques}
+		case r.Current == 1:
+			out.byReason[r.Reason] = r.Views
+			out.filtered += r.Views
 		default:
-			out.prevFiltered += n[1]
+			out.prevFiltered += r.Views
 		}
 	}
 	return out, nil
@@ -185,23 +156,19 @@ func (a *API) summaryCounts(ctx context.Context, site, page string, cur, prev sp
 func (a *API) reasons(ctx context.Context, site, page string, cur, prev span) (map[string]uint64, uint64, uint64, error) {
 	p := periodParams(site, cur, prev, page != "") // a page's reasons are kept in hours only
 	p["page"] = page
-	rows, err := a.query(ctx, qReasons, p, 3)
+	rows, err := selectRows[queries.StatsReasonsRow](ctx, a, qReasons, p)
 	if err != nil {
 		return nil, 0, 0, err
 	}
 	out := make(map[string]uint64, len(rows))
 	var sum, prevSum uint64
 	for _, r := range rows {
-		n, err := uints(qReasons, r[0], r[2])
-		if err != nil {
-			return nil, 0, 0, err
-		}
-		if n[0] == 0 {
-			prevSum += n[1]
+		if r.Current == 0 {
+			prevSum += r.Events
 			continue
 		}
-		out[r[1]] = n[1]
-		sum += n[1]
+		out[r.Reason] = r.Events
+		sum += r.Events
 	}
 	return out, sum, prevSum, nil
 }

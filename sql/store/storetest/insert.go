@@ -3,7 +3,6 @@ package storetest
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"testing"
 
 	"github.com/viewcount/viewcount"
@@ -41,17 +40,14 @@ func InsertFed(ctx context.Context, s store.Store, token string, rows []viewcoun
 // NumberBatch gives the rows that have none a batch number above every
 // batch stored or fed.
 func NumberBatch(ctx context.Context, s store.Store, rows []viewcount.Verdict) error {
-	res, err := s.Query(ctx, queries.Text(queries.FeedNextBatch), nil)
+	got, err := store.Select[queries.FeedNextBatchRow](ctx, s, queries.Text(queries.FeedNextBatch), nil)
 	if err != nil {
 		return fmt.Errorf("storetest: next batch: %w", err)
 	}
-	if len(res.TextRows()) != 1 || len(res.TextRows()[0]) != 1 {
-		return fmt.Errorf("storetest: next batch: got %q", res.TextRows())
+	if len(got) != 1 || got[0].PlusGreatestSubquery1Subquery21 == nil {
+		return fmt.Errorf("storetest: next batch: got %d rows or NULL", len(got))
 	}
-	next, err := strconv.ParseUint(res.TextRows()[0][0], 10, 64)
-	if err != nil {
-		return fmt.Errorf("storetest: next batch %q: %w", res.TextRows()[0][0], err)
-	}
+	next := *got[0].PlusGreatestSubquery1Subquery21
 	for i := range rows {
 		if rows[i].Batch == 0 {
 			rows[i].Batch = next

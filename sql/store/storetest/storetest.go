@@ -142,11 +142,14 @@ func breakPart(t testing.TB, s store.Store, table string, active int) string {
 	ctx := context.Background()
 	p := store.Params{"t": table, "active": strconv.Itoa(active)}
 	// Test-only SQL: the statements an operator's crash stands in for.
-	res, err := s.Query(ctx, "SELECT name, path FROM system.parts WHERE database = currentDatabase() AND table = {t:String} AND active = {active:UInt8} ORDER BY name LIMIT 1", p)
-	if err != nil || len(res.TextRows()) != 1 {
-		t.Fatalf("find a part of %s: %v %v", table, err, res)
+	parts, err := store.Select[struct {
+		Name string `ch:"name"`
+		Path string `ch:"path"`
+	}](ctx, s, "SELECT name, path FROM system.parts WHERE database = currentDatabase() AND table = {t:String} AND active = {active:UInt8} ORDER BY name LIMIT 1", p)
+	if err != nil || len(parts) != 1 {
+		t.Fatalf("find a part of %s: %v (%d parts)", table, err, len(parts))
 	}
-	name, dir := res.TextRows()[0][0], res.TextRows()[0][1]
+	name, dir := parts[0].Name, parts[0].Path
 	if err := s.Exec(ctx, "DETACH TABLE {t:Identifier}", p); err != nil {
 		t.Fatalf("detach %s: %v", table, err)
 	}
