@@ -147,41 +147,13 @@ type DetachedPartsRow struct {
 	Covered     uint8   `ch:"covered"`
 }
 
-// ExplainEventRow is a row of explain_event.sql.
+// ExplainEventRow is a row of explain_event.sql: revalidate_events.sql's
+// columns and the event's verdict, rule set and partition.
 type ExplainEventRow struct {
-	Seq                        uint64 `ch:"seq"`
-	Idx                        uint32 `ch:"idx"`
-	ToUnixTimestamp64MilliTime int64  `ch:"toUnixTimestamp64Milli(time)"`
-	Site                       string `ch:"site"`
-	Page                       string `ch:"page"`
-	Referrer                   string `ch:"referrer"`
-	Ua                         string `ch:"ua"`
-	EventId                    string `ch:"event_id"`
-	Visitor                    uint64 `ch:"visitor"`
-	Network                    uint64 `ch:"network"`
-	ToUInt8Webdriver           uint8  `ch:"toUInt8(webdriver)"`
-	ToUInt8Datacenter          uint8  `ch:"toUInt8(datacenter)"`
-	ToStringSource             string `ch:"toString(source)"`
-	ToUInt8HintsPresent        uint8  `ch:"toUInt8(hints_present)"`
-	ScreenW                    uint16 `ch:"screen_w"`
-	ScreenH                    uint16 `ch:"screen_h"`
-	Languages                  uint8  `ch:"languages"`
-	ToUInt8Tz                  uint8  `ch:"toUInt8(tz)"`
-	ToUInt8UaData              uint8  `ch:"toUInt8(ua_data)"`
-	ToUInt8SecureContext       uint8  `ch:"toUInt8(secure_context)"`
-	ToUInt8WindowReported      uint8  `ch:"toUInt8(window_reported)"`
-	WindowW                    uint16 `ch:"window_w"`
-	WindowH                    uint16 `ch:"window_h"`
-	UtmSource                  string `ch:"utm_source"`
-	UtmMedium                  string `ch:"utm_medium"`
-	UtmCampaign                string `ch:"utm_campaign"`
-	Country                    string `ch:"country"`
-	ReqFlags                   uint16 `ch:"req_flags"`
-	Asn                        uint32 `ch:"asn"`
-	Origin                     string `ch:"origin"`
-	ToStringVerdict            string `ch:"toString(verdict)"`
-	Rules                      string `ch:"rules"`
-	Partition                  uint16 `ch:"partition"`
+	RevalidateEventsRow
+	ToStringVerdict string `ch:"toString(verdict)"`
+	Rules           string `ch:"rules"`
+	Partition       uint16 `ch:"partition"`
 }
 
 // ExplainHistoryRow is a row of explain_history.sql.

@@ -198,4 +198,17 @@ func TestSelectChecksTheRowType(t *testing.T) {
 	f(ok{}, "SELECT 'x' views, 'p' page", "column views is String, the field uint64 cannot hold it")
 	f(ok{}, "SELECT toInt64(1) views, 'p' page", "column views is Int64")
 	f(ok{}, "SELECT toUInt64(1) views, CAST('p', 'Nullable(String)') page", "must be a pointer")
+
+	// A row type embedding another's reads its columns too (explain_event
+	// is revalidate_events and three more), in CheckRow and in Select.
+	type more struct {
+		ok
+		Rules string `ch:"rules"`
+	}
+	f(more{}, "SELECT toUInt64(1) views, 'p' page, 'r' rules", "")
+	f(more{}, "SELECT 'r' rules", `no column "views"`)
+	rows, err := store.Select[more](t.Context(), s, "SELECT toUInt64(7) views, 'p' page, 'r' rules", nil)
+	if err != nil || len(rows) != 1 || rows[0] != (more{ok{7, "p"}, "r"}) {
+		t.Errorf("Select of an embedding row type = %+v, %v", rows, err)
+	}
 }

@@ -40,7 +40,7 @@ func ScanAll[T any](res *Result) ([]T, error) {
 		var row T
 		v := reflect.ValueOf(&row).Elem()
 		for _, f := range fields {
-			f.set(res, v.Field(f.index))
+			f.set(res, v.FieldByIndex(f.index))
 		}
 		out = append(out, row)
 	}
@@ -50,16 +50,18 @@ func ScanAll[T any](res *Result) ([]T, error) {
 	return out, nil
 }
 
-// RowField is one tagged field of a row type.
+// RowField is one tagged field of a row type, by its index path (a field
+// of an embedded struct has two).
 type rowField struct {
-	index int
+	index []int
 	set   func(*Result, reflect.Value)
 }
 
 var timeType = reflect.TypeFor[time.Time]()
 
 // CheckRow checks that a row type (a struct with `ch` tags, given as a
-// value or a nil pointer to one) reads exactly the columns names of types:
+// value or a nil pointer to one; an embedded struct's tagged fields count
+// as its own) reads exactly the columns names of types:
 // every column has a field, every field a column of a type it can hold.
 func CheckRow(row any, names, types []string) error {
 	t := reflect.TypeOf(row)
@@ -82,13 +84,13 @@ func CheckRow(row any, names, types []string) error {
 	return nil
 }
 
-func fieldFor(t reflect.Type, col string) (int, bool) {
-	for i := range t.NumField() {
-		if t.Field(i).Tag.Get("ch") == col {
-			return i, true
+func fieldFor(t reflect.Type, col string) ([]int, bool) {
+	for _, f := range reflect.VisibleFields(t) {
+		if f.Tag.Get("ch") == col {
+			return f.Index, true
 		}
 	}
-	return 0, false
+	return nil, false
 }
 
 // plan maps each tagged field of t to its column and a setter that reads it
@@ -99,8 +101,7 @@ func plan(t reflect.Type, names, types []string) ([]rowField, error) {
 		return nil, fmt.Errorf("store: row type %s is not a struct", t)
 	}
 	var out []rowField
-	for i := range t.NumField() {
-		f := t.Field(i)
+	for _, f := range reflect.VisibleFields(t) {
 		name := f.Tag.Get("ch")
 		if name == "" || name == "-" {
 			continue
@@ -118,7 +119,7 @@ func plan(t reflect.Type, names, types []string) ([]rowField, error) {
 		if err != nil {
 			return nil, fmt.Errorf("store: %s.%s: %w", t, f.Name, err)
 		}
-		out = append(out, rowField{i, set})
+		out = append(out, rowField{f.Index, set})
 	}
 	return out, nil
 }
