@@ -194,7 +194,7 @@ func backlog(ctx context.Context, q Execer, fed map[int]Range) ([]waiting, error
 		}
 	}
 	if err := res.Err(); err != nil {
-		return nil, fmt.Errorf("rollup: feed backlog: %w", err)
+		return nil, fmt.Errorf("feed: feed backlog: %w", err)
 	}
 	return out, nil
 }

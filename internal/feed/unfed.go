@@ -48,7 +48,7 @@ func UnfedViews(ctx context.Context, q Execer, late time.Duration, p viewcount.P
 		p.Add(site, page, n, time.UnixMilli(ms).UTC())
 	}
 	if err := res.Err(); err != nil {
-		return nil, fmt.Errorf("rollup: views not fed yet: %w", err)
+		return nil, fmt.Errorf("feed: views not fed yet: %w", err)
 	}
 	stored = make(map[int]uint64, len(fed))
 	for p, r := range fed {
@@ -62,7 +62,7 @@ func UnfedViews(ctx context.Context, q Execer, late time.Duration, p viewcount.P
 		stored[part] = max(stored[part], b)
 	}
 	if err := res.Err(); err != nil {
-		return nil, fmt.Errorf("rollup: batches not fed yet: %w", err)
+		return nil, fmt.Errorf("feed: batches not fed yet: %w", err)
 	}
 	return stored, nil
 }

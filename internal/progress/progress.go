@@ -42,10 +42,10 @@ func Read(ctx context.Context, b Bucket, p int) (pr Record, ok bool, err error) 
 	case errors.Is(err, jetstream.ErrKeyNotFound):
 		return Record{}, false, nil
 	case err != nil:
-		return Record{}, false, fmt.Errorf("rollup: partition %d: read intent: %w", p, err)
+		return Record{}, false, fmt.Errorf("progress: partition %d: read intent: %w", p, err)
 	}
 	if err := json.Unmarshal(e.Value(), &pr); err != nil {
-		return Record{}, false, fmt.Errorf("rollup: partition %d: decode intent: %w", p, err)
+		return Record{}, false, fmt.Errorf("progress: partition %d: decode intent: %w", p, err)
 	}
 	return pr, true, nil
 }
@@ -55,7 +55,7 @@ func Read(ctx context.Context, b Bucket, p int) (pr Record, ok bool, err error) 
 func Write(ctx context.Context, b Bucket, p int, after uint64) error {
 	v, _ := json.Marshal(Record{First: after + 1, Last: after})
 	if _, err := b.Put(ctx, Key(p), v); err != nil {
-		return fmt.Errorf("rollup: partition %d: write progress: %w", p, err)
+		return fmt.Errorf("progress: partition %d: write progress: %w", p, err)
 	}
 	return nil
 }
