@@ -93,10 +93,29 @@ func (s *Server) counts(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	// A page asked twice is answered alike, and read again (own.go) once.
+	type withOwn struct {
+		r   *reading
+		own uint64
+	}
+	var mine map[string]withOwn
+	if len(own) > 0 {
+		mine = make(map[string]withOwn, len(pages))
+	}
 	oldest := rs[0].AsOf
 	for i, r := range rs {
+		if mine != nil {
+			o, ok := mine[pages[i]]
+			if !ok {
+				o.r, o.own = s.snap.ownOf(c.Request.Context(), own, site, pages[i], r)
+				mine[pages[i]] = o
+			}
+			r, resp.Counts[i].Own = o.r, o.own
+		}
 		resp.Counts[i].Views, resp.Counts[i].Uniques, resp.Counts[i].Pending = r.Views, r.Uniques, r.Pending
-		resp.Counts[i].Own = s.snap.ownOf(c.Request.Context(), own, pages[i], r)
+		if i == 0 {
+			oldest = r.AsOf
+		}
 		if r.AsOf.Before(oldest) {
 			oldest = r.AsOf
 		}

@@ -31,10 +31,12 @@ type Count struct {
 	Uniques uint64
 	AsOf    time.Time
 	Pending uint64
-	// done is the snapshot's read counter once the count's query had
-	// answered: feed progress read after it bounds what the count holds
-	// (own views).
-	done uint64
+	// begin and done are the snapshot's read counter before the count's
+	// query began and once it had answered, and before the feed progress
+	// last read when it began: with feed progress read after done, they
+	// bound what the count holds (own views).
+	begin, done uint64
+	before      *fedState
 }
 
 // PendingFunc counts the events not in the counts yet, per site and page,
@@ -187,7 +189,20 @@ func (s *Snapshot) get(ctx context.Context, site, page string) (*reading, error)
 			old = r
 		}
 	}
-	v, err, _ := s.group.Do(site+"\x00"+page, func() (any, error) {
+	r, err := s.fetchShared(ctx, k)
+	if err != nil {
+		if old != nil {
+			return old, nil // the store is out: the older count, whose as_of says so
+		}
+		return nil, err
+	}
+	return r, nil
+}
+
+// fetchShared reads k from the store and keeps the reading, one query for
+// concurrent callers.
+func (s *Snapshot) fetchShared(ctx context.Context, k key) (*reading, error) {
+	v, err, _ := s.group.Do(k.site+"\x00"+k.page, func() (any, error) {
 		c, err := s.fetch(ctx, k)
 		if err != nil {
 			return nil, err
@@ -195,9 +210,6 @@ func (s *Snapshot) get(ctx context.Context, site, page string) (*reading, error)
 		return s.store(k, c), nil
 	})
 	if err != nil {
-		if old != nil {
-			return old, nil // the store is out: the older count, whose as_of says so
-		}
 		return nil, err
 	}
 	return v.(*reading), nil
@@ -247,6 +259,8 @@ func (s *Snapshot) evictLocked() {
 
 func (s *Snapshot) fetch(ctx context.Context, k key) (Count, error) {
 	asOf := s.now().UTC()
+	before := s.fed.Load()
+	begin := s.reads.Add(1)
 	var (
 		res *store.Result
 		err error
@@ -259,7 +273,7 @@ func (s *Snapshot) fetch(ctx context.Context, k key) (Count, error) {
 	if err != nil {
 		return Count{}, fmt.Errorf("api: count %s%s: %w", k.site, k.page, err)
 	}
-	c := Count{AsOf: asOf, Pending: s.pendingOf(k), done: s.reads.Add(1)}
+	c := Count{AsOf: asOf, Pending: s.pendingOf(k), begin: begin, done: s.reads.Add(1), before: before}
 	if res.Next() {
 		c.Views, c.Uniques = res.Uint64("views"), res.Uint64("uniques")
 		if err := res.Err(); err != nil {
@@ -342,10 +356,12 @@ func (s *Snapshot) refresh(ctx context.Context) {
 // result has no views yet and gets zeros.
 func (s *Snapshot) fetchMany(ctx context.Context, site string, pages []string) (map[string]Count, error) {
 	asOf := s.now().UTC()
+	before := s.fed.Load()
+	begin := s.reads.Add(1)
 	out := make(map[string]Count, len(pages))
 	var named []string
 	for _, p := range pages {
-		out[p] = Count{AsOf: asOf, Pending: s.pendingOf(key{site, p})}
+		out[p] = Count{AsOf: asOf, Pending: s.pendingOf(key{site, p}), begin: begin, before: before}
 		if p == "" {
 			c, err := s.fetch(ctx, key{site: site})
 			if err != nil {
@@ -373,7 +389,7 @@ func (s *Snapshot) fetchMany(ctx context.Context, site string, pages []string) (
 		if err := res.Err(); err != nil {
 			return nil, fmt.Errorf("api: counts of %s: %w", site, err)
 		}
-		out[page] = Count{Views: views, Uniques: viewcount.CapUniques(views, uniques), AsOf: asOf, Pending: s.pendingOf(key{site, page}), done: done}
+		out[page] = Count{Views: views, Uniques: viewcount.CapUniques(views, uniques), AsOf: asOf, Pending: s.pendingOf(key{site, page}), begin: begin, done: done, before: before}
 	}
 	return out, nil
 }
