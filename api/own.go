@@ -6,36 +6,48 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/internal/feed"
 )
 
 // A reader's own views: a page showing its count includes the view it has
 // just sent, as a site shows a reader's own like at once, and never counts
 // it twice. The reader passes back where the beacon said the view is in
-// the stream (viewcount.StreamPosition); nothing reaches the rollups but by
-// a feed (feed.FedThrough), so feed progress read before a count's query
-// began says the count holds the view, and progress read after it
-// answered, short of the view, says the count lacks it. A view fed in
-// between (or whose feed the progress read before cannot place) leaves the
-// count in doubt: it is read again, after that progress read, and holds
-// the view. Whether the view will count at all (a reload is the same
-// visitor's duplicate) only the reader can know: vc.js passes the first
-// view of the page it sent that day, and it is taken as valid.
+// the stream (viewcount.StreamPosition), and nothing reaches the rollups
+// but by a feed, recorded before it runs and again once it has
+// (feed.FedThrough): so a count read after its partition's feeds were done
+// past the view holds it, and one read before they reached it lacks it.
+// A count that may have been read either side (the view fed meanwhile) is
+// read again, after a progress read that found the feed done; while the
+// view's feed runs, the answer waits for it (ownWait at most). Whether
+// the view will count at all (a reload is the same visitor's duplicate)
+// only the reader can know: vc.js passes the first view of the page it
+// sent that day, and it is taken as valid.
 //
 // So a count with its own view is never one over, and one short only when
 // feed progress or the re-read fails (the store's trouble shows in
-// readiness). A re-read needs a view fed since the reading began, so a
-// page is read again at most once per feed, whatever readers send.
+// readiness), a feed runs longer than ownWait, or the view is held for
+// settling (stored by a later batch than its sequence says). A re-read
+// needs a view fed since the reading began, so a page is read again at
+// most once per feed, whatever readers send.
 
 // maxOwnViews bounds a request's own views: vc.js sends one, of the page
 // it is on.
 const maxOwnViews = 10
 
-// FedFunc returns each partition's feed progress: the highest stream
-// sequence the feeds have reached, none above it being in the rollups
-// (feed.FedThrough). A partition never fed is absent.
-type FedFunc func(ctx context.Context) (map[int]uint64, error)
+// ownWait bounds how long an answer waits for the feed of a reader's own
+// view to return: a feed takes tens of milliseconds on a quiet box, and
+// a page's counts are not worth holding a reader longer than a couple of
+// seconds for.
+const ownWait = 2 * time.Second
+
+// FedFunc returns each partition's feed progress (feed.FedThrough): how
+// far the feeds have reached, none above it being in the rollups, and how
+// far they were done, all up to it being in them. A partition never fed
+// is absent.
+type FedFunc func(ctx context.Context) (map[int]feed.Fed, error)
 
 // TrackFeeds lets the snapshot tell, with f, whether a count lacks a
 // reader's own view. Without it no count is known to lack one.
@@ -45,18 +57,28 @@ func (s *Snapshot) TrackFeeds(f FedFunc) { s.fedFunc = f }
 // (after: it bounds every reading done before then) and once it was
 // (complete: it precedes every reading begun after then).
 type fedState struct {
-	through  map[int]uint64
+	fed      map[int]feed.Fed
 	after    uint64
 	complete uint64
 }
 
-// covers reports whether f had fed any of the views at pos.
-func (f *fedState) covers(pos []viewcount.StreamPosition) bool {
+// reached reports whether a feed had reached any of the views at pos.
+func (f *fedState) reached(pos []viewcount.StreamPosition) bool {
+	for _, p := range pos {
+		if p.Seq <= f.fed[p.Partition].Through {
+			return true
+		}
+	}
+	return false
+}
+
+// done reports whether the feed of any of the views at pos was done.
+func (f *fedState) done(pos []viewcount.StreamPosition) bool {
 	if f == nil {
 		return false
 	}
 	for _, p := range pos {
-		if through, ok := f.through[p.Partition]; ok && p.Seq <= through {
+		if p.Seq <= f.fed[p.Partition].Done {
 			return true
 		}
 	}
@@ -123,27 +145,56 @@ func (s *Snapshot) ownOf(ctx context.Context, own []ownView, site, page string, 
 		return r, 0
 	}
 	// Twice at most: a re-read joined the first time may have begun
-	// before the progress read that placed the view.
+	// before the progress read that found the view's feed done.
 	for range 2 {
-		if r.before.covers(mine) {
-			return r, 0 // fed before r's query began: r holds it
+		if r.before.done(mine) {
+			return r, 0 // done before r's query began: r holds it
 		}
 		f := s.fedAfter(ctx, r.done)
 		if f == nil {
 			return r, 0
 		}
-		if !f.covers(mine) {
-			return r, 1 // not fed when r had been read: r lacks it
+		if !f.reached(mine) {
+			return r, 1 // not reached when r had been read: r lacks it
+		}
+		if !f.done(mine) {
+			if f = s.awaitDone(ctx, mine); f == nil {
+				return r, 0
+			}
 		}
 		nr, err := s.fetchShared(ctx, key{site, page})
 		if err != nil {
 			return r, 0 // one short, as without progress
 		}
 		if r = nr; r.begin > f.complete {
-			return r, 0 // begun after f, which had fed it
+			return r, 0 // begun after f, which found it done
 		}
 	}
 	return r, 0
+}
+
+// awaitDone reads feed progress until the feed of one of the views at pos
+// is done, and returns that progress; nil when it is not within ownWait,
+// or cannot be read.
+func (s *Snapshot) awaitDone(ctx context.Context, pos []viewcount.StreamPosition) *fedState {
+	ctx, cancel := context.WithTimeout(ctx, s.ownWait)
+	defer cancel()
+	pause := 5 * time.Millisecond
+	for {
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+		// A read begun after every one so far: concurrent waiters share it.
+		f := s.fedAfter(ctx, s.reads.Load())
+		if f == nil || f.done(pos) {
+			return f
+		}
+		pause = min(2*pause, 100*time.Millisecond)
+	}
 }
 
 // fedAfter returns feed progress read after the reading done, from the
@@ -163,7 +214,7 @@ func (s *Snapshot) fedAfter(ctx context.Context, done uint64) *fedState {
 		v, err, _ := s.group.Do("\x02fed", func() (any, error) {
 			f := &fedState{after: s.reads.Add(1)}
 			var err error
-			if f.through, err = s.fedFunc(ctx); err != nil {
+			if f.fed, err = s.fedFunc(ctx); err != nil {
 				return nil, err
 			}
 			f.complete = s.reads.Add(1)

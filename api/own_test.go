@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/internal/feed"
+	"github.com/viewcount/viewcount/sql/store/storetest"
 )
 
 // TestCountsOwnView: a POST's own views are added to the counts that
@@ -29,10 +31,10 @@ func TestCountsOwnView(t *testing.T) {
 	fedThrough := func() uint64 { // partition 0's, where the fixture's views are
 		t.Helper()
 		through, err := feed.FedThrough(ctx, f.store)
-		if err != nil || through[0] == 0 {
-			t.Fatalf("feed progress %v %v", through, err)
+		if err != nil || through[0].Through == 0 || through[0].Done != through[0].Through {
+			t.Fatalf("feed progress %v %v, want partition 0 fed and done", through, err)
 		}
-		return through[0]
+		return through[0].Through
 	}
 	const path = "/v1/sites/example.com/counts"
 	post := func(body string) (*httptest.ResponseRecorder, []pageCount) {
@@ -72,7 +74,7 @@ func TestCountsOwnView(t *testing.T) {
 
 	// Without feed progress (TrackFeeds) no count is known to lack a view.
 	check("no feed progress", own([]string{"/a"}, "/a", "3:1"), 0)
-	f.snap.TrackFeeds(func(ctx context.Context) (map[int]uint64, error) {
+	f.snap.TrackFeeds(func(ctx context.Context) (map[int]feed.Fed, error) {
 		fedReads++
 		return feed.FedThrough(ctx, f.store)
 	})
@@ -139,7 +141,7 @@ func TestCountsOwnView(t *testing.T) {
 	}
 
 	// Progress that cannot be read adds no view.
-	f.snap.TrackFeeds(func(context.Context) (map[int]uint64, error) { return nil, errors.New("store out") })
+	f.snap.TrackFeeds(func(context.Context) (map[int]feed.Fed, error) { return nil, errors.New("store out") })
 	f.clock.t = f.clock.t.Add(time.Hour)
 	check("feed progress failing", own([]string{"/a"}, "/a", at(0, mine+1)), 0)
 }
@@ -207,7 +209,7 @@ func TestCountsOwnViewFedDuringRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.views(t, "example.com", "/a", 5)
-	f.snap.TrackFeeds(func(ctx context.Context) (map[int]uint64, error) { return feed.FedThrough(ctx, f.store) })
+	f.snap.TrackFeeds(func(ctx context.Context) (map[int]feed.Fed, error) { return feed.FedThrough(ctx, f.store) })
 	post := func(seq uint64) pageCount {
 		t.Helper()
 		w := f.post(t, "/v1/sites/example.com/counts", "text/plain", `{"pages":["/a"],"own":[{"page":"/a","position":"0:`+strconv.FormatUint(seq, 10)+`"}]}`)
@@ -224,7 +226,7 @@ func TestCountsOwnViewFedDuringRead(t *testing.T) {
 	// A reading newer than every progress read (the last is stale, so
 	// the next read fetches), then the feed lands while progress is read.
 	f.clock.t = f.clock.t.Add(time.Hour)
-	f.snap.TrackFeeds(func(ctx context.Context) (map[int]uint64, error) {
+	f.snap.TrackFeeds(func(ctx context.Context) (map[int]feed.Fed, error) {
 		if f.seq < mine {
 			f.views(t, "example.com", "/a", 1)
 		}
@@ -236,7 +238,8 @@ func TestCountsOwnViewFedDuringRead(t *testing.T) {
 }
 
 // TestCountsOwnViewProperty drives readings, refreshes, feeds (some landing
-// while progress is read) and own views of every position in a random
+// while progress is read, some recorded and run at a later progress read)
+// and own views of every position in a random
 // order, and checks each answer against what was fed: an answer without
 // the own view holds it (the count includes every view up to it, feeds
 // being in order), and one with it lacks it (never one over).
@@ -249,18 +252,34 @@ func TestCountsOwnViewProperty(t *testing.T) {
 	f.views(t, "example.com", "/a", 1)
 	first := f.seq // views at positions first..f.seq, one each
 	feedDuring := false
-	f.snap.TrackFeeds(func(ctx context.Context) (map[int]uint64, error) {
-		if feedDuring {
-			f.views(t, "example.com", "/a", 1)
+	var running *feed.Range // a feed recorded and not run
+	rng := rand.New(rand.NewPCG(1, 2))
+	views := func() {
+		f.views(t, "example.com", "/a", 1)
+		running = nil // CatchUp redoes the latest feed first
+	}
+	f.snap.TrackFeeds(func(ctx context.Context) (map[int]feed.Fed, error) {
+		switch {
+		case feedDuring:
+			views()
+		case running != nil && rng.IntN(2) == 0:
+			if err := feed.Copy(ctx, f.store, *running); err != nil {
+				return nil, err
+			}
+			running = nil
 		}
 		return feed.FedThrough(ctx, f.store)
 	})
-	rng := rand.New(rand.NewPCG(1, 2))
 	for step := range 120 {
 		feedDuring = false
-		switch rng.IntN(6) {
+		switch rng.IntN(7) {
 		case 0:
-			f.views(t, "example.com", "/a", 1)
+			views()
+		case 3:
+			if running == nil {
+				r := f.viewRunning(t, "example.com", "/a")
+				running = &r
+			}
 		case 1:
 			f.clock.t = f.clock.t.Add(f.snap.lag)
 			f.snap.refresh(ctx)
@@ -269,6 +288,9 @@ func TestCountsOwnViewProperty(t *testing.T) {
 		default:
 			feedDuring = rng.IntN(3) == 0
 			seq := first + uint64(rng.IntN(int(f.seq-first)+2)) // up to the next view's
+			if rng.IntN(2) == 0 {
+				seq = f.seq // the newest, most often the reader's
+			}
 			w := f.post(t, "/v1/sites/example.com/counts", "text/plain", `{"pages":["/a"],"own":[{"page":"/a","position":"0:`+strconv.FormatUint(seq, 10)+`"}]}`)
 			var got countsResponse
 			if err := json.Unmarshal(w.Body.Bytes(), &got); w.Code != 200 || err != nil || len(got.Counts) != 1 {
@@ -284,4 +306,76 @@ func TestCountsOwnViewProperty(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestCountsOwnViewFeedRunning: the reader's view is in a feed recorded and
+// not yet run. The answer waits for the feed (it runs on the second
+// progress read) and holds the view; a feed that never runs leaves it one
+// short after ownWait, never one over.
+func TestCountsOwnViewFeedRunning(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	if _, _, err := f.sites.Add(ctx, "example.com"); err != nil {
+		t.Fatal(err)
+	}
+	f.views(t, "example.com", "/a", 5)
+	post := func(seq uint64) pageCount {
+		t.Helper()
+		w := f.post(t, "/v1/sites/example.com/counts", "text/plain", `{"pages":["/a"],"own":[{"page":"/a","position":"0:`+strconv.FormatUint(seq, 10)+`"}]}`)
+		var got countsResponse
+		if err := json.Unmarshal(w.Body.Bytes(), &got); w.Code != 200 || err != nil || len(got.Counts) != 1 {
+			t.Fatalf("%d %s", w.Code, w.Body)
+		}
+		return got.Counts[0]
+	}
+
+	r := f.viewRunning(t, "example.com", "/a")
+	reads := 0
+	f.snap.TrackFeeds(func(ctx context.Context) (map[int]feed.Fed, error) {
+		if reads++; reads == 2 {
+			if err := feed.Copy(ctx, f.store, r); err != nil {
+				return nil, err
+			}
+		}
+		return feed.FedThrough(ctx, f.store)
+	})
+	if got := post(f.seq); got.Views != 6 || got.Own != 0 {
+		t.Errorf("own view in a running feed: %+v, want 6 views, the own view among them", got)
+	}
+	if reads != 2 {
+		t.Errorf("%d progress reads, want 2: one finding the feed running, one finding it done", reads)
+	}
+
+	f.snap.ownWait = 50 * time.Millisecond
+	f.snap.TrackFeeds(func(ctx context.Context) (map[int]feed.Fed, error) { return feed.FedThrough(ctx, f.store) })
+	f.viewRunning(t, "example.com", "/a") // and never run
+	f.clock.t = f.clock.t.Add(time.Hour)
+	if got := post(f.seq); got.Views != 6 || got.Own != 0 {
+		t.Errorf("own view in a feed that never runs: %+v, want 6 views and no own view (one short)", got)
+	}
+}
+
+// viewRunning stores one valid view of site+page and records its feed
+// without running it: the state while a feed runs.
+func (f *fixture) viewRunning(t *testing.T, site, page string) feed.Range {
+	t.Helper()
+	ctx := context.Background()
+	f.seq++
+	rows := []viewcount.Verdict{{Event: viewcount.Event{Time: f.clock.t, Site: site, Page: page, UA: "Mozilla/5.0",
+		Visitor: f.seq << 32, Source: viewcount.SourcePixel}, Reason: viewcount.Valid, Seq: f.seq}}
+	if err := storetest.NumberBatch(ctx, f.store, rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.store.InsertViews(ctx, "", rows); err != nil {
+		t.Fatal(err)
+	}
+	fed, err := feed.Progress(ctx, f.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := feed.Range{Partition: 0, First: fed[0].Last + 1, Last: rows[0].Batch}
+	if err := feed.Record(ctx, f.store, r); err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -101,6 +101,7 @@ type Snapshot struct {
 	reads   atomic.Uint64
 	fedFunc FedFunc
 	fed     atomic.Pointer[fedState]
+	ownWait time.Duration
 }
 
 // CountPending makes the snapshot count what is pending with f before each
@@ -156,7 +157,7 @@ func NewSnapshot(q Querier, lag time.Duration, maxKeys int, now func() time.Time
 	// time old; half a lag of slack keeps such pages from being fetched by
 	// readers just before their refresh comes round.
 	return &Snapshot{q: q, lag: lag, stale: lag + lag/2, idle: max(10*time.Minute, 10*lag), max: maxKeys, now: now,
-		logger: logger.With("component", "snapshot"), entries: map[key]*entry{}}
+		logger: logger.With("component", "snapshot"), entries: map[key]*entry{}, ownWait: ownWait}
 }
 
 // Get returns the count of site+page (page "" for the whole site).

@@ -18,7 +18,8 @@ var noFeed = rollup.Config{MaxRows: 1 << 20, Feed: rollup.FeedConfig{Rows: 1 << 
 // TestFeedTakesRowsByBatch: a verdict held for settling is stored by a
 // later batch under its own, earlier sequence. The feed takes rows by the
 // batch that stored them, so it is counted although its sequence lies in
-// a range already fed. FedThrough says how far the feeds reached.
+// a range already fed. FedThrough says how far the feeds reached: every
+// feed here has run, so Done is Through.
 func TestFeedTakesRowsByBatch(t *testing.T) {
 	p := newPipe(t, 4, 10)
 	ctx := context.Background()
@@ -33,8 +34,8 @@ func TestFeedTakesRowsByBatch(t *testing.T) {
 			t.Fatalf("FedThrough: %v %v, want %v", got, err, want)
 		}
 		for k, v := range want {
-			if got[k] != v {
-				t.Fatalf("FedThrough: %v, want %v", got, want)
+			if got[k] != (feed.Fed{Through: v, Done: v}) {
+				t.Fatalf("FedThrough: %v, want %v through and done", got, want)
 			}
 		}
 	}
@@ -87,6 +88,11 @@ func TestFeedRedoneAfterCrash(t *testing.T) {
 	if err := feed.Record(ctx, p.store, feed.Range{Partition: 0, First: 1, Last: 6}); err != nil { // and the crash
 		t.Fatal(err)
 	}
+	// Recorded, never run: it bounds what the rollups hold, and is not
+	// taken for done.
+	if got, err := feed.FedThrough(ctx, p.store); err != nil || len(got) != 1 || got[0] != (feed.Fed{Through: 6}) {
+		t.Fatalf("FedThrough after the crash: %v %v, want through 6, nothing done", got, err)
+	}
 	for i := range 2 {
 		w, err := sink.Open(ctx, 0)
 		if err != nil {
@@ -100,6 +106,9 @@ func TestFeedRedoneAfterCrash(t *testing.T) {
 		}
 		if raw, views := p.counts(t); raw != 60 || views != 60 {
 			t.Fatalf("restart %d: raw %d views %d, want 60", i+1, raw, views)
+		}
+		if got, err := feed.FedThrough(ctx, p.store); err != nil || got[0] != (feed.Fed{Through: 6, Done: 6}) {
+			t.Fatalf("restart %d: FedThrough %v %v, want through and done 6", i+1, got, err)
 		}
 	}
 }

@@ -80,10 +80,15 @@ func Run(ctx context.Context, q Execer, partition int, first, last uint64, since
 	return Copy(ctx, q, r)
 }
 
-// Copy copies r into views_feed; rerunning a recorded r adds nothing.
+// Copy copies r into views_feed, then records it as done: from then on
+// the rollups hold it (FedThrough's Done). Rerunning a recorded r adds
+// nothing.
 func Copy(ctx context.Context, q Execer, r Range) error {
 	if err := q.Exec(ctx, queries.Text(queries.Feed), r.params()); err != nil {
 		return fmt.Errorf("feed: partition %d: feed batches %d-%d: %w", r.Partition, r.First, r.Last, err)
+	}
+	if err := q.Exec(ctx, queries.Text(queries.FeedDone), r.params()); err != nil {
+		return fmt.Errorf("feed: partition %d: record feed %d-%d done: %w", r.Partition, r.First, r.Last, err)
 	}
 	return nil
 }
@@ -92,40 +97,58 @@ func Copy(ctx context.Context, q Execer, r Range) error {
 // the partition stored by batches up to its Last is in the rollups, or
 // is in that feed, which may not have run.
 func Progress(ctx context.Context, q Execer) (map[int]Range, error) {
+	fed, _, err := progress(ctx, q)
+	return fed, err
+}
+
+// progress is Progress, and per partition the last batch of the latest
+// feed known to be done (0: none).
+func progress(ctx context.Context, q Execer) (map[int]Range, map[int]uint64, error) {
 	res, err := q.Query(ctx, queries.Text(queries.FeedProgress), nil)
 	if err != nil {
-		return nil, fmt.Errorf("feed: read feed progress: %w", err)
+		return nil, nil, fmt.Errorf("feed: read feed progress: %w", err)
 	}
 	out := make(map[int]Range, res.Len())
+	done := make(map[int]uint64, res.Len())
 	for res.Next() {
 		p, first, last := res.Int("partition"), res.Uint64("argMax(first, last)"), res.Uint64("max(last)")
 		since := res.Int64("toUnixTimestamp64Milli(argMax(since, last))")
+		completed := res.Uint64("completed")
 		if err := res.Err(); err != nil {
-			return nil, fmt.Errorf("feed: feed progress: %w", err)
+			return nil, nil, fmt.Errorf("feed: feed progress: %w", err)
 		}
 		r := Range{Partition: p, First: first, Last: last}
 		if since > 0 {
 			r.Since = time.UnixMilli(since).UTC()
 		}
 		out[p] = r
+		done[p] = completed
 	}
-	return out, nil
+	return out, done, nil
 }
 
-// FedThrough returns, per partition, the highest stream sequence a feed
-// has reached: no row of a higher sequence is in the rollups, nor in a
-// feed yet (a row is stored by a batch at or after its own sequence, and
-// fed by that batch). Read after a count, it tells whether the count can
-// include an event at a given stream position (the public counts' own
-// views). A partition never fed is absent: nothing of it is counted.
-func FedThrough(ctx context.Context, q Execer) (map[int]uint64, error) {
-	fed, err := Progress(ctx, q)
+// Fed is how far a partition's feeds reached, by stream sequence (a row
+// is stored by a batch at or after its own sequence, and fed by that
+// batch). No row of a sequence above Through is in the rollups, nor in a
+// feed yet: Through is recorded before a feed runs. Every row stored by
+// a batch up to Done is in the rollups: Done is recorded once the feed
+// has run. Between them is the feed running now, if any.
+type Fed struct {
+	Through, Done uint64
+}
+
+// FedThrough returns each partition's Fed. Read after a count, Through
+// tells whether the count can include an event at a given stream
+// position; read before it, Done whether it must (the public counts'
+// own views). A partition never fed is absent: nothing of it is counted.
+func FedThrough(ctx context.Context, q Execer) (map[int]Fed, error) {
+	fed, done, err := progress(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[int]uint64, len(fed))
+	out := make(map[int]Fed, len(fed))
 	for p, r := range fed {
-		out[p] = r.Last
+		out[p] = Fed{Through: r.Last, Done: min(done[p], r.Last)}
 	}
 	return out, nil
 }

@@ -109,7 +109,8 @@ const (
 	RawLost                = "raw_lost"                 // params cutoff → site, stored, raw, lost
 	Feed                   = "feed"                     // params partition, first, last, since, token: views_raw → views_feed
 	FeedRecord             = "feed_record"              // params partition, first, last, since
-	FeedProgress           = "feed_progress"            // → partition, first, last, since of each partition's latest feed
+	FeedDone               = "feed_done"                // params partition, first, last, since: the feed's copy returned
+	FeedProgress           = "feed_progress"            // → partition, first, last, since of each partition's latest feed, completed
 	FeedBacklog            = "feed_backlog"             // params fed (Map(UInt16, UInt64)) → partition, last, rows
 	FeedNextBatch          = "feed_next_batch"          // → a batch number above every one stored or fed
 	RuleVersions           = "rule_versions"            // → rules, events, valid, first, last per rule set version

@@ -24,6 +24,7 @@ var rowTypes = map[string]any{
 	ExplainHistory:            ExplainHistoryRow{},
 	Feed:                      NoRows{},
 	FeedBacklog:               FeedBacklogRow{},
+	FeedDone:                  NoRows{},
 	FeedNextBatch:             FeedNextBatchRow{},
 	FeedProgress:              FeedProgressRow{},
 	FeedRecord:                NoRows{},
@@ -184,6 +185,7 @@ type FeedProgressRow struct {
 	ArgMaxFirstLast                       uint64 `ch:"argMax(first, last)"`
 	MaxLast                               uint64 `ch:"max(last)"`
 	ToUnixTimestamp64MilliArgMaxSinceLast int64  `ch:"toUnixTimestamp64Milli(argMax(since, last))"`
+	Completed                             uint64 `ch:"completed"`
 }
 
 // InvalidASNsRow is a row of invalid_asns.sql.

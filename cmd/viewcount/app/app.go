@@ -178,7 +178,7 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 		snap := api.NewSnapshot(m.store, m.cfg.PublicLag, 0, m.now, m.logger)
 		snap.CountPending(m.pendingCounter().Count)
-		snap.TrackFeeds(func(ctx context.Context) (map[int]uint64, error) { return feed.FedThrough(ctx, m.store) })
+		snap.TrackFeeds(func(ctx context.Context) (map[int]feed.Fed, error) { return feed.FedThrough(ctx, m.store) })
 		ruleSets, err := m.stream.KV(ctx, viewcount.BucketRules)
 		if err != nil {
 			return err
