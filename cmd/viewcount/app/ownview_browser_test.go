@@ -27,12 +27,12 @@ import (
 func TestOwnViewShownAtOnce(t *testing.T) {
 	exe := vcjsChromium(t)
 	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) {
-		c.Rules.SettleWindow = -1 // one browser, several views a minute: not held
+		c.Validate.Rules.SettleWindow = -1 // one browser, several views a minute: not held
 		// A 1 s public lag, not testTimer: a count is one short while a
 		// feed lands between its reading and the feed-progress read
 		// (api/own.go), and refreshing every 100 ms opens that window ten
 		// times as often as the 1 s this test's "1,001 both times" reads.
-		c.PublicLag = time.Second
+		c.API.PublicLag = time.Second
 	}, time.Now)
 	c := newClient(t, m)
 	c.addSite("example.com")
