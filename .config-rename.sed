@@ -14,11 +14,15 @@
 	s/^\t\t(\/\/.*)$/\t\1/
 	s/^\t\tListen: "127\.0\.0\.1:0", Data: data, StoreDir: storetest\.Dir\(\), Database: (db|h\.db),$/\tcfg.Listen, cfg.Data, cfg.Store.DataDir, cfg.Store.Database = "127.0.0.1:0", data, storetest.Dir(), \1/
 	s/^\t\tAdminToken: adminToken, Partitions: 4,$/\tcfg.API.AdminToken, cfg.Stream.Partitions = adminToken, 4/
-	s/^\t\tFlushEvery: testTimer, FeedEvery: testTimer, PublicLag: testTimer,$/\tcfg.Validate.FlushEvery, cfg.Validate.Feed.Every, cfg.API.PublicLag = testTimer, testTimer, testTimer/
+	s/^\t\/\/ Short timers \(production: a 1 s flush, a 3 s feed, a 10 s public$/\t\/\/ Short timers (production: a 1 s flush and held tick, a 3 s feed, a/
+	s/^\t\/\/ lag\), so a test waits on its polling deadline, not on a timer\. A$/\t\/\/ 10 s public lag), so a test waits on its polling deadline, not on a/
+	s/^\t\/\/ test whose assertion depends on a timer's length sets that one\.$/\t\/\/ timer. A test whose assertion depends on a timer's length sets that one./
+	s/^\t\tFlushEvery: testTimer, FeedEvery: testTimer, PublicLag: testTimer,$/\tcfg.Validate.FlushEvery, cfg.Validate.HeldEvery, cfg.Validate.Feed.Every = testTimer, testTimer, testTimer\n\tcfg.API.PublicLag = testTimer/
 	s/^\t\tRetention: 72 \* time\.Hour, Rules: (judge\.Config\{.*\}),$/\tcfg.Stream.Retention, cfg.Validate.Rules = 72 * time.Hour, \1/
 	s/^\t\tNATSURL: h\.cl\.URL\(\), NATSReplicas: 3, Partitions: 4,$/\tcfg.Stream.URL, cfg.Stream.Replicas, cfg.Stream.Partitions = h.cl.URL(), 3, 4/
 	s/^\t\tPublicLag: testTimer, AdminToken: adminToken, Retention: 72 \* time\.Hour,$/\tcfg.API.PublicLag, cfg.API.AdminToken, cfg.Stream.Retention = testTimer, adminToken, 72 * time.Hour/
 	s/^\t\tTrustedProxies: (\[\]string\{"127\.0\.0\.1\/32"\}), ASNDB: "off", CountryDB: "off",$/\tcfg.Ingest.TrustedProxies, cfg.Ingest.ASNDB, cfg.Ingest.CountryDB = \1, "off", "off"/
+	s/^\t\tFlushEvery: testTimer,$/\tcfg.Validate.FlushEvery, cfg.Validate.HeldEvery = testTimer, testTimer/
 	s/^\t\t(\w+): +(.*),$/\tcfg.\1 = \2/
 }
 

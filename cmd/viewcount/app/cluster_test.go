@@ -43,7 +43,7 @@ func (h *clusterRoles) start(name, data string, roles Roles, tweak func(*Config)
 	// Settling would hold some views for two minutes; the windows
 	// need not be the production size for a few thousand visitors.
 	cfg.Validate.Rules = judge.Config{DuplicateWindow: 30 * time.Minute, SettleWindow: -time.Second, MaxKeys: 1 << 16}
-	cfg.Validate.FlushEvery = testTimer
+	cfg.Validate.FlushEvery, cfg.Validate.HeldEvery = testTimer, testTimer
 	// Under continuous load every feed runs, and each costs ~110 ms of
 	// CPU whatever its rows (rollup.FeedConfig): 100 ms feeds of four
 	// partitions would want more cores than CI has.

@@ -47,10 +47,11 @@ func startMainWith(t *testing.T, data, db string, tweak func(*Config), now func(
 	var cfg Config
 	cfg.Listen, cfg.Data, cfg.Store.DataDir, cfg.Store.Database = "127.0.0.1:0", data, storetest.Dir(), db
 	cfg.API.AdminToken, cfg.Stream.Partitions = adminToken, 4
-	// Short timers (production: a 1 s flush, a 3 s feed, a 10 s public
-	// lag), so a test waits on its polling deadline, not on a timer. A
-	// test whose assertion depends on a timer's length sets that one.
-	cfg.Validate.FlushEvery, cfg.Validate.Feed.Every, cfg.API.PublicLag = testTimer, testTimer, testTimer
+	// Short timers (production: a 1 s flush and held tick, a 3 s feed, a
+	// 10 s public lag), so a test waits on its polling deadline, not on a
+	// timer. A test whose assertion depends on a timer's length sets that one.
+	cfg.Validate.FlushEvery, cfg.Validate.HeldEvery, cfg.Validate.Feed.Every = testTimer, testTimer, testTimer
+	cfg.API.PublicLag = testTimer
 	cfg.Stream.Retention, cfg.Validate.Rules = 72*time.Hour, judge.Config{DuplicateWindow: 30 * time.Minute}
 	// Tests give each visitor its own address through X-Forwarded-For.
 	cfg.Ingest.TrustedProxies = []string{"127.0.0.1/32"}
