@@ -93,6 +93,11 @@ type Options struct {
 	// Raw is views_raw, checked against each partition's progress record at
 	// its start (ErrCorruptProgress); nil skips that check.
 	Raw RawStore
+	// HeldEvery is how often a quiet partition with held verdicts due
+	// publishes a tick to release them; default 1s. Each tick is a stream
+	// message every restart replays, so a second keeps them few while a
+	// due view waits at most a second beyond a settle window of minutes.
+	HeldEvery time.Duration
 }
 
 // Validator runs one pull consumer per owned partition, judges every event
@@ -168,6 +173,9 @@ func New(cfg judge.Config, opts Options, js jetstream.JetStream, partitions int,
 	}
 	if opts.MaxLag <= 0 {
 		opts.MaxLag = 2 * time.Minute
+	}
+	if opts.HeldEvery <= 0 {
+		opts.HeldEvery = time.Second
 	}
 	if opts.Owner == "" {
 		host, _ := os.Hostname()
@@ -499,7 +507,7 @@ func (l *partitionLoop) idle(ctx context.Context) error {
 	if !l.streamPending {
 		l.pp.caughtUp(time.Now(), l.w.Oldest())
 	}
-	if now := l.v.opts.Now(); l.q.due(now) && time.Since(l.lastTick) >= time.Second {
+	if now := l.v.opts.Now(); l.q.due(now) && time.Since(l.lastTick) >= l.v.opts.HeldEvery {
 		l.lastTick = time.Now()
 		tick := &nats.Msg{Subject: viewcount.Subject(l.p), Header: nats.Header{TickHeader: {strconv.FormatInt(now.UnixMilli(), 10)}}}
 		if _, err := l.v.js.PublishMsg(ctx, tick); err != nil && ctx.Err() == nil {

@@ -20,8 +20,8 @@ import (
 func TestAdminTokenFlagWarns(t *testing.T) {
 	const secret = "vca_flagsecret0123456789"
 	c, err := parseConfig("serve", []string{"--admin-token", secret})
-	if err != nil || !c.AdminTokenFlag || c.AdminToken != secret {
-		t.Fatalf("--admin-token: flag %v token %q err %v", c.AdminTokenFlag, c.AdminToken, err)
+	if err != nil || !c.API.AdminTokenFlag || c.API.AdminToken != secret {
+		t.Fatalf("--admin-token: flag %v token %q err %v", c.API.AdminTokenFlag, c.API.AdminToken, err)
 	}
 	file := filepath.Join(t.TempDir(), "admin_token")
 	if err := os.WriteFile(file, []byte(secret+"\n"), 0o600); err != nil {
@@ -31,22 +31,23 @@ func TestAdminTokenFlagWarns(t *testing.T) {
 		t.Error("--admin-token with --admin-token-file: accepted")
 	}
 	c, err = parseConfig("serve", []string{"--admin-token-file", file})
-	if err != nil || c.AdminTokenFlag || c.AdminTokenFile != file {
-		t.Fatalf("--admin-token-file: flag %v file %q err %v", c.AdminTokenFlag, c.AdminTokenFile, err)
+	if err != nil || c.API.AdminTokenFlag || c.API.AdminTokenFile != file {
+		t.Fatalf("--admin-token-file: flag %v file %q err %v", c.API.AdminTokenFlag, c.API.AdminTokenFile, err)
 	}
 	if got, err := NewMain(c, Roles{}, slog.New(slog.DiscardHandler), io.Discard, time.Now).adminToken(); err != nil || got != secret {
 		t.Fatalf("token from --admin-token-file: %q, %v", got, err)
 	}
 	t.Setenv("VIEWCOUNT_ADMIN_TOKEN", secret)
-	if c, err := parseConfig("serve", nil); err != nil || c.AdminTokenFlag || c.AdminToken != secret {
-		t.Fatalf("VIEWCOUNT_ADMIN_TOKEN: flag %v token %q err %v", c.AdminTokenFlag, c.AdminToken, err)
+	if c, err := parseConfig("serve", nil); err != nil || c.API.AdminTokenFlag || c.API.AdminToken != secret {
+		t.Fatalf("VIEWCOUNT_ADMIN_TOKEN: flag %v token %q err %v", c.API.AdminTokenFlag, c.API.AdminToken, err)
 	}
 
 	// The server warns when it starts (an ingest-only process is enough:
 	// the warning comes before any role).
 	var logs bytes.Buffer
-	cfg := Config{Listen: "127.0.0.1:0", Data: t.TempDir(), PublicLag: time.Second, Partitions: 1, Retention: 72 * time.Hour,
-		AdminToken: secret, AdminTokenFlag: true, CountryDB: "off", ASNDB: "off"}
+	cfg := Config{Listen: "127.0.0.1:0", Data: t.TempDir()}
+	cfg.API.PublicLag, cfg.Stream.Partitions, cfg.Stream.Retention = time.Second, 1, 72*time.Hour
+	cfg.API.AdminToken, cfg.API.AdminTokenFlag, cfg.Ingest.CountryDB, cfg.Ingest.ASNDB = secret, true, "off", "off"
 	m := NewMain(cfg, Roles{Ingest: true}, slog.New(slog.NewTextHandler(&logs, nil)), io.Discard, time.Now)
 	if err := m.Run(t.Context()); err != nil {
 		t.Fatal(err)

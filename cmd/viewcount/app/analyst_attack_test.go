@@ -32,7 +32,7 @@ type analystAttack struct {
 
 func newAnalystAttack(t *testing.T) *analystAttack {
 	data := t.TempDir()
-	m := startMainWith(t, data, newDB(), func(c *Config) { c.SQLListen = "127.0.0.1:0" }, time.Now)
+	m := startMainWith(t, data, newDB(), func(c *Config) { c.SQL.Listen = "127.0.0.1:0" }, time.Now)
 	a := &analystAttack{t: t, m: m, sql: "http://" + m.SQLAddr(), data: data}
 	// The admin token where the service keeps one it made itself.
 	if err := os.WriteFile(filepath.Join(data, "admin_token"), []byte(adminToken+"\n"), 0o600); err != nil {
@@ -123,8 +123,8 @@ func TestAnalystAttacks(t *testing.T) {
 	a.refused("SELECT 1; USE system", 62)
 	a.refused("USE system", 164)
 	a.refused("SELECT 1; SELECT sleep(3); SELECT sleep(3)", 62)
-	if status, body, _ := a.query("SELECT currentDatabase()"); status != 200 || strings.TrimSpace(body) != m.cfg.Database {
-		t.Errorf("the analyst session after USE: %d %q, want %s", status, body, m.cfg.Database)
+	if status, body, _ := a.query("SELECT currentDatabase()"); status != 200 || strings.TrimSpace(body) != m.cfg.Store.Database {
+		t.Errorf("the analyst session after USE: %d %q, want %s", status, body, m.cfg.Store.Database)
 	}
 	// Finding 5: the salt's files in the stream's store are files like any.
 	salts, _ := filepath.Glob(filepath.Join(a.data, "*", "*", "streams", "KV_"+viewcount.BucketSalts, "msgs", "*"))

@@ -86,14 +86,14 @@ func (m *Main) Failed() <-chan error { return m.failed }
 
 // Run starts the roles and returns once the process serves; Close stops it.
 func (m *Main) Run(ctx context.Context) error {
-	if m.cfg.AdminTokenFlag {
+	if m.cfg.API.AdminTokenFlag {
 		m.logger.Warn(warnTokenFlag)
 	}
 	// The lock comes before anything opens a file in the data dir (see
 	// dirLock); a process on a NATS cluster and a ClickHouse server keeps
 	// only its admin token there and needs none.
-	embeddedStore := m.cfg.ClickHouseDSN == "" && (m.roles.Validate || m.roles.API)
-	if m.cfg.NATSURL == "" || embeddedStore {
+	embeddedStore := m.cfg.Store.DSN == "" && (m.roles.Validate || m.roles.API)
+	if m.cfg.Stream.URL == "" || embeddedStore {
 		l, err := lockDataDir(m.cfg.Data)
 		if err != nil {
 			return err
@@ -105,8 +105,9 @@ func (m *Main) Run(ctx context.Context) error {
 		return fmt.Errorf("data dir: %w", err)
 	}
 	var err error
-	m.stream, err = stream.Open(ctx, stream.Config{URL: m.cfg.NATSURL, DataDir: m.cfg.Data, Partitions: m.cfg.Partitions,
-		Retention: m.cfg.Retention, SyncAlways: m.cfg.NATSSyncAlways, Replicas: m.cfg.NATSReplicas, Health: m.Metrics}, m.logger)
+	scfg := m.cfg.Stream
+	scfg.DataDir, scfg.Health = m.cfg.Data, m.Metrics
+	m.stream, err = stream.Open(ctx, scfg, m.logger)
 	if err != nil {
 		return err
 	}
@@ -119,7 +120,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	checks := map[string]httpserve.Checker{"stream": m.stream.Ready}
 	if m.roles.Validate || m.roles.API {
-		m.store, err = store.Open(ctx, store.Config{DSN: m.cfg.ClickHouseDSN, DataDir: m.cfg.StoreDir, Database: m.cfg.Database}, m.logger)
+		m.store, err = store.Open(ctx, m.cfg.Store.Config, m.logger)
 		if err != nil {
 			return err
 		}
@@ -131,7 +132,7 @@ func (m *Main) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	if m.cfg.NATSURL == "" {
+	if m.cfg.Stream.URL == "" {
 		// An embedded stream that lost its tail would give new hits
 		// sequences the partitions skip: acknowledged, never counted.
 		if err := validate.CheckStreamTail(ctx, m.stream.JS, m.store, m.stream.Partitions); err != nil {
@@ -139,11 +140,11 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 	}
 
-	engine, err := httpserve.NewEngine(m.cfg.TrustedProxies)
+	engine, err := httpserve.NewEngine(m.cfg.Ingest.TrustedProxies)
 	if err != nil {
 		return err
 	}
-	normPage := func(s string) (string, error) { return ingest.NormalisePage(s, m.cfg.KeepQuery, 0) }
+	normPage := func(s string) (string, error) { return ingest.NormalisePage(s, m.cfg.Ingest.KeepQuery, 0) }
 
 	// Loaded once: the api's explainer takes sample requests as ingest does.
 	var icfg ingest.Config
@@ -176,7 +177,7 @@ func (m *Main) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		snap := api.NewSnapshot(m.store, m.cfg.PublicLag, 0, m.now, m.logger)
+		snap := api.NewSnapshot(m.store, m.cfg.API.PublicLag, 0, m.now, m.logger)
 		snap.CountPending(m.pendingCounter().Count)
 		snap.TrackFeeds(func(ctx context.Context) (map[int]feed.Fed, error) { return feed.FedThrough(ctx, m.store) })
 		ruleSets, err := m.stream.KV(ctx, viewcount.BucketRules)
@@ -191,7 +192,7 @@ func (m *Main) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		srv, err := api.New(api.Config{PublicLag: m.cfg.PublicLag, AdminToken: token, RuleSets: ruleSets,
+		srv, err := api.New(api.Config{PublicLag: m.cfg.API.PublicLag, AdminToken: token, RuleSets: ruleSets,
 			Revalidator: reval, Corrector: corrector{rv: reval, q: m.store}, Explainer: expl}, snap, m.store, m.sites, normPage, m.logger, m.now)
 		if err != nil {
 			return err
@@ -206,7 +207,7 @@ func (m *Main) Run(ctx context.Context) error {
 		// The stats API (docs/stats-api.md) reads with the site, admin or
 		// share token; the dashboard page is its browser client.
 		st, err := stats.New(stats.Config{Store: m.store, Auth: srv.ReadAuth, NormPage: normPage, Lag: snap.Lag, Now: m.now, Logger: m.logger,
-			CacheBytes: int64(m.cfg.StatsCacheMB) << 20,
+			CacheBytes: int64(m.cfg.API.StatsCacheMB) << 20,
 			Zones: stats.ZoneNames(func(ctx context.Context, site string) (string, error) {
 				reg, err := m.sites.Get(ctx, site)
 				return reg.Timezone, err
@@ -284,12 +285,13 @@ func (m *Main) startValidate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sink := rollup.NewSink(rollup.Config{Feed: rollup.FeedConfig{Every: m.cfg.FeedEvery}, Sites: m.sites}, m.store, intents, m.Metrics, m.logger, m.now)
-	v, err := validate.New(cfg, validate.Options{Partitions: m.cfg.OwnPartitions, FlushEvery: m.cfg.FlushEvery,
-		// The process's clock dates the ticks that release held views, as
-		// it dates the events: a tick by another clock (ahead of the
-		// events' one) would release them before their window passed.
-		MaxLag: m.cfg.ReadyMaxLag, Raw: m.store, Now: m.now}, m.stream.JS, m.stream.Partitions, m.sites, validate.SinkOf(sink.Open), m.Metrics, m.logger)
+	sink := rollup.NewSink(rollup.Config{Feed: m.cfg.Validate.Feed, Sites: m.sites}, m.store, intents, m.Metrics, m.logger, m.now)
+	opts := m.cfg.Validate.Options
+	// The process's clock dates the ticks that release held views, as it
+	// dates the events: a tick by another clock (ahead of the events' one)
+	// would release them before their window passed.
+	opts.Raw, opts.Now = m.store, m.now
+	v, err := validate.New(cfg, opts, m.stream.JS, m.stream.Partitions, m.sites, validate.SinkOf(sink.Open), m.Metrics, m.logger)
 	if err != nil {
 		return err
 	}
@@ -304,9 +306,9 @@ func (m *Main) startValidate(ctx context.Context) error {
 // datacenter ranges, the country and the AS databases loaded, but no rate
 // limit (the ingest role adds it; a sample request has none).
 func (m *Main) ingestConfig() (ingest.Config, error) {
-	icfg := ingest.Config{KeepQuery: m.cfg.KeepQuery}
-	if len(m.cfg.DatacenterLists) > 0 {
-		ranges, err := ingest.LoadRanges(m.cfg.DatacenterLists...)
+	icfg := ingest.Config{KeepQuery: m.cfg.Ingest.KeepQuery}
+	if len(m.cfg.Ingest.DatacenterLists) > 0 {
+		ranges, err := ingest.LoadRanges(m.cfg.Ingest.DatacenterLists...)
 		if err != nil {
 			return icfg, err
 		}
@@ -316,15 +318,15 @@ func (m *Main) ingestConfig() (ingest.Config, error) {
 	// Never closed: a handler still running after a timed-out shutdown
 	// must not read unmapped memory. The mapping goes with the process,
 	// or with the reader once unreachable (maxminddb's cleanup).
-	countries, err := openCountries(m.cfg.CountryDB, m.logger)
+	countries, err := openCountries(m.cfg.Ingest.CountryDB, m.logger)
 	if err != nil {
 		return icfg, err
 	}
-	icfg.CountryHeader = m.cfg.CountryHeader
+	icfg.CountryHeader = m.cfg.Ingest.CountryHeader
 	if countries != nil {
 		icfg.Countries = countries
 	}
-	asns, err := openASNs(m.cfg.ASNDB, m.logger)
+	asns, err := openASNs(m.cfg.Ingest.ASNDB, m.logger)
 	if err != nil {
 		return icfg, err
 	}
@@ -334,22 +336,22 @@ func (m *Main) ingestConfig() (ingest.Config, error) {
 	return icfg, nil
 }
 
-// ruleConfig is the validators' rule configuration: Config.Rules, which
-// the flags set, with the bot and spam files loaded into it. Zero fields
-// take judge's defaults; the duplicate windows and the settle hold then
-// get the process budgets, split among the partitions this process
+// ruleConfig is the validators' rule configuration: Config.Validate.Rules,
+// which the flags set, with the bot and spam files loaded into it. Zero
+// fields take judge's defaults; the duplicate windows and the settle hold
+// then get the process budgets, split among the partitions this process
 // validates (validate.New).
 func (m *Main) ruleConfig() (judge.Config, error) {
-	cfg := m.cfg.Rules
-	if m.cfg.BotList != "" {
-		patterns, err := judge.LoadPatterns(m.cfg.BotList)
+	cfg := m.cfg.Validate.Rules
+	if m.cfg.Validate.BotList != "" {
+		patterns, err := judge.LoadPatterns(m.cfg.Validate.BotList)
 		if err != nil {
 			return cfg, err
 		}
 		cfg.ExtraBotPatterns = patterns
 	}
-	if m.cfg.SpamReferrers != "" {
-		hosts, err := judge.LoadHosts(m.cfg.SpamReferrers)
+	if m.cfg.Validate.SpamReferrers != "" {
+		hosts, err := judge.LoadHosts(m.cfg.Validate.SpamReferrers)
 		if err != nil {
 			return cfg, err
 		}
@@ -363,11 +365,13 @@ func (m *Main) ruleConfig() (judge.Config, error) {
 // once now, so a damaged store is named before the process serves, then
 // every minute until Close.
 func (m *Main) startStoreChecks(ctx context.Context) error {
-	if m.cfg.RawRetention > 0 {
-		days := migrations.RetentionDays(m.cfg.RawRetention)
+	if m.cfg.Store.RawRetention > 0 {
+		days := migrations.RetentionDays(m.cfg.Store.RawRetention)
 		apply := func() error { return migrations.ApplyRawRetention(ctx, m.store, days, m.logger) }
-		if m.cfg.Cluster != "" {
-			apply = func() error { return migrations.ApplyRawRetentionCluster(ctx, m.store, m.cfg.Cluster, days, m.logger) }
+		if m.cfg.Store.Cluster != "" {
+			apply = func() error {
+				return migrations.ApplyRawRetentionCluster(ctx, m.store, m.cfg.Store.Cluster, days, m.logger)
+			}
 		}
 		if err := apply(); err != nil {
 			return err
@@ -443,11 +447,11 @@ func (m *Main) Close() {
 // else the file --admin-token-file names), or the one stored in the data
 // dir, generating and printing it on first start.
 func (m *Main) adminToken() (string, error) {
-	if m.cfg.AdminToken != "" {
-		return m.cfg.AdminToken, nil
+	if m.cfg.API.AdminToken != "" {
+		return m.cfg.API.AdminToken, nil
 	}
-	if m.cfg.AdminTokenFile != "" {
-		return readTokenFile(m.cfg.AdminTokenFile)
+	if m.cfg.API.AdminTokenFile != "" {
+		return readTokenFile(m.cfg.API.AdminTokenFile)
 	}
 	path := filepath.Join(m.cfg.Data, "admin_token")
 	b, err := os.ReadFile(path)
@@ -490,8 +494,8 @@ const warnTokenFlag = "--admin-token on the command line is readable by every lo
 // migrate brings the store's schema up to date: the migrations on one
 // server or chDB, the cluster schema (sql/migrations/cluster) with --cluster.
 func (m *Main) migrate(ctx context.Context) error {
-	if m.cfg.Cluster != "" {
-		return migrations.ApplyCluster(ctx, m.store, m.cfg.Cluster, m.logger)
+	if m.cfg.Store.Cluster != "" {
+		return migrations.ApplyCluster(ctx, m.store, m.cfg.Store.Cluster, m.logger)
 	}
 	return migrations.Apply(ctx, m.store, m.logger)
 }
@@ -500,7 +504,7 @@ func (m *Main) migrate(ctx context.Context) error {
 // views only when this process validates (a lone api process cannot see
 // another's).
 func (m *Main) pendingCounter() validate.PendingCounter {
-	settle := m.cfg.Rules.SettleWindow
+	settle := m.cfg.Validate.Rules.SettleWindow
 	if settle <= 0 {
 		settle = judge.DefaultConfig().SettleWindow
 	}

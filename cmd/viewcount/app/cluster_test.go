@@ -35,20 +35,19 @@ type clusterRoles struct {
 
 func (h *clusterRoles) start(name, data string, roles Roles, tweak func(*Config)) *Main {
 	h.t.Helper()
-	cfg := Config{
-		Listen: "127.0.0.1:0", Data: data, StoreDir: storetest.Dir(), Database: h.db,
-		NATSURL: h.cl.URL(), NATSReplicas: 3, Partitions: 4,
-		PublicLag: testTimer, AdminToken: adminToken, Retention: 72 * time.Hour,
-		TrustedProxies: []string{"127.0.0.1/32"}, ASNDB: "off", CountryDB: "off",
-		// Settling would hold some views for two minutes; the windows
-		// need not be the production size for a few thousand visitors.
-		Rules:      judge.Config{DuplicateWindow: 30 * time.Minute, SettleWindow: -time.Second, MaxKeys: 1 << 16},
-		FlushEvery: testTimer,
-		// Under continuous load every feed runs, and each costs ~110 ms of
-		// CPU whatever its rows (rollup.FeedConfig): 100 ms feeds of four
-		// partitions would want more cores than CI has.
-		FeedEvery: time.Second,
-	}
+	var cfg Config
+	cfg.Listen, cfg.Data, cfg.Store.DataDir, cfg.Store.Database = "127.0.0.1:0", data, storetest.Dir(), h.db
+	cfg.Stream.URL, cfg.Stream.Replicas, cfg.Stream.Partitions = h.cl.URL(), 3, 4
+	cfg.API.PublicLag, cfg.API.AdminToken, cfg.Stream.Retention = testTimer, adminToken, 72*time.Hour
+	cfg.Ingest.TrustedProxies, cfg.Ingest.ASNDB, cfg.Ingest.CountryDB = []string{"127.0.0.1/32"}, "off", "off"
+	// Settling would hold some views for two minutes; the windows
+	// need not be the production size for a few thousand visitors.
+	cfg.Validate.Rules = judge.Config{DuplicateWindow: 30 * time.Minute, SettleWindow: -time.Second, MaxKeys: 1 << 16}
+	cfg.Validate.FlushEvery, cfg.Validate.HeldEvery = testTimer, testTimer
+	// Under continuous load every feed runs, and each costs ~110 ms of
+	// CPU whatever its rows (rollup.FeedConfig): 100 ms feeds of four
+	// partitions would want more cores than CI has.
+	cfg.Validate.Feed.Every = time.Second
 	if tweak != nil {
 		tweak(&cfg)
 	}
@@ -99,7 +98,7 @@ func TestNATSClusterKills(t *testing.T) {
 	apic.addSite(site)
 	owner := leaseOwners(t, cl.URL())
 	v1Dir := t.TempDir()
-	ownFirst := func(c *Config) { c.OwnPartitions = []int{0, 1} }
+	ownFirst := func(c *Config) { c.Validate.Partitions = []int{0, 1} }
 	v1 := h.start("validate-1", v1Dir, Roles{Validate: true}, ownFirst)
 	eventually(t, 30*time.Second, func() string {
 		if owner(0) == "" || owner(1) == "" {

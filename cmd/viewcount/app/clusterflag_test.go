@@ -10,15 +10,15 @@ func TestClusterFlag(t *testing.T) {
 		t.Errorf("--cluster on the embedded store: %v", err)
 	}
 	c, err := parseConfig("validate", []string{"--cluster", "vc", "--clickhouse-dsn", "clickhouse://ch:9000/viewcount"})
-	if err != nil || c.Cluster != "vc" {
-		t.Errorf("--cluster vc: %q, %v", c.Cluster, err)
+	if err != nil || c.Store.Cluster != "vc" {
+		t.Errorf("--cluster vc: %q, %v", c.Store.Cluster, err)
 	}
 	t.Setenv("VIEWCOUNT_CLUSTER", "from_env")
 	t.Setenv("CLICKHOUSE_DSN", "clickhouse://ch:9000/viewcount")
-	if c, err := parseConfig("api", nil); err != nil || c.Cluster != "from_env" {
-		t.Errorf("VIEWCOUNT_CLUSTER: %q, %v", c.Cluster, err)
+	if c, err := parseConfig("api", nil); err != nil || c.Store.Cluster != "from_env" {
+		t.Errorf("VIEWCOUNT_CLUSTER: %q, %v", c.Store.Cluster, err)
 	}
-	if c, err := parseConfig("serve", nil); err != nil || c.Cluster != "from_env" {
-		t.Errorf("serve with VIEWCOUNT_CLUSTER and CLICKHOUSE_DSN: %q, %v", c.Cluster, err)
+	if c, err := parseConfig("serve", nil); err != nil || c.Store.Cluster != "from_env" {
+		t.Errorf("serve with VIEWCOUNT_CLUSTER and CLICKHOUSE_DSN: %q, %v", c.Store.Cluster, err)
 	}
 }

@@ -134,7 +134,7 @@ func TestComposeNATS(t *testing.T) {
 	for _, name := range sortedKeys(viewcountServices(t, p)) {
 		_, cfg := roleConfig(t, name, p.Services[name])
 		var hosts []string
-		for _, u := range strings.Split(cfg.NATSURL, ",") {
+		for _, u := range strings.Split(cfg.Stream.URL, ",") {
 			pu, err := url.Parse(u)
 			if err != nil || pu.Port() != strconv.Itoa(clientPort) {
 				t.Errorf("%s: NATS_URL %s: want each server's client port %d", name, u, clientPort)
@@ -146,8 +146,8 @@ func TestComposeNATS(t *testing.T) {
 		if !slices.Equal(hosts, sortedKeys(servers)) {
 			t.Errorf("%s: NATS_URL names %v, want every NATS service %v (a client follows the cluster from any, but starts from these)", name, hosts, sortedKeys(servers))
 		}
-		if cfg.NATSReplicas != len(servers) {
-			t.Errorf("%s: --nats-replicas %d: want %d, one copy on each server", name, cfg.NATSReplicas, len(servers))
+		if cfg.Stream.Replicas != len(servers) {
+			t.Errorf("%s: --nats-replicas %d: want %d, one copy on each server", name, cfg.Stream.Replicas, len(servers))
 		}
 	}
 }
@@ -171,7 +171,7 @@ func TestComposeClickHouse(t *testing.T) {
 
 	// The roles' database, from a role's DSN and the server's own.
 	_, cfg := roleConfig(t, "api-1", p.Services["api-1"])
-	dsn, err := url.Parse(cfg.ClickHouseDSN)
+	dsn, err := url.Parse(cfg.Store.DSN)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,9 +224,9 @@ func TestComposeClickHouse(t *testing.T) {
 	// which runs what it cleared as this user; the server publishes no port.
 	for _, name := range []string{"api-1", "api-2"} {
 		_, cfg := roleConfig(t, name, p.Services[name])
-		up, err := url.Parse(cfg.SQLUpstream)
-		if err != nil || cfg.SQLListen == "" || up.User.Username() != "analyst" || up.Hostname() != "clickhouse" || up.Port() != "8123" {
-			t.Errorf("%s: --sql-listen %q, --sql-upstream %q: want the listener on, running queries as analyst on clickhouse:8123", name, cfg.SQLListen, up.Redacted())
+		up, err := url.Parse(cfg.SQL.Upstream)
+		if err != nil || cfg.SQL.Listen == "" || up.User.Username() != "analyst" || up.Hostname() != "clickhouse" || up.Port() != "8123" {
+			t.Errorf("%s: --sql-listen %q, --sql-upstream %q: want the listener on, running queries as analyst on clickhouse:8123", name, cfg.SQL.Listen, up.Redacted())
 			continue
 		}
 		if pass, _ := up.User.Password(); pass != *ch.Environment[pw.attr("from_env")] {

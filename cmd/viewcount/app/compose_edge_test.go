@@ -290,14 +290,14 @@ func TestComposeLoadBalancer(t *testing.T) {
 	}
 	for i, cfg := range ingestCfgs {
 		trusted := false
-		for _, c := range cfg.TrustedProxies {
+		for _, c := range cfg.Ingest.TrustedProxies {
 			if _, n, err := net.ParseCIDR(c); err == nil {
 				ones, bits := n.Mask.Size()
 				trusted = trusted || n.Contains(ip) && ones == bits
 			}
 		}
-		if !trusted || len(cfg.TrustedProxies) != 1 {
-			t.Errorf("ingest %d: --trusted-proxies %v: want the lb's address %s alone", i, cfg.TrustedProxies, addr)
+		if !trusted || len(cfg.Ingest.TrustedProxies) != 1 {
+			t.Errorf("ingest %d: --trusted-proxies %v: want the lb's address %s alone", i, cfg.Ingest.TrustedProxies, addr)
 		}
 	}
 	published := map[string]bool{}

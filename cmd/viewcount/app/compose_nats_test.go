@@ -85,8 +85,8 @@ func TestComposeNATSClusterRuns(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	conn, err := stream.Open(ctx, stream.Config{URL: strings.Join(urls, ","), Partitions: cfg.Partitions,
-		Replicas: cfg.NATSReplicas, DataDir: t.TempDir()}, slog.New(slog.DiscardHandler))
+	conn, err := stream.Open(ctx, stream.Config{URL: strings.Join(urls, ","), Partitions: cfg.Stream.Partitions,
+		Replicas: cfg.Stream.Replicas, DataDir: t.TempDir()}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatalf("open the stream on the compose NATS cluster: %v", err)
 	}
@@ -99,7 +99,7 @@ func TestComposeNATSClusterRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if si.Config.Replicas != cfg.NATSReplicas || si.Cluster == nil || len(si.Cluster.Replicas) != cfg.NATSReplicas-1 {
-		t.Errorf("stream VIEWS: %d replicas configured, cluster %+v: want %d copies", si.Config.Replicas, si.Cluster, cfg.NATSReplicas)
+	if si.Config.Replicas != cfg.Stream.Replicas || si.Cluster == nil || len(si.Cluster.Replicas) != cfg.Stream.Replicas-1 {
+		t.Errorf("stream VIEWS: %d replicas configured, cluster %+v: want %d copies", si.Config.Replicas, si.Cluster, cfg.Stream.Replicas)
 	}
 }

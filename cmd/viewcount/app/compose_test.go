@@ -197,18 +197,18 @@ func TestComposeViewcountServices(t *testing.T) {
 		s := p.Services[name]
 		role, cfg := roleConfig(t, name, s)
 		roles[role] = append(roles[role], name)
-		if cfg.NATSURL == "" || (role != "ingest" && cfg.ClickHouseDSN == "") {
-			t.Errorf("%s: NATS_URL %q, CLICKHOUSE_DSN %q: a role on its own needs the servers (the embedded ones allow one process)", name, cfg.NATSURL, cfg.ClickHouseDSN)
+		if cfg.Stream.URL == "" || (role != "ingest" && cfg.Store.DSN == "") {
+			t.Errorf("%s: NATS_URL %q, CLICKHOUSE_DSN %q: a role on its own needs the servers (the embedded ones allow one process)", name, cfg.Stream.URL, cfg.Store.DSN)
 		}
 		if role == "serve" {
 			t.Errorf("%s: serve runs every role on embedded servers: one process per data dir, not a compose service", name)
 		}
 		if role == "validate" {
-			if cfg.Partitions == 0 || cfg.OwnPartitions == nil {
-				t.Errorf("%s: --partitions %d, --validate-partitions %v: give both, so validators split the stream", name, cfg.Partitions, cfg.OwnPartitions)
+			if cfg.Stream.Partitions == 0 || cfg.Validate.Partitions == nil {
+				t.Errorf("%s: --partitions %d, --validate-partitions %v: give both, so validators split the stream", name, cfg.Stream.Partitions, cfg.Validate.Partitions)
 			}
-			owned = append(owned, cfg.OwnPartitions...)
-			partitions = cfg.Partitions
+			owned = append(owned, cfg.Validate.Partitions...)
+			partitions = cfg.Stream.Partitions
 		}
 		checkMemory(t, name, s)
 		port := listenPort(t, name, cfg.Listen)

@@ -60,7 +60,7 @@ func testSite(t *testing.T, stats, site string) string {
 func TestDashboardBrowser(t *testing.T) {
 	b := newBrowser(t, 1400, 1000)
 	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) {
-		c.Rules.SettleWindow = -1 // counted at once: the test reads what the validators decided
+		c.Validate.Rules.SettleWindow = -1 // counted at once: the test reads what the validators decided
 	}, time.Now)
 	c := newClient(t, m)
 	const site = "dash.example"

@@ -40,8 +40,8 @@ func TestDashboardRejected(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) {
-		c.Rules.SettleWindow = -1 // counted at once: the test reads what the validators decided
-		c.BotList = bots
+		c.Validate.Rules.SettleWindow = -1 // counted at once: the test reads what the validators decided
+		c.Validate.BotList = bots
 	}, time.Now)
 	c := newClient(t, m)
 	const site = "rejected.example"

@@ -37,7 +37,7 @@ func TestDashboardScreenshot(t *testing.T) {
 		out = filepath.Join("..", "..", "..", out) // go test runs in cmd/viewcount/app
 	}
 	requireChromium(t)
-	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.Rules.SettleWindow = -1 }, time.Now)
+	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.Validate.Rules.SettleWindow = -1 }, time.Now)
 	c := newClient(t, m)
 	const site = "blog.example"
 	token := c.addSite(site)

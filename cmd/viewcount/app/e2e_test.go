@@ -36,7 +36,7 @@ func visitorIP(i int) string { return fmt.Sprintf("203.%d.%d.9", i/250, i%250) }
 // stack and reads back exact counts and per-reason rejections.
 func TestEndToEnd(t *testing.T) {
 	// A 1 s public lag: the test reads its Cache-Control max-age.
-	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.PublicLag = time.Second }, time.Now)
+	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.API.PublicLag = time.Second }, time.Now)
 	c := newClient(t, m)
 	c.addSite("example.com")
 

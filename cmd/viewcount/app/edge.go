@@ -31,7 +31,7 @@ func (m *Main) edgeListener(ln net.Listener) (_ net.Listener, connState func(net
 	if m.cfg.MaxConnsPerIP > 0 {
 		perPeer = m.cfg.MaxConnsPerIP
 	}
-	exempt, err := prefixes(m.cfg.TrustedProxies)
+	exempt, err := prefixes(m.cfg.Ingest.TrustedProxies)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--trusted-proxies: %w", err)
 	}
@@ -50,7 +50,7 @@ func (m *Main) edgeListener(ln net.Listener) (_ net.Listener, connState func(net
 // clientLimiter is ingest's per-address rate limit from --client-rate; nil
 // when it is off.
 func (m *Main) clientLimiter() ingest.Limiter {
-	rate := m.cfg.ClientRate
+	rate := m.cfg.Ingest.ClientRate
 	switch {
 	case rate < 0:
 		return nil

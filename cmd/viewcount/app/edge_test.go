@@ -19,8 +19,10 @@ import (
 // that the edge is wired: the per-address connection cap (a trusted proxy
 // exempt), net/http's own errors as GIFs for the pixel, the client rate.
 func TestEdgeWiring(t *testing.T) {
-	m := NewMain(Config{Listen: "127.0.0.1:0", Data: t.TempDir(), PublicLag: time.Second, Retention: 72 * time.Hour,
-		TrustedProxies: []string{"127.0.0.2"}, MaxConnsPerIP: 2, ClientRate: 1},
+	cfg := Config{Listen: "127.0.0.1:0", Data: t.TempDir(), MaxConnsPerIP: 2}
+	cfg.API.PublicLag, cfg.Stream.Retention = time.Second, 72*time.Hour
+	cfg.Ingest.TrustedProxies, cfg.Ingest.ClientRate = []string{"127.0.0.2"}, 1
+	m := NewMain(cfg,
 		Roles{Ingest: true}, slog.New(slog.DiscardHandler), io.Discard, time.Now)
 	if err := m.Run(t.Context()); err != nil {
 		m.Close()
@@ -95,14 +97,14 @@ func TestEdgeWiring(t *testing.T) {
 
 func TestEdgeFlags(t *testing.T) {
 	c, err := parseConfig("serve", nil)
-	if err != nil || c.MaxConns != 0 || c.MaxConnsPerIP != 0 || c.ClientRate != 0 {
+	if err != nil || c.MaxConns != 0 || c.MaxConnsPerIP != 0 || c.Ingest.ClientRate != 0 {
 		t.Fatalf("defaults: %+v %v", c, err)
 	}
 	t.Setenv("VIEWCOUNT_MAX_CONNS", "5000")
 	t.Setenv("VIEWCOUNT_CLIENT_RATE", "-1")
 	c, err = parseConfig("serve", []string{"--max-conns-per-ip", "64"})
-	if err != nil || c.MaxConns != 5000 || c.MaxConnsPerIP != 64 || c.ClientRate != -1 {
-		t.Fatalf("parsed %d %d %d, %v", c.MaxConns, c.MaxConnsPerIP, c.ClientRate, err)
+	if err != nil || c.MaxConns != 5000 || c.MaxConnsPerIP != 64 || c.Ingest.ClientRate != -1 {
+		t.Fatalf("parsed %d %d %d, %v", c.MaxConns, c.MaxConnsPerIP, c.Ingest.ClientRate, err)
 	}
 	if lim := (&Main{cfg: c}).clientLimiter(); lim != nil {
 		t.Fatal("--client-rate -1 still limits")

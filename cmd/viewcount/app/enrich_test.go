@@ -17,7 +17,7 @@ import (
 // whole serve (the default country database included), and reads the
 // exact dimensions back from views_raw.
 func TestEnrichedViews(t *testing.T) {
-	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.CountryHeader = "CF-IPCountry"; c.ASNDB = "" }, time.Now)
+	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.Ingest.CountryHeader = "CF-IPCountry"; c.Ingest.ASNDB = "" }, time.Now)
 	c := newClient(t, m)
 	const site = "enrich.example"
 	c.addSite(site)

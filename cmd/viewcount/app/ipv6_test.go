@@ -23,7 +23,7 @@ import (
 // views of one page meet --block-rate: the flood counts only the views
 // before it was watched, a sixth of the limit.
 func TestIPv6Floods(t *testing.T) {
-	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.Rules.SettleWindow = 2 * time.Second }, time.Now)
+	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.Validate.Rules.SettleWindow = 2 * time.Second }, time.Now)
 	c := newClient(t, m)
 	const site = "v6.example"
 	c.addSite(site)

@@ -75,7 +75,7 @@ func TestJSClient(t *testing.T) {
 	}
 	client := jsClient(t)
 	db := newDB()
-	m := startMainWith(t, t.TempDir(), db, func(c *Config) { c.SQLListen = "127.0.0.1:0" }, time.Now)
+	m := startMainWith(t, t.TempDir(), db, func(c *Config) { c.SQL.Listen = "127.0.0.1:0" }, time.Now)
 	at := time.Now().UTC().Truncate(time.Millisecond)
 	view := func(page string, visitor uint64, reason viewcount.Reason, i uint32) viewcount.Verdict {
 		return viewcount.Verdict{Event: viewcount.Event{Time: at, Site: "a.example", Page: page, Visitor: visitor}, Reason: reason, Seq: 1, Index: i}

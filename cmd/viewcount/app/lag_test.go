@@ -21,7 +21,7 @@ import (
 // none; the gauge is the validators' oldest not counted, 0 at rest.
 func TestLagIsEachSitesAndZeroAtRest(t *testing.T) {
 	t.Run("held for settling, then at rest", func(t *testing.T) {
-		m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.Rules.SettleWindow = 3 * time.Second }, time.Now)
+		m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.Validate.Rules.SettleWindow = 3 * time.Second }, time.Now)
 		c := newClient(t, m)
 		busy, idle := c.addSite("busy.example"), c.addSite("new.example")
 		// One visitor's views in a burst: past a sixth of the rate limit the
@@ -48,7 +48,7 @@ func TestLagIsEachSitesAndZeroAtRest(t *testing.T) {
 		}
 	})
 	t.Run("one site waiting for the feed", func(t *testing.T) {
-		m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.Rules.SettleWindow = -1; c.FeedEvery = time.Hour }, time.Now)
+		m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.Validate.Rules.SettleWindow = -1; c.Validate.Feed.Every = time.Hour }, time.Now)
 		c := newClient(t, m)
 		busy, idle := c.addSite("busy.example"), c.addSite("new.example")
 		sent := time.Now()

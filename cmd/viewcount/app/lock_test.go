@@ -59,8 +59,10 @@ func TestLockReadOnlyDir(t *testing.T) {
 func TestSecondProcessOnDataDir(t *testing.T) {
 	data := t.TempDir()
 	m := startMain(t, data, newDB())
-	second := NewMain(Config{Listen: "127.0.0.1:0", Data: data, StoreDir: data, PublicLag: time.Second,
-		Retention: 72 * time.Hour}, Roles{Ingest: true}, slog.New(slog.DiscardHandler), io.Discard, time.Now)
+	cfg := Config{Listen: "127.0.0.1:0", Data: data}
+	cfg.Store.DataDir, cfg.API.PublicLag, cfg.Stream.Retention = data, time.Second, 72*time.Hour
+	second := NewMain(cfg,
+		Roles{Ingest: true}, slog.New(slog.DiscardHandler), io.Discard, time.Now)
 	err := second.Run(t.Context())
 	second.Close()
 	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "pid "+strconv.Itoa(os.Getpid())) {
@@ -84,8 +86,10 @@ func TestServeOnReadOnlyDataDir(t *testing.T) {
 		t.Skipf("cannot mount a read-only tmpfs: %v", err)
 	}
 	t.Cleanup(func() { _ = syscall.Unmount(dir, 0) })
-	m := NewMain(Config{Listen: "127.0.0.1:0", Data: dir, StoreDir: dir, PublicLag: time.Second,
-		Retention: 72 * time.Hour}, Roles{Ingest: true}, slog.New(slog.DiscardHandler), io.Discard, time.Now)
+	cfg := Config{Listen: "127.0.0.1:0", Data: dir}
+	cfg.Store.DataDir, cfg.API.PublicLag, cfg.Stream.Retention = dir, time.Second, 72*time.Hour
+	m := NewMain(cfg,
+		Roles{Ingest: true}, slog.New(slog.DiscardHandler), io.Discard, time.Now)
 	began := time.Now()
 	err := m.Run(t.Context())
 	m.Close()

@@ -44,20 +44,20 @@ func startMainWith(t *testing.T, data, db string, tweak func(*Config), now func(
 		t.Skip("end to end: the system lane runs it (make test-system)")
 	}
 	storetest.Open(t) // boots the shared engine and keeps it up
-	cfg := Config{
-		Listen: "127.0.0.1:0", Data: data, StoreDir: storetest.Dir(), Database: db,
-		AdminToken: adminToken, Partitions: 4,
-		// Short timers (production: a 1 s flush, a 3 s feed, a 10 s public
-		// lag), so a test waits on its polling deadline, not on a timer. A
-		// test whose assertion depends on a timer's length sets that one.
-		FlushEvery: testTimer, FeedEvery: testTimer, PublicLag: testTimer,
-		Retention: 72 * time.Hour, Rules: judge.Config{DuplicateWindow: 30 * time.Minute},
-		// Tests give each visitor its own address through X-Forwarded-For.
-		TrustedProxies: []string{"127.0.0.1/32"},
-		// Those addresses are made up, and hosting networks announce some
-		// of them: tests that judge AS numbers turn the lookup on.
-		ASNDB: "off",
-	}
+	var cfg Config
+	cfg.Listen, cfg.Data, cfg.Store.DataDir, cfg.Store.Database = "127.0.0.1:0", data, storetest.Dir(), db
+	cfg.API.AdminToken, cfg.Stream.Partitions = adminToken, 4
+	// Short timers (production: a 1 s flush and held tick, a 3 s feed, a
+	// 10 s public lag), so a test waits on its polling deadline, not on a
+	// timer. A test whose assertion depends on a timer's length sets that one.
+	cfg.Validate.FlushEvery, cfg.Validate.HeldEvery, cfg.Validate.Feed.Every = testTimer, testTimer, testTimer
+	cfg.API.PublicLag = testTimer
+	cfg.Stream.Retention, cfg.Validate.Rules = 72*time.Hour, judge.Config{DuplicateWindow: 30 * time.Minute}
+	// Tests give each visitor its own address through X-Forwarded-For.
+	cfg.Ingest.TrustedProxies = []string{"127.0.0.1/32"}
+	// Those addresses are made up, and hosting networks announce some
+	// of them: tests that judge AS numbers turn the lookup on.
+	cfg.Ingest.ASNDB = "off"
 	if tweak != nil {
 		tweak(&cfg)
 	}
@@ -241,14 +241,14 @@ func TestFlagsForThroughput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Rules.MaxKeys != 9_000_000 || c.FlushEvery != 2*time.Second || c.PprofListen != "127.0.0.1:6060" {
-		t.Errorf("parsed %d, %s, %q", c.Rules.MaxKeys, c.FlushEvery, c.PprofListen)
+	if c.Validate.Rules.MaxKeys != 9_000_000 || c.Validate.FlushEvery != 2*time.Second || c.PprofListen != "127.0.0.1:6060" {
+		t.Errorf("parsed %d, %s, %q", c.Validate.Rules.MaxKeys, c.Validate.FlushEvery, c.PprofListen)
 	}
 	// Unset, the partition count is the stream's; an owned list is checked
 	// against it once the stream is open, not here.
 	c, err = parseConfig("validate", []string{"--validate-partitions", "0-7"})
-	if err != nil || c.Partitions != 0 || len(c.OwnPartitions) != 8 {
-		t.Errorf("unset partitions: %v, %d, %v", err, c.Partitions, c.OwnPartitions)
+	if err != nil || c.Stream.Partitions != 0 || len(c.Validate.Partitions) != 8 {
+		t.Errorf("unset partitions: %v, %d, %v", err, c.Stream.Partitions, c.Validate.Partitions)
 	}
 	if _, err := parseConfig("validate", []string{"--partitions", "4", "--validate-partitions", "0-7"}); err == nil {
 		t.Error("partitions 4 accepted an owned partition 7")

@@ -46,7 +46,7 @@ func TestViewsFromWhereTheyBelong(t *testing.T) {
 	exe := vcjsChromium(t)
 	// One browser sends all the views, as one visitor: more than five a
 	// minute would make it watched and its views held for settling.
-	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.Rules.SettleWindow = -1 }, time.Now)
+	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.Validate.Rules.SettleWindow = -1 }, time.Now)
 	c := newClient(t, m)
 	token := c.addSite("example.com")
 

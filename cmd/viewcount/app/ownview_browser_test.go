@@ -27,7 +27,7 @@ import (
 func TestOwnViewShownAtOnce(t *testing.T) {
 	exe := vcjsChromium(t)
 	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) {
-		c.Rules.SettleWindow = -1 // one browser, several views a minute: not held
+		c.Validate.Rules.SettleWindow = -1 // one browser, several views a minute: not held
 	}, time.Now)
 	c := newClient(t, m)
 	c.addSite("example.com")

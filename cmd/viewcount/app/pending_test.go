@@ -18,8 +18,8 @@ func TestPendingExplainsLag(t *testing.T) {
 		name  string
 		tweak func(*Config)
 	}{
-		{"stored, not fed", func(c *Config) { c.FeedEvery = time.Hour }},
-		{"not stored", func(c *Config) { c.FlushEvery = time.Hour }},
+		{"stored, not fed", func(c *Config) { c.Validate.Feed.Every = time.Hour }},
+		{"not stored", func(c *Config) { c.Validate.FlushEvery = time.Hour }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			const site = "pending.example"
@@ -44,7 +44,7 @@ func TestPendingExplainsLag(t *testing.T) {
 				return ""
 			})
 			m.Close() // flushes and feeds what waits
-			m = startMainWith(t, m.cfg.Data, m.cfg.Database, nil, time.Now)
+			m = startMainWith(t, m.cfg.Data, m.cfg.Store.Database, nil, time.Now)
 			cl = newClient(t, m)
 			eventually(t, 30*time.Second, func() string {
 				_, p, _ := cl.count(site, "/p")

@@ -28,8 +28,8 @@ import (
 // dropped.
 func TestReaddedSiteStartsEmpty(t *testing.T) {
 	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) {
-		c.FlushEvery = 6 * time.Second
-		c.FeedEvery = 100 * time.Millisecond
+		c.Validate.FlushEvery = 6 * time.Second
+		c.Validate.Feed.Every = 100 * time.Millisecond
 	}, time.Now)
 	c := newClient(t, m)
 	const site, page = "readd.example", "/in-flight"

@@ -68,19 +68,20 @@ func openTarget(ctx context.Context, name string, args []string, stderr io.Write
 			t = nil
 		}
 	}()
-	if cfg.ClickHouseDSN == "" || (withStream && cfg.NATSURL == "") {
+	if cfg.Store.DSN == "" || (withStream && cfg.Stream.URL == "") {
 		if t.lock, err = lockDataDir(cfg.Data); err != nil {
 			return t, fmt.Errorf("%s: %w (stop the server first)", name, err)
 		}
 	}
 	if withStream {
-		t.conn, err = stream.Open(ctx, stream.Config{URL: cfg.NATSURL, DataDir: cfg.Data, Partitions: cfg.Partitions,
-			Retention: cfg.Retention, SyncAlways: cfg.NATSSyncAlways, Replicas: cfg.NATSReplicas}, t.logger)
+		scfg := cfg.Stream
+		scfg.DataDir = cfg.Data
+		t.conn, err = stream.Open(ctx, scfg, t.logger)
 		if err != nil {
 			return t, fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	if t.store, err = store.Open(ctx, store.Config{DSN: cfg.ClickHouseDSN, DataDir: cfg.StoreDir, Database: cfg.Database}, t.logger); err != nil {
+	if t.store, err = store.Open(ctx, cfg.Store.Config, t.logger); err != nil {
 		return t, fmt.Errorf("%s: %w", name, err)
 	}
 	return t, nil

@@ -123,8 +123,10 @@ func TestRepairCommands(t *testing.T) {
 		}
 	})
 	storetest.Open(t)
-	refused := NewMain(Config{Listen: "127.0.0.1:0", Data: data, StoreDir: storetest.Dir(), Database: db,
-		PublicLag: time.Second, AdminToken: adminToken, Partitions: 4, Retention: 72 * time.Hour},
+	cfg := Config{Listen: "127.0.0.1:0", Data: data}
+	cfg.Store.DataDir, cfg.Store.Database = storetest.Dir(), db
+	cfg.API.PublicLag, cfg.API.AdminToken, cfg.Stream.Partitions, cfg.Stream.Retention = time.Second, adminToken, 4, 72*time.Hour
+	refused := NewMain(cfg,
 		Roles{Ingest: true, Validate: true, API: true}, slog.New(slog.DiscardHandler), io.Discard, time.Now)
 	err = refused.Run(context.Background())
 	refused.Close()

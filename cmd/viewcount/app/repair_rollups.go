@@ -34,7 +34,7 @@ func repairRollups(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer c.Close()
-	if c.cfg.ClickHouseDSN != "" {
+	if c.cfg.Store.DSN != "" {
 		fmt.Fprintln(stderr, "repair rollups: against a ClickHouse server: stop every validator (serve, validate) first; views they insert during the rebuild are overwritten by it")
 	}
 	// The rebuild's scripts are written for the newest schema.
@@ -57,7 +57,7 @@ func repairRollups(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		writeRawDamage(stdout, raw, lost, c.cfg.Retention)
+		writeRawDamage(stdout, raw, lost, c.cfg.Stream.Retention)
 		if !force {
 			return errors.New("repair rollups: views_raw is damaged; refusing to rebuild the rollups from it without --force (see above)")
 		}

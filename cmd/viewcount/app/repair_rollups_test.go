@@ -199,12 +199,12 @@ func TestServeReportsDamagedPart(t *testing.T) {
 
 func TestRawRetentionConfig(t *testing.T) {
 	c, err := parseConfig("serve", nil)
-	if err != nil || c.RawRetention != 9600*time.Hour {
-		t.Errorf("default raw retention = %s, %v; want 9600h (400 days)", c.RawRetention, err)
+	if err != nil || c.Store.RawRetention != 9600*time.Hour {
+		t.Errorf("default raw retention = %s, %v; want 9600h (400 days)", c.Store.RawRetention, err)
 	}
 	t.Setenv("VIEWCOUNT_RAW_RETENTION", "720h")
-	if c, err := parseConfig("serve", nil); err != nil || c.RawRetention != 720*time.Hour {
-		t.Errorf("env raw retention = %s, %v", c.RawRetention, err)
+	if c, err := parseConfig("serve", nil); err != nil || c.Store.RawRetention != 720*time.Hour {
+		t.Errorf("env raw retention = %s, %v", c.Store.RawRetention, err)
 	}
 	if _, err := parseConfig("serve", []string{"--raw-retention", "48h"}); err == nil || !strings.Contains(err.Error(), "--retention") {
 		t.Errorf("raw retention below the stream's 72h: %v, want an error", err)
@@ -217,7 +217,7 @@ func TestRawRetentionConfig(t *testing.T) {
 // serve applies --raw-retention to views_raw's TTL.
 func TestServeAppliesRawRetention(t *testing.T) {
 	db := newDB()
-	m := startMainWith(t, t.TempDir(), db, func(c *Config) { c.RawRetention = 30 * 24 * time.Hour }, time.Now)
+	m := startMainWith(t, t.TempDir(), db, func(c *Config) { c.Store.RawRetention = 30 * 24 * time.Hour }, time.Now)
 	days, err := migrations.RawRetentionDays(t.Context(), m.store)
 	if err != nil || days != 30 {
 		t.Errorf("views_raw retention = %d days, %v; want 30", days, err)

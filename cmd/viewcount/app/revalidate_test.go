@@ -77,7 +77,7 @@ func TestRevalidateV1ToV2(t *testing.T) {
 	if err := os.WriteFile(botList, []byte("# scraper fleet seen on reval.example\nChrome/99.0.4844.51\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	v2 := func(c *Config) { c.BotList = botList }
+	v2 := func(c *Config) { c.Validate.BotList = botList }
 	m = startMainWith(t, dataA, dbA, v2, time.Now)
 	c = newClient(t, m)
 

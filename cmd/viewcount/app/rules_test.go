@@ -81,7 +81,7 @@ func TestRuleSetsRecorded(t *testing.T) {
 	}
 	m.Close()
 
-	m = startMainWith(t, data, db, func(c *Config) { c.Rules.DuplicateWindow = 20 * time.Minute }, time.Now)
+	m = startMainWith(t, data, db, func(c *Config) { c.Validate.Rules.DuplicateWindow = 20 * time.Minute }, time.Now)
 	hit(m, "203.0.113.8", 2)
 	second := read(m)
 	if len(second.RuleSets) != 2 || second.RuleSets[0].Version != first.Active || second.Active != second.RuleSets[1].Version || second.Active == first.Active {

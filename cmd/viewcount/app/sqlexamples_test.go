@@ -15,7 +15,7 @@ import (
 // this proves the read-only connection and its statement checks let each
 // one through, comment header and parameters included.
 func TestSQLExamplesThroughListener(t *testing.T) {
-	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.SQLListen = "127.0.0.1:0" }, time.Now)
+	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.SQL.Listen = "127.0.0.1:0" }, time.Now)
 	params := []string{"--param", "site=a.example", "--param", "page=/", "--param", "from=2026-03-01",
 		"--param", "to=2026-03-02", "--param", "tz=Europe/Berlin"}
 	for _, name := range examples.Names() {

@@ -46,29 +46,29 @@ func (m *Main) startSQL(ctx context.Context, srv *api.Server, engine gin.IRouter
 		return err
 	}
 	srv.TokenRoutes(engine, tokens)
-	if m.cfg.SQLListen == "" {
+	if m.cfg.SQL.Listen == "" {
 		return nil
 	}
 	limits := store.Limits{
-		MaxExecutionTime: m.cfg.SQLMaxExecutionTime,
-		MaxResultRows:    uint64(m.cfg.SQLMaxResultRows),
-		MaxMemoryUsage:   uint64(m.cfg.SQLMaxMemoryMB) << 20,
+		MaxExecutionTime: m.cfg.SQL.MaxExecutionTime,
+		MaxResultRows:    uint64(m.cfg.SQL.MaxResultRows),
+		MaxMemoryUsage:   uint64(m.cfg.SQL.MaxMemoryMB) << 20,
 	}
 	var ro readOnly
-	if m.cfg.SQLUpstream != "" {
-		ro, err = store.OpenReadOnlyUpstream(m.cfg.SQLUpstream, store.DatabaseName(m.store), limits)
+	if m.cfg.SQL.Upstream != "" {
+		ro, err = store.OpenReadOnlyUpstream(m.cfg.SQL.Upstream, store.DatabaseName(m.store), limits)
 	} else {
 		ro, err = store.OpenReadOnly(m.store, limits)
 	}
 	if err != nil {
 		return fmt.Errorf("--sql-listen: %w", err)
 	}
-	ln, err := net.Listen("tcp", m.cfg.SQLListen)
+	ln, err := net.Listen("tcp", m.cfg.SQL.Listen)
 	if err != nil {
 		_ = ro.Close()
-		return fmt.Errorf("sql listen %s: %w", m.cfg.SQLListen, err)
+		return fmt.Errorf("sql listen %s: %w", m.cfg.SQL.Listen, err)
 	}
-	h := sqlhttp.New(ro, tokens, adminToken, m.cfg.SQLMaxExecutionTime, m.logger)
+	h := sqlhttp.New(ro, tokens, adminToken, m.cfg.SQL.MaxExecutionTime, m.logger)
 	s := &sqlListener{ro: ro, ln: ln, done: make(chan struct{}),
 		srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
 			IdleTimeout: 2 * time.Minute, ErrorLog: redact.NewLogLogger(m.logger.Handler(), slog.LevelWarn)}}

@@ -11,7 +11,7 @@ import (
 // The whole process serves analysts' SQL on --sql-listen, with tokens from
 // `viewcount token`, queried by `viewcount sql`.
 func TestSQLListen(t *testing.T) {
-	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.SQLListen = "127.0.0.1:0" }, time.Now)
+	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.SQL.Listen = "127.0.0.1:0" }, time.Now)
 	newClient(t, m).addSite("a.example")
 	api := "http://" + m.Addr()
 	t.Setenv("VIEWCOUNT_ADMIN_TOKEN", adminToken)

@@ -76,7 +76,7 @@ func TestTrafficMix(t *testing.T) {
 
 	base := time.Now().UTC().Add(-time.Duration(rounds) * mix.Duration).Truncate(time.Second)
 	clock := &testClock{t: base}
-	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.DatacenterLists = []string{dcFile} }, clock.now)
+	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.Ingest.DatacenterLists = []string{dcFile} }, clock.now)
 	c := newClient(t, m)
 	for _, s := range mix.Sites {
 		c.addSite(s)
