@@ -59,7 +59,7 @@ func TestAdminTokenFlagWarns(t *testing.T) {
 
 	// The admin clients against a real server: the flag works and warns,
 	// the variable and the file work silently.
-	srv := startMain(t, t.TempDir(), newDB())
+	srv := Start(t, t.TempDir(), NewDB())
 	base := "http://" + srv.Addr()
 	site := func(env string, args ...string) (stdout, stderr string, err error) {
 		t.Helper()
@@ -73,15 +73,15 @@ func TestAdminTokenFlagWarns(t *testing.T) {
 		args      []string
 		warn      bool
 	}{
-		{"--admin-token", "", []string{"--admin-token", adminToken}, true},
-		{"VIEWCOUNT_ADMIN_TOKEN", adminToken, nil, false},
-		{"--admin-token-file", "", []string{"--admin-token-file", writeToken(t, adminToken)}, false},
+		{"--admin-token", "", []string{"--admin-token", AdminToken}, true},
+		{"VIEWCOUNT_ADMIN_TOKEN", AdminToken, nil, false},
+		{"--admin-token-file", "", []string{"--admin-token-file", writeToken(t, AdminToken)}, false},
 	} {
 		out, warn, err := site(tc.env, tc.args...)
 		if err != nil || !strings.Contains(out, `"sites"`) {
 			t.Errorf("%s: site list: %v %q", tc.name, err, out)
 		}
-		if got := strings.Contains(warn, "warning: --admin-token on the command line"); got != tc.warn || strings.Contains(warn, adminToken) {
+		if got := strings.Contains(warn, "warning: --admin-token on the command line"); got != tc.warn || strings.Contains(warn, AdminToken) {
 			t.Errorf("%s: stderr %q: want a warning %v, never the token", tc.name, warn, tc.warn)
 		}
 	}

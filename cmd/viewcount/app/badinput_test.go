@@ -12,15 +12,15 @@ import (
 // its documented answer, the pixel is always a GIF, and the process keeps
 // serving afterwards.
 func TestBadInput(t *testing.T) {
-	m := startMain(t, t.TempDir(), newDB())
-	c := newClient(t, m)
-	c.addSite("bad.example")
+	m := Start(t, t.TempDir(), NewDB())
+	c := NewClient(t, m)
+	c.AddSite("bad.example")
 
 	post := func(ctype, body string) (int, string) {
-		req, _ := http.NewRequest("POST", c.base+"/v1/events", strings.NewReader(body))
+		req, _ := http.NewRequest("POST", c.Base+"/v1/events", strings.NewReader(body))
 		req.Header.Set("Content-Type", ctype)
-		req.Header.Set("User-Agent", chromeUA)
-		code, b := c.do(req)
+		req.Header.Set("User-Agent", ChromeUA)
+		code, b := c.Do(req)
 		return code, string(b)
 	}
 	beacon := func(body string, wantCode int, wantInError string) {
@@ -46,9 +46,9 @@ func TestBadInput(t *testing.T) {
 
 	pixel := func(q string, want int) {
 		t.Helper()
-		req, _ := http.NewRequest("GET", c.base+"/p.gif?"+q, nil)
-		req.Header.Set("User-Agent", chromeUA)
-		resp, err := c.hc.Do(req)
+		req, _ := http.NewRequest("GET", c.Base+"/p.gif?"+q, nil)
+		req.Header.Set("User-Agent", ChromeUA)
+		resp, err := c.HTTP.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,8 +70,8 @@ func TestBadInput(t *testing.T) {
 
 	count := func(site, page string, want int) {
 		t.Helper()
-		req, _ := http.NewRequest("GET", c.base+"/v1/sites/"+site+"/count?page="+url.QueryEscape(page), nil)
-		if code, b := c.do(req); code != want {
+		req, _ := http.NewRequest("GET", c.Base+"/v1/sites/"+site+"/count?page="+url.QueryEscape(page), nil)
+		if code, b := c.Do(req); code != want {
 			t.Errorf("count %s %.40q: %d %s, want %d", site, page, code, b, want)
 		}
 	}
@@ -80,25 +80,25 @@ func TestBadInput(t *testing.T) {
 	count("bad.example", "/"+strings.Repeat("y", 5000), 400)
 	count("nope.example", "/", 200) // zeros, like a registered site without views
 
-	req, _ := http.NewRequest("POST", c.base+"/v1/admin/sites", strings.NewReader(`{"domain":"x.example"}`))
-	if code, _ := c.do(req); code != http.StatusUnauthorized {
+	req, _ := http.NewRequest("POST", c.Base+"/v1/admin/sites", strings.NewReader(`{"domain":"x.example"}`))
+	if code, _ := c.Do(req); code != http.StatusUnauthorized {
 		t.Errorf("admin without token: %d, want 401", code)
 	}
-	req, _ = http.NewRequest("POST", c.base+"/v1/admin/sites", strings.NewReader(`{"domain":"bad.example"}`))
-	req.Header.Set("Authorization", "Bearer "+adminToken)
-	if code, _ := c.do(req); code != http.StatusConflict {
+	req, _ = http.NewRequest("POST", c.Base+"/v1/admin/sites", strings.NewReader(`{"domain":"bad.example"}`))
+	req.Header.Set("Authorization", "Bearer "+AdminToken)
+	if code, _ := c.Do(req); code != http.StatusConflict {
 		t.Errorf("admin duplicate site: %d, want 409", code)
 	}
-	req, _ = http.NewRequest("POST", c.base+"/v1/admin/sites", strings.NewReader(`{"domain":"not a domain"}`))
-	req.Header.Set("Authorization", "Bearer "+adminToken)
-	if code, _ := c.do(req); code != http.StatusBadRequest {
+	req, _ = http.NewRequest("POST", c.Base+"/v1/admin/sites", strings.NewReader(`{"domain":"not a domain"}`))
+	req.Header.Set("Authorization", "Bearer "+AdminToken)
+	if code, _ := c.Do(req); code != http.StatusBadRequest {
 		t.Errorf("admin bad domain: %d, want 400", code)
 	}
 
 	// Still serving.
 	for _, p := range []string{"/healthz", "/readyz", "/metrics"} {
-		req, _ := http.NewRequest("GET", c.base+p, nil)
-		if code, b := c.do(req); code != 200 {
+		req, _ := http.NewRequest("GET", c.Base+p, nil)
+		if code, b := c.Do(req); code != 200 {
 			t.Errorf("%s: %d %s", p, code, b)
 		}
 	}

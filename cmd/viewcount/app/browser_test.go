@@ -61,7 +61,7 @@ func newBrowser(t *testing.T, width, height int) *browser {
 	path := requireChromium(t)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path),
-		chromedp.UserAgent(chromeUA),
+		chromedp.UserAgent(ChromeUA),
 		chromedp.WindowSize(width, height),
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.Flag("host-resolver-rules", "MAP *.example 127.0.0.1, MAP *.test 127.0.0.1"),

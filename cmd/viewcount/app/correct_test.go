@@ -16,20 +16,20 @@ import (
 // audit trail says who and why, and undoing it brings the views back.
 func TestCorrections(t *testing.T) {
 	const site = "corr.example"
-	m := startMain(t, t.TempDir(), newDB())
-	c := newClient(t, m)
-	c.addSite(site)
+	m := Start(t, t.TempDir(), NewDB())
+	c := NewClient(t, m)
+	c.AddSite(site)
 	start := time.Now().UTC().Add(-time.Second)
 	ring := func(i int) int {
 		q := url.Values{"site": {site}, "page": {"/c"}, "ref": {"https://a.ring.example/promo"}}
-		req, _ := http.NewRequest("GET", c.base+"/p.gif?"+q.Encode(), nil)
-		req.Header.Set("X-Forwarded-For", visitorIP(500+i))
-		req.Header.Set("User-Agent", chromeUA)
-		code, _ := c.do(req)
+		req, _ := http.NewRequest("GET", c.Base+"/p.gif?"+q.Encode(), nil)
+		req.Header.Set("X-Forwarded-For", VisitorIP(500+i))
+		req.Header.Set("User-Agent", ChromeUA)
+		code, _ := c.Do(req)
 		return code
 	}
 	for i := range 12 {
-		if code := c.send(hit{ip: visitorIP(i), ua: firefoxUA, site: site, page: "/c"}); code != http.StatusOK {
+		if code := c.Send(Hit{IP: VisitorIP(i), UA: FirefoxUA, Site: site, Page: "/c"}); code != http.StatusOK {
 			t.Fatalf("hit: %d", code)
 		}
 		if code := ring(i); code != http.StatusOK {
@@ -38,8 +38,8 @@ func TestCorrections(t *testing.T) {
 	}
 	waitViews := func(want uint64) {
 		t.Helper()
-		eventually(t, time.Minute, func() string {
-			if _, b, _ := c.count(site, "/c"); b.Views != want {
+		Eventually(t, time.Minute, func() string {
+			if _, b, _ := c.Count(site, "/c"); b.Views != want {
 				return fmt.Sprintf("%d views of /c, want %d", b.Views, want)
 			}
 			return ""
@@ -47,7 +47,7 @@ func TestCorrections(t *testing.T) {
 	}
 	waitViews(24)
 
-	flags := []string{"--server", "http://" + m.Addr(), "--admin-token", adminToken}
+	flags := []string{"--server", "http://" + m.Addr(), "--admin-token", AdminToken}
 	var out, progress bytes.Buffer
 	end := time.Now().UTC().Add(time.Hour) // reaches into the future: new ring views are excluded too
 	err := runCorrect(append([]string{"add", "--site", site, "--kind", "referrer", "--value", "ring.example",
@@ -59,15 +59,15 @@ func TestCorrections(t *testing.T) {
 		t.Errorf("correct add printed:\n%s", out.String())
 	}
 	id := strings.Fields(out.String())[1]
-	if r := reasons(t, m, site); r["excluded"] != 12 || r["valid"] != 12 {
+	if r := Reasons(t, m, site); r["excluded"] != 12 || r["valid"] != 12 {
 		t.Fatalf("after the correction: %v", r)
 	}
 	waitViews(12)
 	if code := ring(99); code != http.StatusOK {
 		t.Fatalf("ring hit: %d", code)
 	}
-	eventually(t, time.Minute, func() string {
-		if r := reasons(t, m, site); r["excluded"] != 13 {
+	Eventually(t, time.Minute, func() string {
+		if r := Reasons(t, m, site); r["excluded"] != 13 {
 			return fmt.Sprintf("a new ring view: %v, want 13 excluded", r)
 		}
 		return ""
@@ -84,7 +84,7 @@ func TestCorrections(t *testing.T) {
 	if err := runCorrect(append([]string{"undo", id, "--who", "ops", "--why", "was a partner"}, flags...), &out, &progress); err != nil {
 		t.Fatalf("undo: %v\n%s", err, progress.String())
 	}
-	if r := reasons(t, m, site); r["excluded"] != 0 || r["valid"] != 25 {
+	if r := Reasons(t, m, site); r["excluded"] != 0 || r["valid"] != 25 {
 		t.Fatalf("after the undo: %v", r)
 	}
 	waitViews(25)
@@ -113,30 +113,30 @@ func TestCorrections(t *testing.T) {
 func TestAllowCorrection(t *testing.T) {
 	const site = "allow.example"
 	const appUA = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 AllowApp/3.2 (+https://allowapp.example/about)"
-	m := startMain(t, t.TempDir(), newDB())
-	c := newClient(t, m)
-	c.addSite(site)
+	m := Start(t, t.TempDir(), NewDB())
+	c := NewClient(t, m)
+	c.AddSite(site)
 	start := time.Now().UTC().Add(-time.Second)
 	for i := range 10 {
 		page := "/a"
 		if i >= 8 {
 			page = "/private"
 		}
-		if code := c.send(hit{ip: visitorIP(700 + i), ua: appUA, site: site, page: page}); code != http.StatusOK {
+		if code := c.Send(Hit{IP: VisitorIP(700 + i), UA: appUA, Site: site, Page: page}); code != http.StatusOK {
 			t.Fatalf("app hit: %d", code)
 		}
-		if code := c.send(hit{ip: visitorIP(800 + i), ua: firefoxUA, site: site, page: "/b"}); code != http.StatusOK {
+		if code := c.Send(Hit{IP: VisitorIP(800 + i), UA: FirefoxUA, Site: site, Page: "/b"}); code != http.StatusOK {
 			t.Fatalf("hit: %d", code)
 		}
 	}
-	eventually(t, time.Minute, func() string {
-		if r := reasons(t, m, site); r["bot_ua"] != 10 || r["valid"] != 10 {
+	Eventually(t, time.Minute, func() string {
+		if r := Reasons(t, m, site); r["bot_ua"] != 10 || r["valid"] != 10 {
 			return fmt.Sprintf("before the correction: %v, want 10 bot_ua and 10 valid", r)
 		}
 		return ""
 	})
 
-	flags := []string{"--server", "http://" + m.Addr(), "--admin-token", adminToken}
+	flags := []string{"--server", "http://" + m.Addr(), "--admin-token", AdminToken}
 	end := time.Now().UTC().Add(time.Hour)
 	var out, progress bytes.Buffer
 	// The exclusion first: the allow must not undo it.
@@ -150,24 +150,24 @@ func TestAllowCorrection(t *testing.T) {
 	if err != nil {
 		t.Fatalf("correct add allow: %v\n%s", err, progress.String())
 	}
-	if got := squeeze(out.String()); !strings.Contains(got, "10 verdicts changed") || !strings.Contains(got, "\nbot_ua valid 8\n") || !strings.Contains(got, "\nbot_ua excluded 2\n") {
+	if got := Squeeze(out.String()); !strings.Contains(got, "10 verdicts changed") || !strings.Contains(got, "\nbot_ua valid 8\n") || !strings.Contains(got, "\nbot_ua excluded 2\n") {
 		t.Errorf("correct add printed:\n%s", out.String())
 	}
 	id := strings.Fields(out.String())[1]
-	if r := reasons(t, m, site); r["valid"] != 18 || r["excluded"] != 2 || r["bot_ua"] != 0 {
+	if r := Reasons(t, m, site); r["valid"] != 18 || r["excluded"] != 2 || r["bot_ua"] != 0 {
 		t.Fatalf("after the allow: %v, want 18 valid and 2 excluded", r)
 	}
-	eventually(t, time.Minute, func() string {
-		if _, b, _ := c.count(site, "/a"); b.Views != 8 {
+	Eventually(t, time.Minute, func() string {
+		if _, b, _ := c.Count(site, "/a"); b.Views != 8 {
 			return fmt.Sprintf("%d views of /a, want 8", b.Views)
 		}
 		return ""
 	})
-	if code := c.send(hit{ip: visitorIP(799), ua: appUA, site: site, page: "/a"}); code != http.StatusOK {
+	if code := c.Send(Hit{IP: VisitorIP(799), UA: appUA, Site: site, Page: "/a"}); code != http.StatusOK {
 		t.Fatalf("app hit: %d", code)
 	}
-	eventually(t, time.Minute, func() string {
-		if r := reasons(t, m, site); r["valid"] != 19 {
+	Eventually(t, time.Minute, func() string {
+		if r := Reasons(t, m, site); r["valid"] != 19 {
 			return fmt.Sprintf("a new app view: %v, want 19 valid", r)
 		}
 		return ""
@@ -177,7 +177,7 @@ func TestAllowCorrection(t *testing.T) {
 	if err := runCorrect(append([]string{"list"}, flags...), &out, &progress); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(squeeze(out.String()), id+" active allow.example allow reason=bot_ua&ua=AllowApp/ ") {
+	if !strings.Contains(Squeeze(out.String()), id+" active allow.example allow reason=bot_ua&ua=AllowApp/ ") {
 		t.Errorf("list:\n%s", out.String())
 	}
 	out.Reset()
@@ -185,11 +185,11 @@ func TestAllowCorrection(t *testing.T) {
 		t.Fatalf("undo: %v\n%s", err, progress.String())
 	}
 	// bot_ua comes before excluded: the excluded pages are bot_ua again.
-	if r := reasons(t, m, site); r["bot_ua"] != 11 || r["valid"] != 10 || r["excluded"] != 0 {
+	if r := Reasons(t, m, site); r["bot_ua"] != 11 || r["valid"] != 10 || r["excluded"] != 0 {
 		t.Fatalf("after the undo: %v, want 11 bot_ua and 10 valid", r)
 	}
-	eventually(t, time.Minute, func() string {
-		if _, b, _ := c.count(site, "/a"); b.Views != 0 {
+	Eventually(t, time.Minute, func() string {
+		if _, b, _ := c.Count(site, "/a"); b.Views != 0 {
 			return fmt.Sprintf("%d views of /a after the undo, want 0", b.Views)
 		}
 		return ""
@@ -215,7 +215,7 @@ func TestAllowCorrection(t *testing.T) {
 
 // squeeze collapses runs of spaces, so rows compare without the table's
 // padding.
-func squeeze(s string) string {
+func Squeeze(s string) string {
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
 		lines[i] = strings.Join(strings.Fields(l), " ")

@@ -59,12 +59,12 @@ func testSite(t *testing.T, stats, site string) string {
 // pixel hits with a desktop browser's user agent, one address each).
 func TestDashboardBrowser(t *testing.T) {
 	b := newBrowser(t, 1400, 1000)
-	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) {
+	m := StartWith(t, t.TempDir(), NewDB(), func(c *Config) {
 		c.Rules.SettleWindow = -1 // counted at once: the test reads what the validators decided
 	}, time.Now)
-	c := newClient(t, m)
+	c := NewClient(t, m)
 	const site = "dash.example"
-	token := c.addSite(site)
+	token := c.AddSite(site)
 	setZone(t, c, site, dashZone) // day buckets and ranges follow it
 	dd := newDashDays(t)
 	base := "http://" + m.Addr()
@@ -92,17 +92,17 @@ func TestDashboardBrowser(t *testing.T) {
 			q.Set("ref", v.ref)
 		}
 		req, _ := http.NewRequest("GET", base+"/p.gif?"+q.Encode(), nil)
-		req.Header.Set("User-Agent", firefoxUA)
-		req.Header.Set("X-Forwarded-For", visitorIP(100+i))
-		if code, _ := c.do(req); code != 200 {
+		req.Header.Set("User-Agent", FirefoxUA)
+		req.Header.Set("X-Forwarded-For", VisitorIP(100+i))
+		if code, _ := c.Do(req); code != 200 {
 			t.Fatalf("pixel %d: status %d", i, code)
 		}
 	}
-	if code := c.send(hit{ip: visitorIP(200), ua: "curl/8.5.0", site: site, page: "/article"}); code != 200 {
+	if code := c.Send(Hit{IP: VisitorIP(200), UA: "curl/8.5.0", Site: site, Page: "/article"}); code != 200 {
 		t.Fatalf("bot hit: status %d", code)
 	}
-	eventually(t, 60*time.Second, func() string {
-		got := reasons(t, m, site)
+	Eventually(t, 60*time.Second, func() string {
+		got := Reasons(t, m, site)
 		if len(got) != 3 || got["valid"] != 6 || got["headless"] != 3 || got["bot_ua"] != 1 {
 			return fmt.Sprintf("views_raw by verdict = %v, want valid 6, headless 3, bot_ua 1", got)
 		}

@@ -130,7 +130,7 @@ func pageIs(t *testing.T, b *browser, when string, want [][]string, rng string, 
 func downloaded(t *testing.T, path string) [][]string {
 	t.Helper()
 	var data []byte
-	eventually(t, 30*time.Second, func() string {
+	Eventually(t, 30*time.Second, func() string {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return fmt.Sprintf("download %s: %v", filepath.Base(path), err)

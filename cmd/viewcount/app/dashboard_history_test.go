@@ -77,12 +77,12 @@ func (v pastView) at(dd dashDays) time.Time {
 }
 
 // setZone sets the site's time zone through the admin API.
-func setZone(t *testing.T, c *client, site, zone string) {
+func setZone(t *testing.T, c *Client, site, zone string) {
 	t.Helper()
-	req, _ := http.NewRequest("PATCH", c.base+"/v1/admin/sites/"+site, strings.NewReader(`{"timezone":"`+zone+`"}`))
-	req.Header.Set("Authorization", "Bearer "+adminToken)
+	req, _ := http.NewRequest("PATCH", c.Base+"/v1/admin/sites/"+site, strings.NewReader(`{"timezone":"`+zone+`"}`))
+	req.Header.Set("Authorization", "Bearer "+AdminToken)
 	req.Header.Set("Content-Type", "application/json")
-	if code, body := c.do(req); code != http.StatusOK {
+	if code, body := c.Do(req); code != http.StatusOK {
 		t.Fatalf("set time zone: %d %s", code, body)
 	}
 }
@@ -100,7 +100,7 @@ func insertHistory(t *testing.T, m *Main, site string, dd dashDays) {
 	for i, v := range dashHistory {
 		rows[i] = viewcount.Verdict{
 			Event: viewcount.Event{
-				Time: v.at(dd).UTC(), Site: site, Page: v.page, UA: firefoxUA, ID: "past" + strconv.Itoa(i),
+				Time: v.at(dd).UTC(), Site: site, Page: v.page, UA: FirefoxUA, ID: "past" + strconv.Itoa(i),
 				Visitor: uint64(7000 + i), Network: uint64(7000 + i), Source: viewcount.SourcePixel,
 			},
 			Reason: v.reason, Partition: 4000, Seq: uint64(1 + i),

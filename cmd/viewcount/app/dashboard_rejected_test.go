@@ -39,27 +39,27 @@ func TestDashboardRejected(t *testing.T) {
 	if err := os.WriteFile(bots, []byte("Instagram \\d\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) {
+	m := StartWith(t, t.TempDir(), NewDB(), func(c *Config) {
 		c.Rules.SettleWindow = -1 // counted at once: the test reads what the validators decided
 		c.BotList = bots
 	}, time.Now)
-	c := newClient(t, m)
+	c := NewClient(t, m)
 	const site = "rejected.example"
-	token := c.addSite(site)
+	token := c.AddSite(site)
 
 	// Readers in the app, through ingest and the validators, which reject
 	// them and classify their browser.
 	const live = 4
 	for i := range live {
-		if code := c.send(hit{ip: visitorIP(300 + i), ua: instagramUA, site: site, page: "/post"}); code != http.StatusOK {
+		if code := c.Send(Hit{IP: VisitorIP(300 + i), UA: instagramUA, Site: site, Page: "/post"}); code != http.StatusOK {
 			t.Fatalf("hit %d: status %d", i, code)
 		}
 	}
-	if code := c.send(hit{ip: visitorIP(400), ua: firefoxUA, site: site, page: "/post"}); code != http.StatusOK {
+	if code := c.Send(Hit{IP: VisitorIP(400), UA: FirefoxUA, Site: site, Page: "/post"}); code != http.StatusOK {
 		t.Fatalf("valid hit: status %d", code)
 	}
-	eventually(t, 60*time.Second, func() string {
-		if got := reasons(t, m, site); len(got) != 2 || got["bot_ua"] != live || got["valid"] != 1 {
+	Eventually(t, 60*time.Second, func() string {
+		if got := Reasons(t, m, site); len(got) != 2 || got["bot_ua"] != live || got["valid"] != 1 {
 			return fmt.Sprintf("views_raw by verdict = %v, want bot_ua %d, valid 1", got, live)
 		}
 		return ""

@@ -37,14 +37,14 @@ func TestDashboardScreenshot(t *testing.T) {
 		out = filepath.Join("..", "..", "..", out) // go test runs in cmd/viewcount/app
 	}
 	requireChromium(t)
-	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.Rules.SettleWindow = -1 }, time.Now)
-	c := newClient(t, m)
+	m := StartWith(t, t.TempDir(), NewDB(), func(c *Config) { c.Rules.SettleWindow = -1 }, time.Now)
+	c := NewClient(t, m)
 	const site = "blog.example"
-	token := c.addSite(site)
-	req, _ := http.NewRequest("PATCH", c.base+"/v1/admin/sites/"+site, strings.NewReader(`{"timezone":"Europe/Berlin"}`))
-	req.Header.Set("Authorization", "Bearer "+adminToken)
+	token := c.AddSite(site)
+	req, _ := http.NewRequest("PATCH", c.Base+"/v1/admin/sites/"+site, strings.NewReader(`{"timezone":"Europe/Berlin"}`))
+	req.Header.Set("Authorization", "Bearer "+AdminToken)
 	req.Header.Set("Content-Type", "application/json")
-	if code, body := c.do(req); code != http.StatusOK {
+	if code, body := c.Do(req); code != http.StatusOK {
 		t.Fatalf("set time zone: %d %s", code, body)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -61,13 +61,13 @@ func TestDashboardScreenshot(t *testing.T) {
 	// the realtime tile shows visitors (the history ended minutes ago).
 	const live = 23
 	for i := range live {
-		h := hit{ip: visitorIP(5000 + i), ua: []string{chromeUA, firefoxUA, safariUA}[i%3], site: site, page: fmt.Sprintf("/posts/%d", 1+i%5)}
-		if code := c.send(h); code != http.StatusOK {
+		h := Hit{IP: VisitorIP(5000 + i), UA: []string{ChromeUA, FirefoxUA, SafariUA}[i%3], Site: site, Page: fmt.Sprintf("/posts/%d", 1+i%5)}
+		if code := c.Send(h); code != http.StatusOK {
 			t.Fatalf("live hit: status %d", code)
 		}
 	}
-	eventually(t, time.Minute, func() string {
-		if got := reasons(t, m, site)["valid"]; got != uint64(tot.Valid+live) {
+	Eventually(t, time.Minute, func() string {
+		if got := Reasons(t, m, site)["valid"]; got != uint64(tot.Valid+live) {
 			return fmt.Sprintf("valid views %d, want %d", got, tot.Valid+live)
 		}
 		return ""
@@ -75,7 +75,7 @@ func TestDashboardScreenshot(t *testing.T) {
 
 	b := newBrowser(t, 1400, 1800)
 	b.do(t, "sign in",
-		chromedp.Navigate(c.base+"/dashboard/"+site),
+		chromedp.Navigate(c.Base+"/dashboard/"+site),
 		chromedp.WaitVisible(chromedp.ID("token")),
 		chromedp.SendKeys(chromedp.ID("token"), token),
 		chromedp.Click(chromedp.ID("signin-submit")),

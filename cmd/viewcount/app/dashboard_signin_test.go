@@ -55,11 +55,11 @@ func signInWrongThenRight(t *testing.T, b *browser, dash, token string) string {
 // checkRotated rotates the site token while the dashboard is open: the
 // next load sends the user back to the sign-in form with a message and
 // keeps nothing; the new token then opens the dashboard again.
-func checkRotated(t *testing.T, b *browser, c *client, site, load string) {
+func checkRotated(t *testing.T, b *browser, c *Client, site, load string) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", c.base+"/v1/admin/sites/"+site+"/token", nil)
-	req.Header.Set("Authorization", "Bearer "+adminToken)
-	code, body := c.do(req)
+	req, _ := http.NewRequest("POST", c.Base+"/v1/admin/sites/"+site+"/token", nil)
+	req.Header.Set("Authorization", "Bearer "+AdminToken)
+	code, body := c.Do(req)
 	var out struct{ Token string }
 	if err := json.Unmarshal(body, &out); code != http.StatusOK || err != nil || out.Token == "" {
 		t.Fatalf("rotate: %d %s (%v)", code, body, err)

@@ -14,9 +14,9 @@ import (
 )
 
 const (
-	chromeUA  = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36"
-	firefoxUA = "Mozilla/5.0 (X11; Linux x86_64; rv:145.0) Gecko/20100101 Firefox/145.0"
-	safariUA  = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1"
+	ChromeUA  = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36"
+	FirefoxUA = "Mozilla/5.0 (X11; Linux x86_64; rv:145.0) Gecko/20100101 Firefox/145.0"
+	SafariUA  = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1"
 )
 
 var botUAs = []string{
@@ -30,66 +30,66 @@ var botUAs = []string{
 // visitorIP gives visitor i its own address in its own /24 (and so its own
 // visitor and network ids), as visitors of a site mostly are. The addresses
 // only appear in X-Forwarded-For headers; nothing is sent to them.
-func visitorIP(i int) string { return fmt.Sprintf("203.%d.%d.9", i/250, i%250) }
+func VisitorIP(i int) string { return fmt.Sprintf("203.%d.%d.9", i/250, i%250) }
 
 // TestEndToEnd sends a labelled mix through HTTP into the real embedded
 // stack and reads back exact counts and per-reason rejections.
 func TestEndToEnd(t *testing.T) {
 	// A 1 s public lag: the test reads its Cache-Control max-age.
-	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.PublicLag = time.Second }, time.Now)
-	c := newClient(t, m)
-	c.addSite("example.com")
+	m := StartWith(t, t.TempDir(), NewDB(), func(c *Config) { c.PublicLag = time.Second }, time.Now)
+	c := NewClient(t, m)
+	c.AddSite("example.com")
 
 	want := map[viewcount.Reason]int{}
 	var validA, validB int
 	uniquesA := map[string]bool{}
-	send := func(h hit, r viewcount.Reason) {
+	send := func(h Hit, r viewcount.Reason) {
 		t.Helper()
-		if code := c.send(h); code != http.StatusOK && code != http.StatusAccepted {
+		if code := c.Send(h); code != http.StatusOK && code != http.StatusAccepted {
 			t.Fatalf("send %+v: status %d", h, code)
 		}
 		want[r]++
 	}
-	uas := []string{chromeUA, firefoxUA, safariUA}
+	uas := []string{ChromeUA, FirefoxUA, SafariUA}
 	const humans = 400
 	for i := 0; i < humans; i++ {
-		ip, ua := visitorIP(i), uas[i%3]
+		ip, ua := VisitorIP(i), uas[i%3]
 		id := fmt.Sprintf("ev-%d-a", i)
-		send(hit{ip: ip, ua: ua, site: "example.com", page: "/a", id: id}, viewcount.Valid)
+		send(Hit{IP: ip, UA: ua, Site: "example.com", Page: "/a", ID: id}, viewcount.Valid)
 		validA++
 		uniquesA[ip] = true
 		if i%4 == 0 { // the beacon, with a trailing slash that folds into /b
-			send(hit{ip: ip, ua: ua, site: "example.com", page: "/b/", beacon: true}, viewcount.Valid)
+			send(Hit{IP: ip, UA: ua, Site: "example.com", Page: "/b/", Beacon: true}, viewcount.Valid)
 			validB++
 		}
 		if i%10 == 0 { // a client retry of the same event
-			send(hit{ip: ip, ua: ua, site: "example.com", page: "/a", id: id}, viewcount.DuplicateID)
+			send(Hit{IP: ip, UA: ua, Site: "example.com", Page: "/a", ID: id}, viewcount.DuplicateID)
 		}
 		if i%8 == 0 { // a reload within the window
-			send(hit{ip: ip, ua: ua, site: "example.com", page: "/a?utm=x"}, viewcount.Duplicate)
+			send(Hit{IP: ip, UA: ua, Site: "example.com", Page: "/a?utm=x"}, viewcount.Duplicate)
 		}
 	}
 	for i := 0; i < 60; i++ {
-		send(hit{ip: visitorIP(1000 + i), ua: botUAs[i%len(botUAs)], site: "example.com", page: "/a"}, viewcount.BotUA)
+		send(Hit{IP: VisitorIP(1000 + i), UA: botUAs[i%len(botUAs)], Site: "example.com", Page: "/a"}, viewcount.BotUA)
 	}
 	for i := 0; i < 25; i++ {
-		send(hit{ip: visitorIP(2000 + i), ua: chromeUA, site: "example.com", page: "/a", beacon: true, webdriver: true}, viewcount.Headless)
+		send(Hit{IP: VisitorIP(2000 + i), UA: ChromeUA, Site: "example.com", Page: "/a", Beacon: true, Webdriver: true}, viewcount.Headless)
 	}
 	for i := 0; i < 12; i++ {
-		send(hit{ip: visitorIP(3000 + i), ua: "", site: "example.com", page: "/a"}, viewcount.EmptyUA)
+		send(Hit{IP: VisitorIP(3000 + i), UA: "", Site: "example.com", Page: "/a"}, viewcount.EmptyUA)
 	}
 	for i := 0; i < 15; i++ {
-		send(hit{ip: visitorIP(i), ua: chromeUA, site: "unknown.example", page: "/a"}, viewcount.UnknownSite)
+		send(Hit{IP: VisitorIP(i), UA: ChromeUA, Site: "unknown.example", Page: "/a"}, viewcount.UnknownSite)
 	}
 
-	eventually(t, 60*time.Second, func() string {
-		code, got, _ := c.count("example.com", "/a")
+	Eventually(t, 60*time.Second, func() string {
+		code, got, _ := c.Count("example.com", "/a")
 		if code != 200 || got.Views != uint64(validA) {
 			return fmt.Sprintf("count /a: status %d views %d, want %d", code, got.Views, validA)
 		}
 		return ""
 	})
-	_, a, hdr := c.count("example.com", "/a")
+	_, a, hdr := c.Count("example.com", "/a")
 	if diff := math.Abs(float64(a.Uniques)-float64(len(uniquesA))) / float64(len(uniquesA)); diff > 0.02 {
 		t.Errorf("uniques /a = %d, want %d within 2%%", a.Uniques, len(uniquesA))
 	}
@@ -99,16 +99,16 @@ func TestEndToEnd(t *testing.T) {
 	if ts, err := time.Parse(time.RFC3339, a.AsOf); err != nil || time.Since(ts) > time.Minute {
 		t.Errorf("as_of = %q (%v)", a.AsOf, err)
 	}
-	eventually(t, 30*time.Second, func() string {
-		if _, b, _ := c.count("example.com", "/b"); b.Views != uint64(validB) {
+	Eventually(t, 30*time.Second, func() string {
+		if _, b, _ := c.Count("example.com", "/b"); b.Views != uint64(validB) {
 			return fmt.Sprintf("count /b = %d, want %d", b.Views, validB)
 		}
 		return ""
 	})
 
 	// Every event is in views_raw with its verdict, rejected ones included.
-	eventually(t, 30*time.Second, func() string {
-		got := reasons(t, m, "example.com")
+	Eventually(t, 30*time.Second, func() string {
+		got := Reasons(t, m, "example.com")
 		for _, r := range viewcount.Reasons {
 			if r == viewcount.UnknownSite {
 				continue
@@ -117,7 +117,7 @@ func TestEndToEnd(t *testing.T) {
 				return fmt.Sprintf("views_raw by verdict = %v, want %v", got, want)
 			}
 		}
-		if u := reasons(t, m, "unknown.example"); u[string(viewcount.UnknownSite)] != uint64(want[viewcount.UnknownSite]) {
+		if u := Reasons(t, m, "unknown.example"); u[string(viewcount.UnknownSite)] != uint64(want[viewcount.UnknownSite]) {
 			return fmt.Sprintf("unknown site rows = %v, want %d", u, want[viewcount.UnknownSite])
 		}
 		return ""
@@ -125,17 +125,17 @@ func TestEndToEnd(t *testing.T) {
 
 	// Hits of an unknown site are kept (unknown_site) but never counted; its
 	// count reads as zeros, not a 404 that would tell which sites exist.
-	if code, z, _ := c.count("unknown.example", "/a"); code != 200 || z.Views != 0 || z.Uniques != 0 {
+	if code, z, _ := c.Count("unknown.example", "/a"); code != 200 || z.Views != 0 || z.Uniques != 0 {
 		t.Errorf("count for unknown site: %d %+v, want zeros", code, z)
 	}
-	if code, z, _ := c.count("example.com", "/never"); code != 200 || z.Views != 0 || z.Uniques != 0 {
+	if code, z, _ := c.Count("example.com", "/never"); code != 200 || z.Views != 0 || z.Uniques != 0 {
 		t.Errorf("count for unseen page: %d %+v, want zeros", code, z)
 	}
 	if m.Metrics.Published.Load() == 0 || m.Metrics.Inserted.Load() == 0 {
 		t.Errorf("metrics not counting: published %d inserted %d", m.Metrics.Published.Load(), m.Metrics.Inserted.Load())
 	}
 	// The validators report how full their windows are.
-	eventually(t, 10*time.Second, func() string {
+	Eventually(t, 10*time.Second, func() string {
 		var b strings.Builder
 		_, _ = m.Metrics.WriteTo(&b)
 		text := b.String()
@@ -159,31 +159,31 @@ func TestEndToEnd(t *testing.T) {
 // again on the same files: nothing acknowledged is lost, nothing is counted
 // twice, and duplicate state survives (it is rebuilt from the stream).
 func TestRestartKeepsCounts(t *testing.T) {
-	data, db := t.TempDir(), newDB()
-	m := startMain(t, data, db)
-	c := newClient(t, m)
-	c.addSite("restart.example")
+	data, db := t.TempDir(), NewDB()
+	m := Start(t, data, db)
+	c := NewClient(t, m)
+	c.AddSite("restart.example")
 	for i := 0; i < 200; i++ {
-		if code := c.send(hit{ip: visitorIP(i), ua: chromeUA, site: "restart.example", page: "/p", id: fmt.Sprintf("r-%d", i)}); code != 200 {
+		if code := c.Send(Hit{IP: VisitorIP(i), UA: ChromeUA, Site: "restart.example", Page: "/p", ID: fmt.Sprintf("r-%d", i)}); code != 200 {
 			t.Fatalf("status %d", code)
 		}
 	}
 	m.Close() // whatever was not inserted yet is redelivered after the restart
 
-	m2 := startMain(t, data, db)
-	c2 := newClient(t, m2)
+	m2 := Start(t, data, db)
+	c2 := NewClient(t, m2)
 	// Retries of events sent before the restart must still be duplicates.
 	for i := 0; i < 200; i += 4 {
-		if code := c2.send(hit{ip: visitorIP(i), ua: chromeUA, site: "restart.example", page: "/p", id: fmt.Sprintf("r-%d", i)}); code != 200 {
+		if code := c2.Send(Hit{IP: VisitorIP(i), UA: ChromeUA, Site: "restart.example", Page: "/p", ID: fmt.Sprintf("r-%d", i)}); code != 200 {
 			t.Fatalf("status %d", code)
 		}
 	}
-	eventually(t, 60*time.Second, func() string {
-		got := reasons(t, m2, "restart.example")
+	Eventually(t, 60*time.Second, func() string {
+		got := Reasons(t, m2, "restart.example")
 		if got["valid"] != 200 || got["duplicate_id"] != 50 {
 			return fmt.Sprintf("views_raw by verdict = %v, want 200 valid, 50 duplicate_id", got)
 		}
-		if _, n, _ := c2.count("restart.example", "/p"); n.Views != 200 {
+		if _, n, _ := c2.Count("restart.example", "/p"); n.Views != 200 {
 			return fmt.Sprintf("public count = %d, want 200", n.Views)
 		}
 		return ""

@@ -17,10 +17,10 @@ import (
 // whole serve (the default country database included), and reads the
 // exact dimensions back from views_raw.
 func TestEnrichedViews(t *testing.T) {
-	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.CountryHeader = "CF-IPCountry"; c.ASNDB = "" }, time.Now)
-	c := newClient(t, m)
+	m := StartWith(t, t.TempDir(), NewDB(), func(c *Config) { c.CountryHeader = "CF-IPCountry"; c.ASNDB = "" }, time.Now)
+	c := NewClient(t, m)
 	const site = "enrich.example"
-	c.addSite(site)
+	c.AddSite(site)
 	send := func(req *http.Request, ip, ua, country string, want int) {
 		t.Helper()
 		req.Header.Set("X-Forwarded-For", ip)
@@ -28,12 +28,12 @@ func TestEnrichedViews(t *testing.T) {
 		if country != "" {
 			req.Header.Set("CF-IPCountry", country)
 		}
-		if code, body := c.do(req); code != want {
+		if code, body := c.Do(req); code != want {
 			t.Fatalf("%s %s: %d %s", req.Method, req.URL, code, body)
 		}
 	}
 	beacon := func(body string) *http.Request {
-		req, _ := http.NewRequest("POST", c.base+"/v1/events", strings.NewReader(body))
+		req, _ := http.NewRequest("POST", c.Base+"/v1/events", strings.NewReader(body))
 		req.Header.Set("Content-Type", "text/plain;charset=UTF-8")
 		return req
 	}
@@ -45,11 +45,11 @@ func TestEnrichedViews(t *testing.T) {
 	// The pixel: tags in the page's query, a Google referrer, the CDN says "de".
 	q := url.Values{"site": {site}, "page": {"/landing/?utm_source=Newsletter&utm_medium=Email&utm_campaign=Spring+Sale"},
 		"ref": {"https://www.google.co.uk/search?q=viewcount"}}
-	send(&http.Request{Method: "GET", URL: mustURL(t, c.base+"/p.gif?"+q.Encode()), Header: http.Header{}}, "203.0.113.10", iPhoneUA, "de", http.StatusOK)
+	send(&http.Request{Method: "GET", URL: mustURL(t, c.Base+"/p.gif?"+q.Encode()), Header: http.Header{}}, "203.0.113.10", iPhoneUA, "de", http.StatusOK)
 	// The beacon from desktop Chrome, referred by t.co; no header: the
 	// country database knows 8.8.8.8.
 	send(beacon(`{"site":"`+site+`","page":"/post?utm_source=Twitter&utm_campaign=launch","referrer":"https://t.co/xyz",`+
-		fmt.Sprintf(hintsJSON, 1920)+`}`), "8.8.8.8", chromeUA, "", http.StatusAccepted)
+		fmt.Sprintf(hintsJSON, 1920)+`}`), "8.8.8.8", ChromeUA, "", http.StatusAccepted)
 	// An Android tablet moving within the site: an internal referrer is no
 	// source. The CDN says Tor ("T1": unknown) and the database knows no
 	// private address: no country. (Only a header: nothing is sent there.)
@@ -61,7 +61,7 @@ func TestEnrichedViews(t *testing.T) {
 
 	// A browser on an AWS address: the default AS-number data and hosting
 	// list make it datacenter traffic, and the row keeps AS16509.
-	send(beacon(`{"site":"`+site+`","page":"/zdc",`+fmt.Sprintf(hintsJSON, 1920)+`}`), "52.94.236.248", chromeUA, "", http.StatusAccepted)
+	send(beacon(`{"site":"`+site+`","page":"/zdc",`+fmt.Sprintf(hintsJSON, 1920)+`}`), "52.94.236.248", ChromeUA, "", http.StatusAccepted)
 
 	want := strings.Join([]string{
 		"/landing|newsletter|email|spring sale|DE|google.co.uk|Google|Safari|iOS|mobile||valid",
@@ -71,7 +71,7 @@ func TestEnrichedViews(t *testing.T) {
 		"/zdc||||US||(direct)|Chrome|Windows|desktop|desktop|datacenter",
 	}, "\n")
 	var got string
-	eventually(t, 30*time.Second, func() string {
+	Eventually(t, 30*time.Second, func() string {
 		res, err := m.store.Query(context.Background(), queries.Text("raw_dims"), store.Params{"site": site})
 		if err != nil {
 			return err.Error()

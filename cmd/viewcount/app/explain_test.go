@@ -17,29 +17,29 @@ import (
 // rule, its decision and its evidence, through the admin API.
 func TestExplain(t *testing.T) {
 	const site = "explain.example"
-	m := startMain(t, t.TempDir(), newDB())
-	c := newClient(t, m)
-	c.addSite(site)
-	if code := c.send(hit{ip: visitorIP(11), ua: "python-requests/2.32.3", site: site, page: "/a", id: "ev-bot-1"}); code != http.StatusOK {
+	m := Start(t, t.TempDir(), NewDB())
+	c := NewClient(t, m)
+	c.AddSite(site)
+	if code := c.Send(Hit{IP: VisitorIP(11), UA: "python-requests/2.32.3", Site: site, Page: "/a", ID: "ev-bot-1"}); code != http.StatusOK {
 		t.Fatalf("hit: %d", code)
 	}
-	if code := c.send(hit{ip: visitorIP(12), ua: firefoxUA, site: site, page: "/a", id: "ev-ok-1"}); code != http.StatusOK {
+	if code := c.Send(Hit{IP: VisitorIP(12), UA: FirefoxUA, Site: site, Page: "/a", ID: "ev-ok-1"}); code != http.StatusOK {
 		t.Fatalf("hit: %d", code)
 	}
-	eventually(t, time.Minute, func() string {
-		if r := reasons(t, m, site); r["bot_ua"] != 1 || r["valid"] != 1 {
+	Eventually(t, time.Minute, func() string {
+		if r := Reasons(t, m, site); r["bot_ua"] != 1 || r["valid"] != 1 {
 			return fmt.Sprintf("stored: %v, want 1 bot_ua and 1 valid", r)
 		}
 		return ""
 	})
-	flags := []string{"--server", "http://" + m.Addr(), "--admin-token", adminToken}
+	flags := []string{"--server", "http://" + m.Addr(), "--admin-token", AdminToken}
 	explain := func(args ...string) string {
 		t.Helper()
 		var out, errOut bytes.Buffer
 		if err := runExplain(append(args, flags...), &out, &errOut); err != nil {
 			t.Fatalf("explain %v: %v\n%s", args, err, errOut.String())
 		}
-		return squeeze(out.String())
+		return Squeeze(out.String())
 	}
 
 	got := explain("--site", site, "--id", "ev-bot-1")
@@ -78,22 +78,22 @@ func TestExplain(t *testing.T) {
 	}
 	// A sample for an unregistered site: the rule that says so.
 	// the headers Firefox sends with an image.
-	if got := explain("--site", "nobody.example", "--ua", firefoxUA, "-H", "Accept: image/avif,image/webp,*/*", "-H", "Accept-Language: en-GB,en;q=0.5",
+	if got := explain("--site", "nobody.example", "--ua", FirefoxUA, "-H", "Accept: image/avif,image/webp,*/*", "-H", "Accept-Language: en-GB,en;q=0.5",
 		"-H", "Sec-Fetch-Dest: image", "-H", "Sec-Fetch-Mode: no-cors", "-H", "Sec-Fetch-Site: cross-site"); !strings.Contains(got, "verdict: unknown_site") {
 		t.Errorf("sample of an unknown site:\n%s", got)
 	}
 	// A sample ingest refuses says so, with nothing to judge.
-	if got := explain("--url", "/p.gif?page=/a", "--ua", firefoxUA); !strings.Contains(got, "ingest answered 400") {
+	if got := explain("--url", "/p.gif?page=/a", "--ua", FirefoxUA); !strings.Contains(got, "ingest answered 400") {
 		t.Errorf("sample without a site:\n%s", got)
 	}
 
 	// The API refuses what is no sample of ours, and an unknown event is 404.
 	post := func(req api.SampleRequest) (int, string) {
 		b, _ := json.Marshal(req)
-		r, _ := http.NewRequest(http.MethodPost, c.base+"/v1/admin/explain", bytes.NewReader(b))
-		r.Header.Set("Authorization", "Bearer "+adminToken)
+		r, _ := http.NewRequest(http.MethodPost, c.Base+"/v1/admin/explain", bytes.NewReader(b))
+		r.Header.Set("Authorization", "Bearer "+AdminToken)
 		r.Header.Set("Content-Type", "application/json")
-		code, body := c.do(r)
+		code, body := c.Do(r)
 		return code, string(body)
 	}
 	for _, bad := range []api.SampleRequest{
@@ -108,13 +108,13 @@ func TestExplain(t *testing.T) {
 			t.Errorf("sample %+v: %d %s, want 400", bad, code, body)
 		}
 	}
-	r, _ := http.NewRequest(http.MethodGet, c.base+"/v1/admin/explain?site="+site+"&id=nope", nil)
-	r.Header.Set("Authorization", "Bearer "+adminToken)
-	if code, body := c.do(r); code != http.StatusNotFound {
+	r, _ := http.NewRequest(http.MethodGet, c.Base+"/v1/admin/explain?site="+site+"&id=nope", nil)
+	r.Header.Set("Authorization", "Bearer "+AdminToken)
+	if code, body := c.Do(r); code != http.StatusNotFound {
 		t.Errorf("unknown event: %d %s, want 404", code, body)
 	}
-	r, _ = http.NewRequest(http.MethodGet, c.base+"/v1/admin/explain?site="+site+"&id=ev-bot-1", nil)
-	if code, _ := c.do(r); code != http.StatusUnauthorized {
+	r, _ = http.NewRequest(http.MethodGet, c.Base+"/v1/admin/explain?site="+site+"&id=ev-bot-1", nil)
+	if code, _ := c.Do(r); code != http.StatusUnauthorized {
 		t.Errorf("without the admin token: %d, want 401", code)
 	}
 }

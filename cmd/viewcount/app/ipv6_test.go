@@ -23,28 +23,28 @@ import (
 // views of one page meet --block-rate: the flood counts only the views
 // before it was watched, a sixth of the limit.
 func TestIPv6Floods(t *testing.T) {
-	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.Rules.SettleWindow = 2 * time.Second }, time.Now)
-	c := newClient(t, m)
+	m := StartWith(t, t.TempDir(), NewDB(), func(c *Config) { c.Rules.SettleWindow = 2 * time.Second }, time.Now)
+	c := NewClient(t, m)
 	const site = "v6.example"
-	c.addSite(site)
+	c.AddSite(site)
 	const firefox = "Mozilla/5.0 (X11; Linux x86_64; rv:145.0) Gecko/20100101 Firefox/145.0"
 	rnd := rand.New(rand.NewPCG(64, 48))
 	const homeViews, blockViews = 550, 3000
 	for range homeViews {
 		ip := fmt.Sprintf("2001:db8:aa:bb:%x:%x:%x:%x", rnd.IntN(1<<16), rnd.IntN(1<<16), rnd.IntN(1<<16), rnd.IntN(1<<16))
-		if code := c.send(hit{ip: ip, ua: firefox, site: site, page: "/home-line"}); code != 200 {
+		if code := c.Send(Hit{IP: ip, UA: firefox, Site: site, Page: "/home-line"}); code != 200 {
 			t.Fatalf("hit: %d", code)
 		}
 	}
 	for i := range blockViews {
 		ip := fmt.Sprintf("2001:db9:%x::%x", i, rnd.IntN(1<<16)+1)
-		if code := c.send(hit{ip: ip, ua: firefox, site: site, page: "/inflate"}); code != 200 {
+		if code := c.Send(Hit{IP: ip, UA: firefox, Site: site, Page: "/inflate"}); code != 200 {
 			t.Fatalf("hit: %d", code)
 		}
 	}
-	eventually(t, 60*time.Second, func() string {
+	Eventually(t, 60*time.Second, func() string {
 		var n uint64
-		for _, v := range reasons(t, m, site) {
+		for _, v := range Reasons(t, m, site) {
 			n += v
 		}
 		if n < homeViews+blockViews {
@@ -65,14 +65,14 @@ func TestIPv6Floods(t *testing.T) {
 	}
 	home, block := counted("/home-line"), counted("/inflate")
 	t.Logf("counted: %d of %d views from one /64, %d of %d from %d /48s of one /32; verdicts %v",
-		home, homeViews, block, blockViews, blockViews, reasons(t, m, site))
+		home, homeViews, block, blockViews, blockViews, Reasons(t, m, site))
 	if home != 1 {
 		t.Errorf("one /64: %d views counted, want 1", home)
 	}
 	if limit := uint64(1200); block > limit/6 {
 		t.Errorf("one /32: %d views counted, want at most %d", block, limit/6)
 	}
-	if r := reasons(t, m, site); r[string(viewcount.Rate)] < blockViews-200 {
+	if r := Reasons(t, m, site); r[string(viewcount.Rate)] < blockViews-200 {
 		t.Errorf("verdicts %v: want the /32's flood rate", r)
 	}
 }

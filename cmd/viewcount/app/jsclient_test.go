@@ -74,8 +74,8 @@ func TestJSClient(t *testing.T) {
 		t.Skip("node not installed: skipping the JavaScript client test (CI installs Node)")
 	}
 	client := jsClient(t)
-	db := newDB()
-	m := startMainWith(t, t.TempDir(), db, func(c *Config) { c.SQLListen = "127.0.0.1:0" }, time.Now)
+	db := NewDB()
+	m := StartWith(t, t.TempDir(), db, func(c *Config) { c.SQLListen = "127.0.0.1:0" }, time.Now)
 	at := time.Now().UTC().Truncate(time.Millisecond)
 	view := func(page string, visitor uint64, reason viewcount.Reason, i uint32) viewcount.Verdict {
 		return viewcount.Verdict{Event: viewcount.Event{Time: at, Site: "a.example", Page: page, Visitor: visitor}, Reason: reason, Seq: 1, Index: i}
@@ -85,7 +85,7 @@ func TestJSClient(t *testing.T) {
 		view("/b", 3, viewcount.Valid, 3), view("/b", 4, "bot_ua", 4),
 	})
 	var out bytes.Buffer
-	t.Setenv("VIEWCOUNT_ADMIN_TOKEN", adminToken)
+	t.Setenv("VIEWCOUNT_ADMIN_TOKEN", AdminToken)
 	if err := Run([]string{"token", "add", "--role", "analyst", "--server", "http://" + m.Addr()}, &out, &out); err != nil {
 		t.Fatal(err)
 	}

@@ -21,20 +21,20 @@ import (
 // none; the gauge is the validators' oldest not counted, 0 at rest.
 func TestLagIsEachSitesAndZeroAtRest(t *testing.T) {
 	t.Run("held for settling, then at rest", func(t *testing.T) {
-		m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.Rules.SettleWindow = 3 * time.Second }, time.Now)
-		c := newClient(t, m)
-		busy, idle := c.addSite("busy.example"), c.addSite("new.example")
+		m := StartWith(t, t.TempDir(), NewDB(), func(c *Config) { c.Rules.SettleWindow = 3 * time.Second }, time.Now)
+		c := NewClient(t, m)
+		busy, idle := c.AddSite("busy.example"), c.AddSite("new.example")
 		// One visitor's views in a burst: past a sixth of the rate limit the
 		// validator watches it, and holds its views for the settle window.
 		for i := range 10 {
-			if code := c.send(hit{ip: visitorIP(1), ua: firefoxUA, site: "busy.example", page: fmt.Sprintf("/p%d", i)}); code != http.StatusOK {
+			if code := c.Send(Hit{IP: VisitorIP(1), UA: FirefoxUA, Site: "busy.example", Page: fmt.Sprintf("/p%d", i)}); code != http.StatusOK {
 				t.Fatalf("hit: %d", code)
 			}
 		}
 		held := false
-		eventually(t, time.Minute, func() string {
+		Eventually(t, time.Minute, func() string {
 			held = held || m.Metrics.PipelineLag() >= time.Second
-			_, cnt, _ := c.count("busy.example", "/p9")
+			_, cnt, _ := c.Count("busy.example", "/p9")
 			switch lb, ln, g := c.lag("busy.example", busy), c.lag("new.example", idle), m.Metrics.PipelineLag(); {
 			case cnt.Views != 1 || cnt.Pending != 0:
 				return fmt.Sprintf("/p9: %d views %d pending (held for the settle window)", cnt.Views, cnt.Pending)
@@ -48,17 +48,17 @@ func TestLagIsEachSitesAndZeroAtRest(t *testing.T) {
 		}
 	})
 	t.Run("one site waiting for the feed", func(t *testing.T) {
-		m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.Rules.SettleWindow = -1; c.FeedEvery = time.Hour }, time.Now)
-		c := newClient(t, m)
-		busy, idle := c.addSite("busy.example"), c.addSite("new.example")
+		m := StartWith(t, t.TempDir(), NewDB(), func(c *Config) { c.Rules.SettleWindow = -1; c.FeedEvery = time.Hour }, time.Now)
+		c := NewClient(t, m)
+		busy, idle := c.AddSite("busy.example"), c.AddSite("new.example")
 		sent := time.Now()
 		for i := range 3 {
-			if code := c.send(hit{ip: visitorIP(i), ua: firefoxUA, site: "busy.example", page: "/a"}); code != http.StatusOK {
+			if code := c.Send(Hit{IP: VisitorIP(i), UA: FirefoxUA, Site: "busy.example", Page: "/a"}); code != http.StatusOK {
 				t.Fatalf("hit: %d", code)
 			}
 		}
-		eventually(t, time.Minute, func() string {
-			_, cnt, _ := c.count("busy.example", "/a")
+		Eventually(t, time.Minute, func() string {
+			_, cnt, _ := c.Count("busy.example", "/a")
 			lb, ln := c.lag("busy.example", busy), c.lag("new.example", idle)
 			if cnt.Pending != 3 || lb < 2 || ln != 0 || m.Metrics.PipelineLag() < 2*time.Second || c.gauge() < 2 {
 				return fmt.Sprintf("/a pending %d; busy.example %v s behind, new.example %v s, the gauge %v (/metrics %v s); want 3 pending, busy ≥ 2 s, new 0, the gauge ≥ 2 s",
@@ -73,38 +73,38 @@ func TestLagIsEachSitesAndZeroAtRest(t *testing.T) {
 }
 
 // lag is the stats API's realtime lag_seconds of site.
-func (c *client) lag(site, token string) float64 {
-	c.t.Helper()
-	req, _ := http.NewRequest("GET", c.base+"/v1/sites/"+site+"/stats/realtime", nil)
+func (c *Client) lag(site, token string) float64 {
+	c.T.Helper()
+	req, _ := http.NewRequest("GET", c.Base+"/v1/sites/"+site+"/stats/realtime", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
-	code, body := c.do(req)
+	code, body := c.Do(req)
 	var out struct {
 		Lag *float64 `json:"lag_seconds"`
 	}
 	if err := json.Unmarshal(body, &out); code != http.StatusOK || err != nil || out.Lag == nil {
-		c.t.Fatalf("realtime of %s: %d %s (%v)", site, code, body, err)
+		c.T.Fatalf("realtime of %s: %d %s (%v)", site, code, body, err)
 	}
 	return *out.Lag
 }
 
 // gauge is viewcount_pipeline_lag_seconds as /metrics serves it.
-func (c *client) gauge() float64 {
-	c.t.Helper()
-	req, _ := http.NewRequest("GET", c.base+"/metrics", nil)
-	code, body := c.do(req)
+func (c *Client) gauge() float64 {
+	c.T.Helper()
+	req, _ := http.NewRequest("GET", c.Base+"/metrics", nil)
+	code, body := c.Do(req)
 	if code != http.StatusOK {
-		c.t.Fatalf("/metrics: %d", code)
+		c.T.Fatalf("/metrics: %d", code)
 	}
 	sc := bufio.NewScanner(bytes.NewReader(body))
 	for sc.Scan() {
 		if v, ok := strings.CutPrefix(sc.Text(), "viewcount_pipeline_lag_seconds "); ok {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {
-				c.t.Fatalf("/metrics: %q", sc.Text())
+				c.T.Fatalf("/metrics: %q", sc.Text())
 			}
 			return f
 		}
 	}
-	c.t.Fatal("/metrics: no viewcount_pipeline_lag_seconds")
+	c.T.Fatal("/metrics: no viewcount_pipeline_lag_seconds")
 	return 0
 }

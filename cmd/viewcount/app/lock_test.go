@@ -58,7 +58,7 @@ func TestLockReadOnlyDir(t *testing.T) {
 // and acknowledge hits nobody counted) fails before it opens anything.
 func TestSecondProcessOnDataDir(t *testing.T) {
 	data := t.TempDir()
-	m := startMain(t, data, newDB())
+	m := Start(t, data, NewDB())
 	second := NewMain(Config{Listen: "127.0.0.1:0", Data: data, StoreDir: data, PublicLag: time.Second,
 		Retention: 72 * time.Hour}, Roles{Ingest: true}, slog.New(slog.DiscardHandler), io.Discard, time.Now)
 	err := second.Run(t.Context())
@@ -67,7 +67,7 @@ func TestSecondProcessOnDataDir(t *testing.T) {
 		t.Fatalf("second process: %v, want ErrLocked naming pid %d", err, os.Getpid())
 	}
 	// The first is untouched: it still acknowledges hits.
-	if code := newClient(t, m).send(hit{ip: "203.0.113.9", ua: "Mozilla/5.0", site: "lock.example", page: "/still-here"}); code != 200 {
+	if code := NewClient(t, m).Send(Hit{IP: "203.0.113.9", UA: "Mozilla/5.0", Site: "lock.example", Page: "/still-here"}); code != 200 {
 		t.Fatalf("first process after the second tried: pixel %d", code)
 	}
 }

@@ -28,17 +28,17 @@ func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
 
 var dbSeq atomic.Int64
 
-const adminToken = "test-admin-token"
+const AdminToken = "test-admin-token"
 
 // startMain runs a whole viewcount process (all roles, embedded NATS and
 // chDB) on 127.0.0.1:0. data may be reused to restart on the same files.
-func startMain(t *testing.T, data, db string) *Main {
+func Start(t *testing.T, data, db string) *Main {
 	t.Helper()
-	return startMainWith(t, data, db, nil, time.Now)
+	return StartWith(t, data, db, nil, time.Now)
 }
 
 // startMainWith is startMain with a config tweak and a clock.
-func startMainWith(t *testing.T, data, db string, tweak func(*Config), now func() time.Time) *Main {
+func StartWith(t *testing.T, data, db string, tweak func(*Config), now func() time.Time) *Main {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("end to end: the system lane runs it (make test-system)")
@@ -46,11 +46,11 @@ func startMainWith(t *testing.T, data, db string, tweak func(*Config), now func(
 	storetest.Open(t) // boots the shared engine and keeps it up
 	cfg := Config{
 		Listen: "127.0.0.1:0", Data: data, StoreDir: storetest.Dir(), Database: db,
-		AdminToken: adminToken, Partitions: 4,
+		AdminToken: AdminToken, Partitions: 4,
 		// Short timers (production: a 1 s flush, a 3 s feed, a 10 s public
 		// lag), so a test waits on its polling deadline, not on a timer. A
 		// test whose assertion depends on a timer's length sets that one.
-		FlushEvery: testTimer, FeedEvery: testTimer, PublicLag: testTimer,
+		FlushEvery: Timer, FeedEvery: Timer, PublicLag: Timer,
 		Retention: 72 * time.Hour, Rules: judge.Config{DuplicateWindow: 30 * time.Minute},
 		// Tests give each visitor its own address through X-Forwarded-For.
 		TrustedProxies: []string{"127.0.0.1/32"},
@@ -61,7 +61,7 @@ func startMainWith(t *testing.T, data, db string, tweak func(*Config), now func(
 	if tweak != nil {
 		tweak(&cfg)
 	}
-	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	logger := slog.New(slog.NewTextHandler(LogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	m := NewMain(cfg, Roles{Ingest: true, Validate: true, API: true}, logger, io.Discard, now)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -75,97 +75,97 @@ func startMainWith(t *testing.T, data, db string, tweak func(*Config), now func(
 
 // testTimer is the flush, feed and public-lag interval of end-to-end
 // configs.
-const testTimer = 100 * time.Millisecond
+const Timer = 100 * time.Millisecond
 
-func newDB() string { return fmt.Sprintf("e2e_%d_%d", os.Getpid(), dbSeq.Add(1)) }
+func NewDB() string { return fmt.Sprintf("e2e_%d_%d", os.Getpid(), dbSeq.Add(1)) }
 
-type testWriter struct{ t *testing.T }
+type LogWriter struct{ T *testing.T }
 
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSpace(string(p)))
+func (w LogWriter) Write(p []byte) (int, error) {
+	w.T.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
 }
 
 // client sends hits to one Main.
-type client struct {
-	t    *testing.T
-	base string
-	hc   *http.Client
+type Client struct {
+	T    *testing.T
+	Base string
+	HTTP *http.Client
 }
 
-func newClient(t *testing.T, m *Main) *client {
-	return &client{t: t, base: "http://" + m.Addr(), hc: &http.Client{Timeout: 30 * time.Second}}
+func NewClient(t *testing.T, m *Main) *Client {
+	return &Client{T: t, Base: "http://" + m.Addr(), HTTP: &http.Client{Timeout: 30 * time.Second}}
 }
 
-func (c *client) do(req *http.Request) (int, []byte) {
-	c.t.Helper()
+func (c *Client) Do(req *http.Request) (int, []byte) {
+	c.T.Helper()
 	// Hits go out as a browser sends them (the header_mismatch rule rejects
 	// a browser UA without its headers), unless a test set its own.
 	if p := req.URL.Path; (p == "/p.gif" || p == "/v1/events") && req.Header.Get("Accept-Language") == "" {
 		loadgen.SetBrowserHeaders(req.Header, req.UserAgent(), req.Method == http.MethodPost)
 	}
-	resp, err := c.hc.Do(req)
+	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		c.t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
+		c.T.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, b
 }
 
-func (c *client) addSite(domain string) string {
-	c.t.Helper()
-	req, _ := http.NewRequest("POST", c.base+"/v1/admin/sites", strings.NewReader(`{"domain":"`+domain+`"}`))
-	req.Header.Set("Authorization", "Bearer "+adminToken)
+func (c *Client) AddSite(domain string) string {
+	c.T.Helper()
+	req, _ := http.NewRequest("POST", c.Base+"/v1/admin/sites", strings.NewReader(`{"domain":"`+domain+`"}`))
+	req.Header.Set("Authorization", "Bearer "+AdminToken)
 	req.Header.Set("Content-Type", "application/json")
-	code, body := c.do(req)
+	code, body := c.Do(req)
 	if code != http.StatusCreated {
-		c.t.Fatalf("add site: %d %s", code, body)
+		c.T.Fatalf("add site: %d %s", code, body)
 	}
 	var out struct{ Site, Token string }
 	if err := json.Unmarshal(body, &out); err != nil || out.Token == "" {
-		c.t.Fatalf("add site body %s: %v", body, err)
+		c.T.Fatalf("add site body %s: %v", body, err)
 	}
 	return out.Token
 }
 
-type hit struct {
-	ip, ua, site, page, id string
-	webdriver              bool
-	beacon                 bool
+type Hit struct {
+	IP, UA, Site, Page, ID string
+	Webdriver              bool
+	Beacon                 bool
 }
 
-func (c *client) send(h hit) int {
-	c.t.Helper()
+func (c *Client) Send(h Hit) int {
+	c.T.Helper()
 	var req *http.Request
-	if h.beacon {
+	if h.Beacon {
 		// What vc.js reports from a real browser on a plain-HTTP page.
 		hints := map[string]any{"sw": 1920, "sh": 1080, "lang": 2, "tz": true, "uad": false, "sec": false}
-		ev := map[string]any{"site": h.site, "page": h.page, "webdriver": h.webdriver, "hints": hints}
-		if h.id != "" {
-			ev["id"] = h.id
+		ev := map[string]any{"site": h.Site, "page": h.Page, "webdriver": h.Webdriver, "hints": hints}
+		if h.ID != "" {
+			ev["id"] = h.ID
 		}
 		b, _ := json.Marshal(ev)
-		req, _ = http.NewRequest("POST", c.base+"/v1/events", bytes.NewReader(b))
+		req, _ = http.NewRequest("POST", c.Base+"/v1/events", bytes.NewReader(b))
 		req.Header.Set("Content-Type", "text/plain;charset=UTF-8")
 	} else {
-		q := url.Values{"site": {h.site}, "page": {h.page}}
-		if h.id != "" {
-			q.Set("id", h.id)
+		q := url.Values{"site": {h.Site}, "page": {h.Page}}
+		if h.ID != "" {
+			q.Set("id", h.ID)
 		}
-		req, _ = http.NewRequest("GET", c.base+"/p.gif?"+q.Encode(), nil)
+		req, _ = http.NewRequest("GET", c.Base+"/p.gif?"+q.Encode(), nil)
 	}
-	req.Header.Set("X-Forwarded-For", h.ip)
-	if h.ua != "" {
-		req.Header.Set("User-Agent", h.ua)
+	req.Header.Set("X-Forwarded-For", h.IP)
+	if h.UA != "" {
+		req.Header.Set("User-Agent", h.UA)
 	} else {
 		req.Header["User-Agent"] = []string{""}
 	}
-	code, _ := c.do(req)
+	code, _ := c.Do(req)
 	return code
 }
 
-type countBody struct {
+type CountBody struct {
 	Site    string `json:"site"`
 	Page    string `json:"page"`
 	Views   uint64 `json:"views"`
@@ -174,21 +174,21 @@ type countBody struct {
 	Pending uint64 `json:"pending"`
 }
 
-func (c *client) count(site, page string) (int, countBody, http.Header) {
-	c.t.Helper()
-	req, _ := http.NewRequest("GET", c.base+"/v1/sites/"+site+"/count?page="+url.QueryEscape(page), nil)
-	resp, err := c.hc.Do(req)
+func (c *Client) Count(site, page string) (int, CountBody, http.Header) {
+	c.T.Helper()
+	req, _ := http.NewRequest("GET", c.Base+"/v1/sites/"+site+"/count?page="+url.QueryEscape(page), nil)
+	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		c.t.Fatal(err)
+		c.T.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var out countBody
+	var out CountBody
 	_ = json.NewDecoder(resp.Body).Decode(&out)
 	return resp.StatusCode, out, resp.Header
 }
 
 // eventually polls f until it returns "" or the deadline passes.
-func eventually(t *testing.T, d time.Duration, f func() string) {
+func Eventually(t *testing.T, d time.Duration, f func() string) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for {
@@ -204,7 +204,7 @@ func eventually(t *testing.T, d time.Duration, f func() string) {
 }
 
 // reasons reads views_raw's row count per verdict for site.
-func reasons(t *testing.T, m *Main, site string) map[string]uint64 {
+func Reasons(t *testing.T, m *Main, site string) map[string]uint64 {
 	t.Helper()
 	res, err := m.store.Query(context.Background(), queries.Text("reasons"), store.Params{"site": site})
 	if err != nil {

@@ -46,9 +46,9 @@ func TestViewsFromWhereTheyBelong(t *testing.T) {
 	exe := vcjsChromium(t)
 	// One browser sends all the views, as one visitor: more than five a
 	// minute would make it watched and its views held for settling.
-	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.Rules.SettleWindow = -1 }, time.Now)
-	c := newClient(t, m)
-	token := c.addSite("example.com")
+	m := StartWith(t, t.TempDir(), NewDB(), func(c *Config) { c.Rules.SettleWindow = -1 }, time.Now)
+	c := NewClient(t, m)
+	token := c.AddSite("example.com")
 
 	var reqs requestLog
 	vc := httptest.NewServer(reqs.handler("http://" + m.Addr()))
@@ -125,7 +125,7 @@ func TestViewsFromWhereTheyBelong(t *testing.T) {
 			reqs.mu.Unlock()
 		}
 	})
-	eventually(t, 40*time.Second, func() string {
+	Eventually(t, 40*time.Second, func() string {
 		res, err := m.store.Query(context.Background(), queries.Text("raw_signals"), store.Params{"site": "example.com"})
 		if err != nil {
 			return err.Error()
@@ -152,10 +152,10 @@ func TestViewsFromWhereTheyBelong(t *testing.T) {
 	// of the page they came from.
 	// The report reads the rollups, which the feed fills a moment after
 	// the verdicts are stored.
-	eventually(t, time.Minute, func() string {
-		req, _ := http.NewRequest("GET", c.base+"/v1/sites/example.com/invalid", nil)
+	Eventually(t, time.Minute, func() string {
+		req, _ := http.NewRequest("GET", c.Base+"/v1/sites/example.com/invalid", nil)
 		req.Header.Set("Authorization", "Bearer "+token)
-		code, body := c.do(req)
+		code, body := c.Do(req)
 		var rep struct {
 			ByReason map[string]int `json:"by_reason"`
 			Hosts    []struct {

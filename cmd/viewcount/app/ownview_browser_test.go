@@ -26,7 +26,7 @@ import (
 // page's count alone. Every wait is on a condition, none on a timer.
 func TestOwnViewShownAtOnce(t *testing.T) {
 	exe := vcjsChromium(t)
-	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) {
+	m := StartWith(t, t.TempDir(), NewDB(), func(c *Config) {
 		c.Rules.SettleWindow = -1 // one browser, several views a minute: not held
 		// A 1 s public lag, not testTimer: a count is one short while a
 		// feed lands between its reading and the feed-progress read
@@ -34,23 +34,23 @@ func TestOwnViewShownAtOnce(t *testing.T) {
 		// times as often as the 1 s this test's "1,001 both times" reads.
 		c.PublicLag = time.Second
 	}, time.Now)
-	c := newClient(t, m)
-	c.addSite("example.com")
+	c := NewClient(t, m)
+	c.AddSite("example.com")
 	const seeded = 1000
 	for i := range seeded {
-		if code := c.send(hit{ip: visitorIP(i), ua: chromeUA, site: "example.com", page: "/post"}); code != http.StatusOK {
+		if code := c.Send(Hit{IP: VisitorIP(i), UA: ChromeUA, Site: "example.com", Page: "/post"}); code != http.StatusOK {
 			t.Fatalf("seed %d: %d", i, code)
 		}
 	}
 	for i := range 7 {
-		if code := c.send(hit{ip: visitorIP(seeded + i), ua: chromeUA, site: "example.com", page: "/other"}); code != http.StatusOK {
+		if code := c.Send(Hit{IP: VisitorIP(seeded + i), UA: ChromeUA, Site: "example.com", Page: "/other"}); code != http.StatusOK {
 			t.Fatalf("seed other %d: %d", i, code)
 		}
 	}
 	waitCount := func(page string, want uint64) {
 		t.Helper()
-		eventually(t, 30*time.Second, func() string {
-			if _, got, _ := c.count("example.com", page); got.Views != want {
+		Eventually(t, 30*time.Second, func() string {
+			if _, got, _ := c.Count("example.com", page); got.Views != want {
 				return fmt.Sprintf("%s: %d views, want %d", page, got.Views, want)
 			}
 			return ""
@@ -131,8 +131,8 @@ func TestOwnViewShownAtOnce(t *testing.T) {
 		t.Errorf("beacons of /post %q, want one per load", b)
 	}
 	// The reloads were the same visitor's duplicates: the count stays.
-	eventually(t, 30*time.Second, func() string {
-		if r := reasons(t, m, "example.com"); r["valid"] != seeded+7+1 || r["duplicate"] != 2 || len(r) != 2 {
+	Eventually(t, 30*time.Second, func() string {
+		if r := Reasons(t, m, "example.com"); r["valid"] != seeded+7+1 || r["duplicate"] != 2 || len(r) != 2 {
 			return fmt.Sprintf("verdicts %v, want %d valid and 2 duplicate", r, seeded+8)
 		}
 		return ""

@@ -23,20 +23,20 @@ func TestPendingExplainsLag(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			const site = "pending.example"
-			m := startMainWith(t, t.TempDir(), newDB(), c.tweak, time.Now)
-			cl := newClient(t, m)
-			cl.addSite(site)
+			m := StartWith(t, t.TempDir(), NewDB(), c.tweak, time.Now)
+			cl := NewClient(t, m)
+			cl.AddSite(site)
 			for i := range 5 {
 				page := "/p"
 				if i == 4 {
 					page = "/q"
 				}
-				if code := cl.send(hit{ip: visitorIP(i), ua: firefoxUA, site: site, page: page}); code != http.StatusOK {
+				if code := cl.Send(Hit{IP: VisitorIP(i), UA: FirefoxUA, Site: site, Page: page}); code != http.StatusOK {
 					t.Fatalf("hit: %d", code)
 				}
 			}
-			eventually(t, 30*time.Second, func() string {
-				_, p, _ := cl.count(site, "/p")
+			Eventually(t, 30*time.Second, func() string {
+				_, p, _ := cl.Count(site, "/p")
 				s := siteCount(t, cl, site)
 				if p.Views != 0 || p.Pending != 4 || s.Pending != 5 {
 					return fmt.Sprintf("/p %d views %d pending, site %d pending; want 0, 4, 5", p.Views, p.Pending, s.Pending)
@@ -44,10 +44,10 @@ func TestPendingExplainsLag(t *testing.T) {
 				return ""
 			})
 			m.Close() // flushes and feeds what waits
-			m = startMainWith(t, m.cfg.Data, m.cfg.Database, nil, time.Now)
-			cl = newClient(t, m)
-			eventually(t, 30*time.Second, func() string {
-				_, p, _ := cl.count(site, "/p")
+			m = StartWith(t, m.cfg.Data, m.cfg.Database, nil, time.Now)
+			cl = NewClient(t, m)
+			Eventually(t, 30*time.Second, func() string {
+				_, p, _ := cl.Count(site, "/p")
 				if p.Views != 4 || p.Pending != 0 {
 					return fmt.Sprintf("/p %d views %d pending after the restart; want 4, 0", p.Views, p.Pending)
 				}
@@ -58,14 +58,14 @@ func TestPendingExplainsLag(t *testing.T) {
 }
 
 // siteCount reads the site's whole count (/count without page).
-func siteCount(t *testing.T, c *client, site string) countBody {
+func siteCount(t *testing.T, c *Client, site string) CountBody {
 	t.Helper()
-	resp, err := c.hc.Get(c.base + "/v1/sites/" + site + "/count")
+	resp, err := c.HTTP.Get(c.Base + "/v1/sites/" + site + "/count")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var out countBody
+	var out CountBody
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
 		t.Fatal(err)
 	}

@@ -27,44 +27,44 @@ import (
 // old view must be kept, rejected with a reason (unknown_site), never
 // dropped.
 func TestReaddedSiteStartsEmpty(t *testing.T) {
-	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) {
+	m := StartWith(t, t.TempDir(), NewDB(), func(c *Config) {
 		c.FlushEvery = 6 * time.Second
 		c.FeedEvery = 100 * time.Millisecond
 	}, time.Now)
-	c := newClient(t, m)
+	c := NewClient(t, m)
 	const site, page = "readd.example", "/in-flight"
-	c.addSite(site)
+	c.AddSite(site)
 	const firefox = "Mozilla/5.0 (X11; Linux x86_64; rv:145.0) Gecko/20100101 Firefox/145.0"
-	if code := c.send(hit{ip: "203.0.113.7", ua: firefox, site: site, page: page, id: "in-flight-1"}); code != 200 {
+	if code := c.Send(Hit{IP: "203.0.113.7", UA: firefox, Site: site, Page: page, ID: "in-flight-1"}); code != 200 {
 		t.Fatalf("hit: %d", code)
 	}
 	// Judged valid (the site is registered), and waiting for its insert.
-	eventually(t, 10*time.Second, func() string {
+	Eventually(t, 10*time.Second, func() string {
 		if validatedValid(t, c) < 1 {
 			return "the view not judged yet"
 		}
 		return ""
 	})
-	if got := reasons(t, m, site); len(got) != 0 {
+	if got := Reasons(t, m, site); len(got) != 0 {
 		t.Fatalf("the view was inserted before the deletion (%v): --flush-every did not hold it", got)
 	}
 
 	admin := func(method, path, body string, want int) {
 		t.Helper()
-		req, _ := http.NewRequest(method, c.base+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+adminToken)
+		req, _ := http.NewRequest(method, c.Base+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+AdminToken)
 		req.Header.Set("Content-Type", "application/json")
-		if code, b := c.do(req); code != want {
+		if code, b := c.Do(req); code != want {
 			t.Fatalf("%s %s: %d %s, want %d", method, path, code, b, want)
 		}
 	}
 	admin("DELETE", "/v1/admin/sites/"+site+"?confirm="+site, "", http.StatusOK)
-	token := c.addSite(site) // someone else's, perhaps
+	token := c.AddSite(site) // someone else's, perhaps
 
 	// The old view reaches views_raw, rejected, and is fed; the new
 	// registration counts nothing.
-	eventually(t, 30*time.Second, func() string {
-		got := reasons(t, m, site)
+	Eventually(t, 30*time.Second, func() string {
+		got := Reasons(t, m, site)
 		if got[string(viewcount.Valid)] > 0 {
 			t.Fatalf("the view in flight during the deletion is stored as valid for the re-added site: %s", fmtReasons(got))
 		}
@@ -83,15 +83,15 @@ func TestReaddedSiteStartsEmpty(t *testing.T) {
 	if len(res.TextRows()) > 0 && res.TextRows()[0][0] != "0" && res.TextRows()[0][0] != "" {
 		t.Errorf("the rollups count %v for the re-added site's %s, want nothing", res.TextRows(), page)
 	}
-	req, _ := http.NewRequest("GET", c.base+"/v1/sites/"+site+"/stats/summary", nil)
+	req, _ := http.NewRequest("GET", c.Base+"/v1/sites/"+site+"/stats/summary", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
-	code, body := c.do(req)
+	code, body := c.Do(req)
 	var sum struct{ Views, Uniques uint64 }
 	if err := json.Unmarshal(body, &sum); code != 200 || err != nil || sum.Views != 0 || sum.Uniques != 0 {
 		t.Errorf("the re-added site's summary: %d %s, want no views", code, body)
 	}
-	req, _ = http.NewRequest("GET", c.base+"/v1/sites/"+site+"/count?page="+page, nil)
-	code, body = c.do(req)
+	req, _ = http.NewRequest("GET", c.Base+"/v1/sites/"+site+"/count?page="+page, nil)
+	code, body = c.Do(req)
 	if code != 200 || !strings.Contains(string(body), `"views":0,`) {
 		t.Errorf("the re-added site's public count: %d %s, want 0 views", code, body)
 	}
@@ -104,10 +104,10 @@ func fmtReasons(r map[string]uint64) string {
 
 // validatedValid reads viewcount_events_validated_total{verdict="valid"}
 // from /metrics.
-func validatedValid(t *testing.T, c *client) int {
+func validatedValid(t *testing.T, c *Client) int {
 	t.Helper()
-	req, _ := http.NewRequest("GET", c.base+"/metrics", nil)
-	_, body := c.do(req)
+	req, _ := http.NewRequest("GET", c.Base+"/metrics", nil)
+	_, body := c.Do(req)
 	for line := range bytes.SplitSeq(body, []byte("\n")) {
 		if v, ok := bytes.CutPrefix(line, []byte(`viewcount_events_validated_total{verdict="valid"} `)); ok {
 			var n int

@@ -18,17 +18,17 @@ import (
 // from views_raw, exiting non-zero; --from/--to leave out drift outside
 // the range.
 func TestReconcileDrift(t *testing.T) {
-	data, db := t.TempDir(), newDB()
-	m := startMain(t, data, db)
-	c := newClient(t, m)
-	c.addSite("drift.example")
+	data, db := t.TempDir(), NewDB()
+	m := Start(t, data, db)
+	c := NewClient(t, m)
+	c.AddSite("drift.example")
 	for i := range 5 {
-		if code := c.send(hit{ip: visitorIP(i), ua: chromeUA, site: "drift.example", page: "/d"}); code != http.StatusOK {
+		if code := c.Send(Hit{IP: VisitorIP(i), UA: ChromeUA, Site: "drift.example", Page: "/d"}); code != http.StatusOK {
 			t.Fatalf("hit: %d", code)
 		}
 	}
-	eventually(t, time.Minute, func() string {
-		if _, b, _ := c.count("drift.example", "/d"); b.Views != 5 {
+	Eventually(t, time.Minute, func() string {
+		if _, b, _ := c.Count("drift.example", "/d"); b.Views != 5 {
 			return fmt.Sprintf("%d views", b.Views)
 		}
 		return ""

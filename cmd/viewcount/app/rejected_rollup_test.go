@@ -48,28 +48,28 @@ func TestRejectedRollupFollowsCorrections(t *testing.T) {
 	const site = "rejected-rollup.example"
 	const appUA = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 RollApp/1.0 (+https://rollapp.example/about)"
 	const curlUA = "curl/8.5.0"
-	m := startMain(t, t.TempDir(), newDB())
-	c := newClient(t, m)
-	token := c.addSite(site)
+	m := Start(t, t.TempDir(), NewDB())
+	c := NewClient(t, m)
+	token := c.AddSite(site)
 	start := time.Now().UTC().Add(-time.Second)
 	for i := range 10 {
-		if code := c.send(hit{ip: visitorIP(900 + i), ua: appUA, site: site, page: "/a"}); code != http.StatusOK {
+		if code := c.Send(Hit{IP: VisitorIP(900 + i), UA: appUA, Site: site, Page: "/a"}); code != http.StatusOK {
 			t.Fatalf("app hit: %d", code)
 		}
 	}
 	for i := range 4 {
-		if code := c.send(hit{ip: visitorIP(950 + i), ua: curlUA, site: site, page: "/a"}); code != http.StatusOK {
+		if code := c.Send(Hit{IP: VisitorIP(950 + i), UA: curlUA, Site: site, Page: "/a"}); code != http.StatusOK {
 			t.Fatalf("curl hit: %d", code)
 		}
-		if code := c.send(hit{ip: visitorIP(970 + i), ua: firefoxUA, site: site, page: "/b"}); code != http.StatusOK {
+		if code := c.Send(Hit{IP: VisitorIP(970 + i), UA: FirefoxUA, Site: site, Page: "/b"}); code != http.StatusOK {
 			t.Fatalf("hit: %d", code)
 		}
 	}
 	report := func() rejectedReport {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodGet, c.base+"/v1/sites/"+site+"/invalid", nil)
+		req, _ := http.NewRequest(http.MethodGet, c.Base+"/v1/sites/"+site+"/invalid", nil)
 		req.Header.Set("Authorization", "Bearer "+token)
-		code, body := c.do(req)
+		code, body := c.Do(req)
 		if code != http.StatusOK {
 			t.Fatalf("GET /invalid: %d %s", code, body)
 		}
@@ -80,7 +80,7 @@ func TestRejectedRollupFollowsCorrections(t *testing.T) {
 		return rep
 	}
 	rejectedList := appUA + "=10 | " + curlUA + "=4"
-	eventually(t, time.Minute, func() string {
+	Eventually(t, time.Minute, func() string {
 		if r := report(); r.agents() != rejectedList || r.Valid != 4 {
 			return fmt.Sprintf("before the correction: bot_ua agents %q, valid %d; want %q and 4", r.agents(), r.Valid, rejectedList)
 		}
@@ -95,7 +95,7 @@ func TestRejectedRollupFollowsCorrections(t *testing.T) {
 	}
 	clean("before the correction")
 
-	flags := []string{"--server", "http://" + m.Addr(), "--admin-token", adminToken}
+	flags := []string{"--server", "http://" + m.Addr(), "--admin-token", AdminToken}
 	end := time.Now().UTC().Add(time.Hour)
 	var out, progress bytes.Buffer
 	err := runCorrect(append([]string{"add", "--site", site, "--kind", "allow", "--ua", "RollApp/", "--reason", "bot_ua",

@@ -18,10 +18,10 @@ import (
 )
 
 // sendHits sends n distinct valid hits, ids prefix-0 to prefix-(n-1).
-func sendHits(t *testing.T, c *client, site, prefix string, from, n int) {
+func sendHits(t *testing.T, c *Client, site, prefix string, from, n int) {
 	t.Helper()
 	for i := from; i < from+n; i++ {
-		if code := c.send(hit{ip: visitorIP(i), ua: chromeUA, site: site, page: "/p", id: fmt.Sprintf("%s-%d", prefix, i)}); code != 200 {
+		if code := c.Send(Hit{IP: VisitorIP(i), UA: ChromeUA, Site: site, Page: "/p", ID: fmt.Sprintf("%s-%d", prefix, i)}); code != 200 {
 			t.Fatalf("status %d", code)
 		}
 	}
@@ -29,8 +29,8 @@ func sendHits(t *testing.T, c *client, site, prefix string, from, n int) {
 
 func waitValid(t *testing.T, m *Main, site string, want uint64) {
 	t.Helper()
-	eventually(t, 60*time.Second, func() string {
-		if got := reasons(t, m, site); got["valid"] != want || len(got) != 1 {
+	Eventually(t, 60*time.Second, func() string {
+		if got := Reasons(t, m, site); got["valid"] != want || len(got) != 1 {
 			return fmt.Sprintf("views_raw by verdict = %v, want %d valid", got, want)
 		}
 		return ""
@@ -44,11 +44,11 @@ func waitValid(t *testing.T, m *Main, site string, want uint64) {
 // /readyz's parts, naming `repair progress`. After each repair the server
 // starts, counts new hits, and every hit is counted exactly once.
 func TestRepairCommands(t *testing.T) {
-	data, db := t.TempDir(), newDB()
+	data, db := t.TempDir(), NewDB()
 	const site = "repair.example"
-	m := startMain(t, data, db)
-	c := newClient(t, m)
-	c.addSite(site)
+	m := Start(t, data, db)
+	c := NewClient(t, m)
+	c.AddSite(site)
 	sendHits(t, c, site, "a", 0, 100)
 	waitValid(t, m, site, 100)
 	m.Close()
@@ -75,8 +75,8 @@ func TestRepairCommands(t *testing.T) {
 			_ = kv.Delete(ctx, progress.Key(p))
 		}
 	})
-	m = startMain(t, data, db)
-	eventually(t, 30*time.Second, func() string {
+	m = Start(t, data, db)
+	Eventually(t, 30*time.Second, func() string {
 		f := m.Metrics.Failing()
 		for part, why := range f {
 			if strings.HasPrefix(part, "partition/") && strings.Contains(why, validate.CmdRepairProgress) {
@@ -106,8 +106,8 @@ func TestRepairCommands(t *testing.T) {
 	}
 	t.Logf("repair progress:\n%s", out.String())
 
-	m = startMain(t, data, db)
-	c = newClient(t, m)
+	m = Start(t, data, db)
+	c = NewClient(t, m)
 	sendHits(t, c, site, "b", 100, 50)
 	waitValid(t, m, site, 150)
 	m.Close()
@@ -124,7 +124,7 @@ func TestRepairCommands(t *testing.T) {
 	})
 	storetest.Open(t)
 	refused := NewMain(Config{Listen: "127.0.0.1:0", Data: data, StoreDir: storetest.Dir(), Database: db,
-		PublicLag: time.Second, AdminToken: adminToken, Partitions: 4, Retention: 72 * time.Hour},
+		PublicLag: time.Second, AdminToken: AdminToken, Partitions: 4, Retention: 72 * time.Hour},
 		Roles{Ingest: true, Validate: true, API: true}, slog.New(slog.DiscardHandler), io.Discard, time.Now)
 	err = refused.Run(context.Background())
 	refused.Close()
@@ -137,8 +137,8 @@ func TestRepairCommands(t *testing.T) {
 	}
 	t.Logf("repair stream:\n%s", out.String())
 
-	m = startMain(t, data, db)
-	c = newClient(t, m)
+	m = Start(t, data, db)
+	c = NewClient(t, m)
 	sendHits(t, c, site, "c", 150, 50)
 	waitValid(t, m, site, 200)
 	if f := m.Metrics.Failing(); len(f) != 0 {

@@ -191,7 +191,7 @@ func TestCheckNeedsTheDataDir(t *testing.T) {
 func TestServeReportsDamagedPart(t *testing.T) {
 	s, flags := storeWithViews(t, "a.example", 20)
 	storetest.BreakPart(t, s, "page_rollup")
-	m := startMainWith(t, t.TempDir(), flags[5], nil, time.Now)
+	m := StartWith(t, t.TempDir(), flags[5], nil, time.Now)
 	if p := m.Metrics.Failing()[repair.HealthPart]; !strings.Contains(p, "page_rollup (1)") {
 		t.Errorf("store_parts health = %q, want the damaged page_rollup part", p)
 	}
@@ -216,8 +216,8 @@ func TestRawRetentionConfig(t *testing.T) {
 
 // serve applies --raw-retention to views_raw's TTL.
 func TestServeAppliesRawRetention(t *testing.T) {
-	db := newDB()
-	m := startMainWith(t, t.TempDir(), db, func(c *Config) { c.RawRetention = 30 * 24 * time.Hour }, time.Now)
+	db := NewDB()
+	m := StartWith(t, t.TempDir(), db, func(c *Config) { c.RawRetention = 30 * 24 * time.Hour }, time.Now)
 	days, err := migrations.RawRetentionDays(t.Context(), m.store)
 	if err != nil || days != 30 {
 		t.Errorf("views_raw retention = %d days, %v; want 30", days, err)

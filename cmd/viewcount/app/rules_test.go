@@ -15,7 +15,7 @@ import (
 // that judged it, and GET /v1/admin/rules shows the active one and what a
 // changed setting changed, with the events each judged.
 func TestRuleSetsRecorded(t *testing.T) {
-	data, db := t.TempDir(), newDB()
+	data, db := t.TempDir(), NewDB()
 	const firefox = "Mozilla/5.0 (X11; Linux x86_64; rv:145.0) Gecko/20100101 Firefox/145.0"
 	type rules struct {
 		Active   string `json:"active"`
@@ -30,8 +30,8 @@ func TestRuleSetsRecorded(t *testing.T) {
 	read := func(m *Main) rules {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodGet, "http://"+m.Addr()+"/v1/admin/rules", nil)
-		req.Header.Set("Authorization", "Bearer "+adminToken)
-		code, body := newClient(t, m).do(req)
+		req.Header.Set("Authorization", "Bearer "+AdminToken)
+		code, body := NewClient(t, m).Do(req)
 		var r rules
 		if code != http.StatusOK || json.Unmarshal(body, &r) != nil {
 			t.Fatalf("GET /v1/admin/rules: %d %s", code, body)
@@ -54,20 +54,20 @@ func TestRuleSetsRecorded(t *testing.T) {
 	}
 	hit := func(m *Main, ip string, want uint64) {
 		t.Helper()
-		c := newClient(t, m)
-		if code := c.send(hit{ip: ip, ua: firefox, site: "rules.example", page: "/a"}); code != 200 {
+		c := NewClient(t, m)
+		if code := c.Send(Hit{IP: ip, UA: firefox, Site: "rules.example", Page: "/a"}); code != 200 {
 			t.Fatalf("hit: %d", code)
 		}
-		eventually(t, 30*time.Second, func() string {
-			if n := reasons(t, m, "rules.example")[string(viewcount.Valid)]; n != want {
+		Eventually(t, 30*time.Second, func() string {
+			if n := Reasons(t, m, "rules.example")[string(viewcount.Valid)]; n != want {
 				return "the view not stored yet"
 			}
 			return ""
 		})
 	}
 
-	m := startMainWith(t, data, db, nil, time.Now)
-	newClient(t, m).addSite("rules.example")
+	m := StartWith(t, data, db, nil, time.Now)
+	NewClient(t, m).AddSite("rules.example")
 	hit(m, "203.0.113.7", 1)
 	first := read(m)
 	if len(first.RuleSets) != 1 || first.Active != first.RuleSets[0].Version || len(first.Active) != 12 {
@@ -81,7 +81,7 @@ func TestRuleSetsRecorded(t *testing.T) {
 	}
 	m.Close()
 
-	m = startMainWith(t, data, db, func(c *Config) { c.Rules.DuplicateWindow = 20 * time.Minute }, time.Now)
+	m = StartWith(t, data, db, func(c *Config) { c.Rules.DuplicateWindow = 20 * time.Minute }, time.Now)
 	hit(m, "203.0.113.8", 2)
 	second := read(m)
 	if len(second.RuleSets) != 2 || second.RuleSets[0].Version != first.Active || second.Active != second.RuleSets[1].Version || second.Active == first.Active {

@@ -52,10 +52,10 @@ func TestBrowsersCounted(t *testing.T) {
 	firefox := requireTool(t, "firefox-esr", "firefox")
 	display := startXvfb(t, requireTool(t, "Xvfb"))
 
-	m := startMain(t, t.TempDir(), newDB())
-	c := newClient(t, m)
+	m := Start(t, t.TempDir(), NewDB())
+	c := NewClient(t, m)
 	const site = "signals.example"
-	c.addSite(site)
+	c.AddSite(site)
 	vc := "http://" + m.Addr() // 127.0.0.1:port
 	pages := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name := strings.TrimPrefix(r.URL.Path, "/b/")
@@ -118,7 +118,7 @@ func TestBrowsersCounted(t *testing.T) {
 	// Every page's view, with its flags and verdict.
 	var got map[string]string
 	var flags map[string]uint64
-	eventually(t, 50*time.Second, func() string {
+	Eventually(t, 50*time.Second, func() string {
 		res, err := m.store.Query(context.Background(), queries.Text("raw_signals"), store.Params{"site": site})
 		if err != nil {
 			return err.Error()

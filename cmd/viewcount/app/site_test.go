@@ -20,13 +20,13 @@ import (
 // through the real pipeline.
 func TestSiteCommands(t *testing.T) {
 	at := time.Date(2026, 11, 30, 10, 0, 30, 0, time.UTC)
-	m := startMainWith(t, t.TempDir(), newDB(), nil, func() time.Time { return at })
-	c := newClient(t, m)
-	t.Setenv("VIEWCOUNT_ADMIN_TOKEN", adminToken) // what docs/getting-started.md recommends over --admin-token
+	m := StartWith(t, t.TempDir(), NewDB(), nil, func() time.Time { return at })
+	c := NewClient(t, m)
+	t.Setenv("VIEWCOUNT_ADMIN_TOKEN", AdminToken) // what docs/getting-started.md recommends over --admin-token
 	site := func(args ...string) (string, error) {
 		t.Helper()
 		var out bytes.Buffer
-		err := Run(append(append([]string{"site"}, args...), "--server", c.base), &out, &out)
+		err := Run(append(append([]string{"site"}, args...), "--server", c.Base), &out, &out)
 		return out.String(), err
 	}
 	must := func(args ...string) string {
@@ -42,13 +42,13 @@ func TestSiteCommands(t *testing.T) {
 	}
 	must("add", "idle.example")
 	const firefox = "Mozilla/5.0 (X11; Linux x86_64; rv:145.0) Gecko/20100101 Firefox/145.0"
-	if code := c.send(hit{ip: "203.0.113.7", ua: firefox, site: "cli.example", page: "/hello"}); code != 200 {
+	if code := c.Send(Hit{IP: "203.0.113.7", UA: firefox, Site: "cli.example", Page: "/hello"}); code != 200 {
 		t.Fatalf("hit: %d", code)
 	}
 	// Fed counts once the feed that took the row into the rollups
 	// returned: views_raw alone shows the row earlier.
-	eventually(t, 30*time.Second, func() string {
-		if n := reasons(t, m, "cli.example")[string(viewcount.Valid)]; n != 1 || m.Metrics.Fed.Load() < 1 {
+	Eventually(t, 30*time.Second, func() string {
+		if n := Reasons(t, m, "cli.example")[string(viewcount.Valid)]; n != 1 || m.Metrics.Fed.Load() < 1 {
 			return "the view not counted yet"
 		}
 		return ""
@@ -99,9 +99,9 @@ func TestSiteCommands(t *testing.T) {
 		t.Errorf("rotate --keep-share: %q", out)
 	}
 	report := func(tok string) int {
-		req, _ := http.NewRequest("GET", c.base+"/v1/sites/cli.example/invalid", nil)
+		req, _ := http.NewRequest("GET", c.Base+"/v1/sites/cli.example/invalid", nil)
 		req.Header.Set("Authorization", "Bearer "+tok)
-		code, _ := c.do(req)
+		code, _ := c.Do(req)
 		return code
 	}
 	if code := report(token); code != 200 {
@@ -127,7 +127,7 @@ func TestSiteCommands(t *testing.T) {
 	if wantErr := "site delete: not deleted; this removes cli.example from the registry and its rows (" + strings.Join(list, ", ") + "); pass --confirm cli.example to delete it"; err == nil || err.Error() != wantErr {
 		t.Fatalf("delete without confirm: %v\nwant %s", err, wantErr)
 	}
-	if n := reasons(t, m, "cli.example")[string(viewcount.Valid)]; n != 1 {
+	if n := Reasons(t, m, "cli.example")[string(viewcount.Valid)]; n != 1 {
 		t.Fatalf("delete without confirm deleted: %d views left", n)
 	}
 	if out := must("delete", "cli.example", "--confirm", "cli.example"); out != `{"deleted_rows":`+string(rowsJSON)+`,"site":"cli.example"}`+"\n" {

@@ -15,13 +15,13 @@ import (
 // this proves the read-only connection and its statement checks let each
 // one through, comment header and parameters included.
 func TestSQLExamplesThroughListener(t *testing.T) {
-	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.SQLListen = "127.0.0.1:0" }, time.Now)
+	m := StartWith(t, t.TempDir(), NewDB(), func(c *Config) { c.SQLListen = "127.0.0.1:0" }, time.Now)
 	params := []string{"--param", "site=a.example", "--param", "page=/", "--param", "from=2026-03-01",
 		"--param", "to=2026-03-02", "--param", "tz=Europe/Berlin"}
 	for _, name := range examples.Names() {
 		var out bytes.Buffer
 		args := append([]string{"sql", "--file", filepath.Join("..", "..", "..", "sql", "examples", name+".sql"),
-			"--server", "http://" + m.SQLAddr(), "--token", adminToken, "--format", "csv"}, params...)
+			"--server", "http://" + m.SQLAddr(), "--token", AdminToken, "--format", "csv"}, params...)
 		if err := Run(args, &out, &out); err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue

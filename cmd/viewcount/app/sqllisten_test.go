@@ -11,10 +11,10 @@ import (
 // The whole process serves analysts' SQL on --sql-listen, with tokens from
 // `viewcount token`, queried by `viewcount sql`.
 func TestSQLListen(t *testing.T) {
-	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.SQLListen = "127.0.0.1:0" }, time.Now)
-	newClient(t, m).addSite("a.example")
+	m := StartWith(t, t.TempDir(), NewDB(), func(c *Config) { c.SQLListen = "127.0.0.1:0" }, time.Now)
+	NewClient(t, m).AddSite("a.example")
 	api := "http://" + m.Addr()
-	t.Setenv("VIEWCOUNT_ADMIN_TOKEN", adminToken)
+	t.Setenv("VIEWCOUNT_ADMIN_TOKEN", AdminToken)
 	sqlURL := "http://" + m.SQLAddr()
 
 	var out bytes.Buffer

@@ -76,21 +76,21 @@ func TestTrafficMix(t *testing.T) {
 
 	base := time.Now().UTC().Add(-time.Duration(rounds) * mix.Duration).Truncate(time.Second)
 	clock := &testClock{t: base}
-	m := startMainWith(t, t.TempDir(), newDB(), func(c *Config) { c.DatacenterLists = []string{dcFile} }, clock.now)
-	c := newClient(t, m)
+	m := StartWith(t, t.TempDir(), NewDB(), func(c *Config) { c.DatacenterLists = []string{dcFile} }, clock.now)
+	c := NewClient(t, m)
 	for _, s := range mix.Sites {
-		c.addSite(s)
+		c.AddSite(s)
 	}
 
 	var tally loadgen.Tally
 	for i := range hits {
 		h := &hits[i]
 		clock.set(base.Add(h.At))
-		req, err := h.Request(c.base)
+		req, err := h.Request(c.Base)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if code, body := c.do(req); code != http.StatusOK && code != http.StatusAccepted {
+		if code, body := c.Do(req); code != http.StatusOK && code != http.StatusAccepted {
 			t.Fatalf("hit %d (%s): %d %s", i, h.ID, code, body)
 		}
 		tally.Add(h)
@@ -99,7 +99,7 @@ func TestTrafficMix(t *testing.T) {
 	clock.set(base.Add(hits[len(hits)-1].At + 5*time.Minute))
 
 	observed := map[loadgen.Class]map[viewcount.Reason]int64{}
-	eventually(t, 60*time.Second, func() string {
+	Eventually(t, 60*time.Second, func() string {
 		res, err := m.store.Query(context.Background(), queries.Text(queries.Verdicts), nil)
 		if err != nil {
 			t.Fatal(err)

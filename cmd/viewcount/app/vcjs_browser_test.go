@@ -184,26 +184,26 @@ func (l *requestLog) matching(method, pathPrefix, page string) []string {
 // the dashboard's browser test.
 func TestVCJSInBrowser(t *testing.T) {
 	exe := vcjsChromium(t)
-	m := startMain(t, t.TempDir(), newDB())
-	c := newClient(t, m)
-	c.addSite("example.com")
+	m := Start(t, t.TempDir(), NewDB())
+	c := NewClient(t, m)
+	c.AddSite("example.com")
 
 	// 1,000 people's views of /csp (one network each), so the count shows
 	// a thousands separator.
 	const seeded = 1000
 	for i := range seeded {
-		if code := c.send(hit{ip: visitorIP(i), ua: chromeUA, site: "example.com", page: "/csp"}); code != http.StatusOK {
+		if code := c.Send(Hit{IP: VisitorIP(i), UA: ChromeUA, Site: "example.com", Page: "/csp"}); code != http.StatusOK {
 			t.Fatalf("seed %d: %d", i, code)
 		}
 	}
 	var reqs requestLog
 	waitCount := func(page string, want uint64) {
 		t.Helper()
-		eventually(t, 30*time.Second, func() string {
-			if _, got, _ := c.count("example.com", page); got.Views != want {
+		Eventually(t, 30*time.Second, func() string {
+			if _, got, _ := c.Count("example.com", page); got.Views != want {
 				// A view judged invalid never counts, however long this waits.
 				return fmt.Sprintf("%s: %d views, want %d (site's verdicts in views_raw: %v; the page's beacons %q)",
-					page, got.Views, want, reasons(t, m, "example.com"), reqs.beacons(page))
+					page, got.Views, want, Reasons(t, m, "example.com"), reqs.beacons(page))
 			}
 			return ""
 		})
@@ -249,7 +249,7 @@ func TestVCJSInBrowser(t *testing.T) {
 	if webdriver, err := chromedp.Run(bctx, chromedp.Evaluate[bool](`navigator.webdriver`)); err != nil || webdriver {
 		t.Fatalf("navigator.webdriver %v (%v): the view would be judged headless", webdriver, err)
 	}
-	eventually(t, 10*time.Second, func() string {
+	Eventually(t, 10*time.Second, func() string {
 		if len(reqs.matching("GET", "/p.gif", "/csp")) != 1 {
 			return fmt.Sprintf("no pixel for /csp among %q", reqs.all())
 		}
@@ -267,7 +267,7 @@ func TestVCJSInBrowser(t *testing.T) {
 		t.Errorf("beacons reached the server from the CSP page: %q", b)
 	}
 	waitCount("/csp", seeded+1)
-	if r := reasons(t, m, "example.com"); r["valid"] != seeded+1 || len(r) != 1 {
+	if r := Reasons(t, m, "example.com"); r["valid"] != seeded+1 || len(r) != 1 {
 		t.Errorf("verdicts %v, want %d valid and nothing else", r, seeded+1)
 	}
 
@@ -298,7 +298,7 @@ func TestVCJSInBrowser(t *testing.T) {
 	if b := reqs.matching("GET", "/v1/sites/example.com/counts", ""); len(b) != 1 {
 		t.Errorf("count requests %q, want one batch", b)
 	}
-	eventually(t, 10*time.Second, func() string {
+	Eventually(t, 10*time.Second, func() string {
 		if len(reqs.matching("POST", "/v1/events", "")) != 1 {
 			return fmt.Sprintf("no beacon from the count page among %q", reqs.all())
 		}
