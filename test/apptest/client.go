@@ -136,3 +136,4 @@ func (c *Client) Count(site, page string) (int, CountBody, http.Header) {
 	var out CountBody
 	_ = json.NewDecoder(resp.Body).Decode(&out)
 	return resp.StatusCode, out, resp.Header
+}

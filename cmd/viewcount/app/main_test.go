@@ -22,6 +22,12 @@ import (
 	"github.com/viewcount/viewcount/validate/judge"
 )
 
+// The system tests live under test/, driven by test/apptest through this
+// package's exported entry points. What stays here are unit tests of the
+// command's own functions and the white-box system tests that reach into
+// Main (its stream, its HTTP engine, its revalidator); the helpers below
+// are test/apptest's for them.
+//
 // chDB runs one engine per process: every test shares storetest's engine
 // (kept open across restarts of Main) and gets its own database.
 func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
@@ -254,3 +260,12 @@ func TestFlagsForThroughput(t *testing.T) {
 		t.Error("partitions 4 accepted an owned partition 7")
 	}
 }
+
+const (
+	ChromeUA  = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36"
+	FirefoxUA = "Mozilla/5.0 (X11; Linux x86_64; rv:145.0) Gecko/20100101 Firefox/145.0"
+)
+
+// VisitorIP gives visitor i its own address in its own /24, as
+// test/apptest's does.
+func VisitorIP(i int) string { return fmt.Sprintf("203.%d.%d.9", i/250, i%250) }
