@@ -1,4 +1,4 @@
-package app
+package recovery
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package app
+package cli
 
 import (
 	"bytes"
@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/cmd/viewcount/app"
 	"github.com/viewcount/viewcount/sql/store/storetest"
+	"github.com/viewcount/viewcount/test/apptest"
 )
 
 // TestSiteCommands runs `viewcount site add|list|rotate|delete` against a
@@ -20,13 +22,13 @@ import (
 // through the real pipeline.
 func TestSiteCommands(t *testing.T) {
 	at := time.Date(2026, 11, 30, 10, 0, 30, 0, time.UTC)
-	m := StartWith(t, t.TempDir(), NewDB(), nil, func() time.Time { return at })
-	c := NewClient(t, m)
-	t.Setenv("VIEWCOUNT_ADMIN_TOKEN", AdminToken) // what docs/getting-started.md recommends over --admin-token
+	m := apptest.StartWith(t, t.TempDir(), apptest.NewDB(), nil, func() time.Time { return at })
+	c := apptest.NewClient(t, m)
+	t.Setenv("VIEWCOUNT_ADMIN_TOKEN", apptest.AdminToken) // what docs/getting-started.md recommends over --admin-token
 	site := func(args ...string) (string, error) {
 		t.Helper()
 		var out bytes.Buffer
-		err := Run(append(append([]string{"site"}, args...), "--server", c.Base), &out, &out)
+		err := app.Run(append(append([]string{"site"}, args...), "--server", c.Base), &out, &out)
 		return out.String(), err
 	}
 	must := func(args ...string) string {
@@ -42,25 +44,21 @@ func TestSiteCommands(t *testing.T) {
 	}
 	must("add", "idle.example")
 	const firefox = "Mozilla/5.0 (X11; Linux x86_64; rv:145.0) Gecko/20100101 Firefox/145.0"
-	if code := c.Send(Hit{IP: "203.0.113.7", UA: firefox, Site: "cli.example", Page: "/hello"}); code != 200 {
+	if code := c.Send(apptest.Hit{IP: "203.0.113.7", UA: firefox, Site: "cli.example", Page: "/hello"}); code != 200 {
 		t.Fatalf("hit: %d", code)
 	}
-	// Fed counts once the feed that took the row into the rollups
-	// returned: views_raw alone shows the row earlier.
-	Eventually(t, 30*time.Second, func() string {
-		if n := Reasons(t, m, "cli.example")[string(viewcount.Valid)]; n != 1 || m.Metrics.Fed.Load() < 1 {
-			return "the view not counted yet"
-		}
-		return ""
-	})
+	apptest.
+		// Fed counts once the feed that took the row into the rollups
+		// returned: views_raw alone shows the row earlier.
+		Eventually(t, 30*time.Second, func() string {
+			if n := apptest.Reasons(t, m, "cli.example")[string(viewcount.Valid)]; n != 1 || m.Metrics.Fed.Load() < 1 {
+				return "the view not counted yet"
+			}
+			return ""
+		})
 
-	created := func(domain string) string {
-		s, err := m.sites.Get(t.Context(), domain)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s.Created.Format(time.RFC3339)
-	}
+	// Sites are dated by the server's clock.
+	created := func(string) string { return at.Format(time.RFC3339) }
 	want := "SITE          CREATED               TIMEZONE  LAST VIEW             SHARE LINK  HOSTNAMES\n" +
 		"cli.example   " + created("cli.example") + "  UTC       2026-11-30T10:00:00Z  no          cli.example *.cli.example\n" +
 		"idle.example  " + created("idle.example") + "  UTC       never                 no          idle.example *.idle.example\n"
@@ -127,7 +125,7 @@ func TestSiteCommands(t *testing.T) {
 	if wantErr := "site delete: not deleted; this removes cli.example from the registry and its rows (" + strings.Join(list, ", ") + "); pass --confirm cli.example to delete it"; err == nil || err.Error() != wantErr {
 		t.Fatalf("delete without confirm: %v\nwant %s", err, wantErr)
 	}
-	if n := Reasons(t, m, "cli.example")[string(viewcount.Valid)]; n != 1 {
+	if n := apptest.Reasons(t, m, "cli.example")[string(viewcount.Valid)]; n != 1 {
 		t.Fatalf("delete without confirm deleted: %d views left", n)
 	}
 	if out := must("delete", "cli.example", "--confirm", "cli.example"); out != `{"deleted_rows":`+string(rowsJSON)+`,"site":"cli.example"}`+"\n" {
@@ -154,7 +152,7 @@ func TestSiteCommands(t *testing.T) {
 }
 
 // siteRows reads the site's rows in every table with a site column.
-func siteRows(t *testing.T, m *Main, site string) map[string]uint64 {
+func siteRows(t *testing.T, m *apptest.Server, site string) map[string]uint64 {
 	t.Helper()
-	return storetest.SiteRows(t, m.store, site)
+	return storetest.SiteRows(t, m.Store, site)
 }

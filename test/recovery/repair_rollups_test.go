@@ -1,4 +1,4 @@
-package app
+package recovery
 
 import (
 	"bytes"
@@ -9,10 +9,12 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/cmd/viewcount/app"
 	"github.com/viewcount/viewcount/rollup/repair"
 	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
+	"github.com/viewcount/viewcount/test/apptest"
 )
 
 // storeWithViews returns a migrated store on the shared test engine holding
@@ -49,6 +51,14 @@ func addViews(t *testing.T, s store.Store, token, site string, n int) {
 	}
 }
 
+// checkReport is `viewcount check --json`'s answer, the fields the tests
+// read.
+type checkReport struct {
+	OK           bool                   `json:"ok"`
+	DamagedParts []repair.DetachedPart  `json:"damaged_parts"`
+	Rollups      []repair.RecountResult `json:"rollups"`
+}
+
 func totals(t *testing.T, s store.Store) string {
 	t.Helper()
 	res, err := s.Query(t.Context(), "SELECT site, sum(views), uniqCombined64Merge(uniques) FROM page_rollup WHERE grain = 'total' GROUP BY site ORDER BY site", nil)
@@ -60,7 +70,7 @@ func totals(t *testing.T, s store.Store) string {
 
 func runCmd(args ...string) (string, error) {
 	var out, errOut bytes.Buffer
-	err := Run(args, &out, &errOut)
+	err := app.Run(args, &out, &errOut)
 	return out.String() + errOut.String(), err
 }
 
@@ -176,11 +186,7 @@ func TestCheckOutdatedPart(t *testing.T) {
 // to stop instead of opening the files under it.
 func TestCheckNeedsTheDataDir(t *testing.T) {
 	_, flags := storeWithViews(t, "a.example", 1)
-	l, err := lockDataDir(flags[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Unlock()
+	apptest.StartWith(t, flags[1], flags[5], nil, time.Now)
 	if out, err := runCmd(append([]string{"check"}, flags...)...); err == nil || !strings.Contains(err.Error(), "stop the server first") {
 		t.Errorf("check on a locked data dir: %v\n%s", err, out)
 	}
@@ -191,34 +197,17 @@ func TestCheckNeedsTheDataDir(t *testing.T) {
 func TestServeReportsDamagedPart(t *testing.T) {
 	s, flags := storeWithViews(t, "a.example", 20)
 	storetest.BreakPart(t, s, "page_rollup")
-	m := StartWith(t, t.TempDir(), flags[5], nil, time.Now)
+	m := apptest.StartWith(t, t.TempDir(), flags[5], nil, time.Now)
 	if p := m.Metrics.Failing()[repair.HealthPart]; !strings.Contains(p, "page_rollup (1)") {
 		t.Errorf("store_parts health = %q, want the damaged page_rollup part", p)
 	}
 }
 
-func TestRawRetentionConfig(t *testing.T) {
-	c, err := parseConfig("serve", nil)
-	if err != nil || c.RawRetention != 9600*time.Hour {
-		t.Errorf("default raw retention = %s, %v; want 9600h (400 days)", c.RawRetention, err)
-	}
-	t.Setenv("VIEWCOUNT_RAW_RETENTION", "720h")
-	if c, err := parseConfig("serve", nil); err != nil || c.RawRetention != 720*time.Hour {
-		t.Errorf("env raw retention = %s, %v", c.RawRetention, err)
-	}
-	if _, err := parseConfig("serve", []string{"--raw-retention", "48h"}); err == nil || !strings.Contains(err.Error(), "--retention") {
-		t.Errorf("raw retention below the stream's 72h: %v, want an error", err)
-	}
-	if _, err := parseConfig("serve", []string{"--raw-retention", "96h", "--retention", "100h"}); err == nil {
-		t.Error("raw retention 96h below --retention 100h accepted")
-	}
-}
-
 // serve applies --raw-retention to views_raw's TTL.
 func TestServeAppliesRawRetention(t *testing.T) {
-	db := NewDB()
-	m := StartWith(t, t.TempDir(), db, func(c *Config) { c.RawRetention = 30 * 24 * time.Hour }, time.Now)
-	days, err := migrations.RawRetentionDays(t.Context(), m.store)
+	db := apptest.NewDB()
+	m := apptest.StartWith(t, t.TempDir(), db, func(c *app.Config) { c.RawRetention = 30 * 24 * time.Hour }, time.Now)
+	days, err := migrations.RawRetentionDays(t.Context(), m.Store)
 	if err != nil || days != 30 {
 		t.Errorf("views_raw retention = %d days, %v; want 30", days, err)
 	}
