@@ -27,7 +27,7 @@ var screenshotOut = flag.String("screenshot", "", "TestDashboardScreenshot saves
 // through the real insert path), signed in, 30 days. It runs only when
 // asked for a path:
 //
-//	go test -count=1 -run TestDashboardScreenshot ./cmd/viewcount/app/ -args -screenshot docs/dashboard.png
+//	go test -count=1 -run TestDashboardScreenshot ./test/browser/ -args -screenshot docs/dashboard.png
 //
 // (make screenshot does the same).
 func TestDashboardScreenshot(t *testing.T) {
@@ -36,7 +36,7 @@ func TestDashboardScreenshot(t *testing.T) {
 	}
 	out := *screenshotOut
 	if !filepath.IsAbs(out) {
-		out = filepath.Join("..", "..", "..", out) // go test runs in cmd/viewcount/app
+		out = filepath.Join("..", "..", out) // go test runs in test/browser
 	}
 	requireChromium(t)
 	m := apptest.StartWith(t, t.TempDir(), apptest.NewDB(), func(c *app.Config) { c.Rules.SettleWindow = -1 }, time.Now)

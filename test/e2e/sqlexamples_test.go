@@ -22,7 +22,7 @@ func TestSQLExamplesThroughListener(t *testing.T) {
 		"--param", "to=2026-03-02", "--param", "tz=Europe/Berlin"}
 	for _, name := range examples.Names() {
 		var out bytes.Buffer
-		args := append([]string{"sql", "--file", filepath.Join("..", "..", "..", "sql", "examples", name+".sql"),
+		args := append([]string{"sql", "--file", filepath.Join("..", "..", "sql", "examples", name+".sql"),
 			"--server", "http://" + m.SQLAddr(), "--token", apptest.AdminToken, "--format", "csv"}, params...)
 		if err := app.Run(args, &out, &out); err != nil {
 			t.Errorf("%s: %v", name, err)

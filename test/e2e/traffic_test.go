@@ -50,7 +50,7 @@ func (c *testClock) set(t time.Time) {
 // embedded stack; the verdicts stored in views_raw are joined back to the
 // labels by event id. Run it with -v for the table quoted in docs/invalid-traffic.md:
 //
-//	go test ./cmd/viewcount/app -run TestTrafficMix -v
+//	go test ./test/e2e -run TestTrafficMix -v
 func TestTrafficMix(t *testing.T) {
 	mix := loadgen.DefaultMix()
 	hosting, err := loadgen.HostingFilter("", slog.New(slog.DiscardHandler))

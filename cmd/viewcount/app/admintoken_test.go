@@ -19,7 +19,7 @@ import (
 // the token.
 func TestAdminTokenFlagWarns(t *testing.T) {
 	const secret = "vca_flagsecret0123456789"
-	c, err := parseConfig("serve", []string{"--admin-token", secret})
+	c, err := ParseConfig("serve", []string{"--admin-token", secret})
 	if err != nil || !c.AdminTokenFlag || c.AdminToken != secret {
 		t.Fatalf("--admin-token: flag %v token %q err %v", c.AdminTokenFlag, c.AdminToken, err)
 	}
@@ -27,10 +27,10 @@ func TestAdminTokenFlagWarns(t *testing.T) {
 	if err := os.WriteFile(file, []byte(secret+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := parseConfig("serve", []string{"--admin-token", secret, "--admin-token-file", file}); err == nil {
+	if _, err := ParseConfig("serve", []string{"--admin-token", secret, "--admin-token-file", file}); err == nil {
 		t.Error("--admin-token with --admin-token-file: accepted")
 	}
-	c, err = parseConfig("serve", []string{"--admin-token-file", file})
+	c, err = ParseConfig("serve", []string{"--admin-token-file", file})
 	if err != nil || c.AdminTokenFlag || c.AdminTokenFile != file {
 		t.Fatalf("--admin-token-file: flag %v file %q err %v", c.AdminTokenFlag, c.AdminTokenFile, err)
 	}
@@ -38,7 +38,7 @@ func TestAdminTokenFlagWarns(t *testing.T) {
 		t.Fatalf("token from --admin-token-file: %q, %v", got, err)
 	}
 	t.Setenv("VIEWCOUNT_ADMIN_TOKEN", secret)
-	if c, err := parseConfig("serve", nil); err != nil || c.AdminTokenFlag || c.AdminToken != secret {
+	if c, err := ParseConfig("serve", nil); err != nil || c.AdminTokenFlag || c.AdminToken != secret {
 		t.Fatalf("VIEWCOUNT_ADMIN_TOKEN: flag %v token %q err %v", c.AdminTokenFlag, c.AdminToken, err)
 	}
 

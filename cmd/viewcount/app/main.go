@@ -111,7 +111,7 @@ func Run(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stderr, usage)
 		return fmt.Errorf("unknown command %q", cmd)
 	}
-	cfg, err := parseConfig(cmd, rest)
+	cfg, err := ParseConfig(cmd, rest)
 	if err != nil {
 		return err
 	}

@@ -243,7 +243,7 @@ func TestParsePartitions(t *testing.T) {
 }
 
 func TestFlagsForThroughput(t *testing.T) {
-	c, err := parseConfig("serve", []string{"--window-keys", "9000000", "--flush-every", "2s", "--pprof-listen", "127.0.0.1:6060"})
+	c, err := ParseConfig("serve", []string{"--window-keys", "9000000", "--flush-every", "2s", "--pprof-listen", "127.0.0.1:6060"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,11 +252,11 @@ func TestFlagsForThroughput(t *testing.T) {
 	}
 	// Unset, the partition count is the stream's; an owned list is checked
 	// against it once the stream is open, not here.
-	c, err = parseConfig("validate", []string{"--validate-partitions", "0-7"})
+	c, err = ParseConfig("validate", []string{"--validate-partitions", "0-7"})
 	if err != nil || c.Partitions != 0 || len(c.OwnPartitions) != 8 {
 		t.Errorf("unset partitions: %v, %d, %v", err, c.Partitions, c.OwnPartitions)
 	}
-	if _, err := parseConfig("validate", []string{"--partitions", "4", "--validate-partitions", "0-7"}); err == nil {
+	if _, err := ParseConfig("validate", []string{"--partitions", "4", "--validate-partitions", "0-7"}); err == nil {
 		t.Error("partitions 4 accepted an owned partition 7")
 	}
 }

@@ -1,6 +1,6 @@
 //go:build !race
 
-package app
+package compose
 
 import (
 	"encoding/xml"
@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/goccy/go-yaml"
+	"github.com/viewcount/viewcount/cmd/viewcount/app"
 	"github.com/viewcount/viewcount/ingest"
 	"github.com/viewcount/viewcount/internal/httpserve"
 	"github.com/viewcount/viewcount/sql/store"
@@ -191,7 +192,7 @@ func TestComposeLoadBalancer(t *testing.T) {
 	}
 	byRole := map[string][]string{}
 	listen := map[string]string{}
-	var ingestCfgs []Config
+	var ingestCfgs []app.Config
 	for name, s := range viewcountServices(t, p) {
 		role, cfg := roleConfig(t, name, s)
 		byRole[role] = append(byRole[role], name)

@@ -1,6 +1,6 @@
 //go:build !race
 
-package app
+package compose
 
 import (
 	"errors"
@@ -19,17 +19,18 @@ import (
 
 	"github.com/compose-spec/compose-go/v2/cli"
 	"github.com/compose-spec/compose-go/v2/types"
+	"github.com/viewcount/viewcount/cmd/viewcount/app"
 )
 
 // The tests in compose*_test.go validate docker-compose.yml, the Dockerfile
 // and the files under deploy/ without a Docker engine: the compose file is
 // loaded by compose-go (the loader Docker Compose itself uses), every
 // viewcount service's command and environment go through this binary's own
-// parseConfig, the NATS configuration through nats-server's own option
+// app.ParseConfig, the NATS configuration through nats-server's own option
 // parser, and every file, port, host name and setting one file names in
 // another must exist there.
 
-const repoRoot = "../../.."
+const repoRoot = "../.."
 
 // composeEnv is what docker-compose.yml requires from the environment.
 var composeEnv = map[string]string{
@@ -38,7 +39,7 @@ var composeEnv = map[string]string{
 	"CLICKHOUSE_ANALYST_PASSWORD": "analystpassword",
 }
 
-// runtimeEnv are read by the Go runtime, not by parseConfig.
+// runtimeEnv are read by the Go runtime, not by app.ParseConfig.
 var runtimeEnv = map[string]bool{"GOMEMLIMIT": true, "GOGC": true, "GOMAXPROCS": true}
 
 func loadCompose(t *testing.T, env map[string]string) (*types.Project, error) {
@@ -105,7 +106,7 @@ func viewcountServices(t *testing.T, p *types.Project) map[string]types.ServiceC
 // -h with flag.ErrHelp, an unknown command with an error of its own.
 func subcommand(t *testing.T, name string) string {
 	t.Helper()
-	usage, err := captureStderr(t, func() error { return Run([]string{name, "-h"}, io.Discard, io.Discard) })
+	usage, err := captureStderr(t, func() error { return app.Run([]string{name, "-h"}, io.Discard, io.Discard) })
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("viewcount %s -h: %v, want the flags' help: not a subcommand", name, err)
 	}
@@ -136,8 +137,8 @@ var envInUsage = regexp.MustCompile(`\(env ([A-Z][A-Z0-9_]*)\)`)
 
 // roleConfig parses service s's command and environment as the binary
 // would in its container: the environment holds exactly the service's
-// variables of those parseConfig reads. It returns the role and Config.
-func roleConfig(t *testing.T, name string, s types.ServiceConfig) (string, Config) {
+// variables of those app.ParseConfig reads. It returns the role and Config.
+func roleConfig(t *testing.T, name string, s types.ServiceConfig) (string, app.Config) {
 	t.Helper()
 	if len(s.Entrypoint) > 0 {
 		t.Errorf("%s: entrypoint %v: the image's (the binary) is expected", name, s.Entrypoint)
@@ -166,7 +167,7 @@ func roleConfig(t *testing.T, name string, s types.ServiceConfig) (string, Confi
 			t.Fatal(err)
 		}
 	}
-	cfg, err := parseConfig(role, s.Command[1:])
+	cfg, err := app.ParseConfig(role, s.Command[1:])
 	if err != nil {
 		t.Fatalf("%s: viewcount %s: %v", name, strings.Join(s.Command, " "), err)
 	}

@@ -1,10 +1,11 @@
 //go:build !race
 
-package app
+package compose
 
 import (
 	"bufio"
 	"encoding/json"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/viewcount/viewcount/cmd/viewcount/app"
 )
 
 // instruction is one Dockerfile instruction, continuation lines joined.
@@ -179,12 +182,16 @@ func TestDockerfile(t *testing.T) {
 	}
 	listen := env["VIEWCOUNT_LISTEN"]
 	subcommand(t, "health")
-	u, err := readyURL(listen)
-	if err != nil {
-		t.Fatalf("ENV VIEWCOUNT_LISTEN=%q: %v", listen, err)
+	// The health check asks the address VIEWCOUNT_LISTEN names; whether
+	// anything answers there on this machine is not this test's concern,
+	// only that the command makes a URL of it.
+	t.Setenv("VIEWCOUNT_LISTEN", listen)
+	asked := app.Run([]string{"health", "--timeout", "1s"}, io.Discard, io.Discard)
+	if asked != nil && strings.Contains(asked.Error(), "VIEWCOUNT_LISTEN") {
+		t.Fatalf("ENV VIEWCOUNT_LISTEN=%q: %v", listen, asked)
 	}
 	if port := listenPort(t, "Dockerfile", listen); !slices.Contains(exposed, port) {
-		t.Errorf("EXPOSE %v: not the port of VIEWCOUNT_LISTEN %s (health checks %s)", exposed, listen, u)
+		t.Errorf("EXPOSE %v: not the port of VIEWCOUNT_LISTEN %s (health: %v)", exposed, listen, asked)
 	}
 	// What the build compiles must reach it: every Go file and every
 	// file a go:embed names.
