@@ -64,11 +64,11 @@ func Start(t *testing.T, data, db string) *Server {
 // -short: the system lane runs it.
 func StartWith(t *testing.T, data, db string, tweak func(*app.Config), now func() time.Time) *Server {
 	t.Helper()
-	cfg := Config(t, data, db)
+	cfg := config(t, data, db)
 	if tweak != nil {
 		tweak(&cfg)
 	}
-	m := app.NewMain(cfg, app.Roles{Ingest: true, Validate: true, API: true}, Logger(t), io.Discard, now)
+	m := app.NewMain(cfg, app.Roles{Ingest: true, Validate: true, API: true}, logger(t), io.Discard, now)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := m.Run(ctx); err != nil {
@@ -84,10 +84,9 @@ func StartWith(t *testing.T, data, db string, tweak func(*app.Config), now func(
 	return &Server{Main: m, Config: cfg, Store: st}
 }
 
-// Config is the config Start runs a server with, for tests that build
-// their own processes (roles apart, a second process on the same files).
-// It skips under -short and boots the shared engine.
-func Config(t *testing.T, data, db string) app.Config {
+// config is the config Start runs a server with. It skips under -short
+// and boots the shared engine.
+func config(t *testing.T, data, db string) app.Config {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("end to end: the system lane runs it (make test-system)")
@@ -109,16 +108,16 @@ func Config(t *testing.T, data, db string) app.Config {
 	}
 }
 
-// Logger logs a server's warnings and errors into the test's log.
-func Logger(t *testing.T) *slog.Logger {
-	return slog.New(slog.NewTextHandler(LogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+// logger logs a server's warnings and errors into the test's log.
+func logger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 }
 
-// LogWriter writes each line into T's log.
-type LogWriter struct{ T *testing.T }
+// testWriter writes each line into t's log.
+type testWriter struct{ t *testing.T }
 
-func (w LogWriter) Write(p []byte) (int, error) {
-	w.T.Log(strings.TrimSpace(string(p)))
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
 }
 

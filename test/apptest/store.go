@@ -11,7 +11,6 @@ import (
 	"github.com/viewcount/viewcount/cmd/viewcount/app"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
-	"github.com/viewcount/viewcount/sql/store/storetest"
 )
 
 // Reasons reads views_raw's row count per verdict for site.
@@ -85,7 +84,3 @@ func Reconcile(t *testing.T, m *Server, from, to time.Time) (ReconcileReport, er
 	}
 	return rep, err
 }
-
-// StoreDir is the shared engine's directory, for commands that open the
-// store of a stopped server.
-func StoreDir() string { return storetest.Dir() }

@@ -30,7 +30,7 @@ func TestOwnViewShownAtOnce(t *testing.T) {
 	exe := vcjsChromium(t)
 	m := apptest.StartWith(t, t.TempDir(), apptest.NewDB(), func(c *app.Config) {
 		c.Rules.SettleWindow = -1 // one browser, several views a minute: not held
-		// A 1 s public lag, not testTimer: a count is one short while a
+		// A 1 s public lag, not apptest.Timer: a count is one short while a
 		// feed lands between its reading and the feed-progress read
 		// (api/own.go), and refreshing every 100 ms opens that window ten
 		// times as often as the 1 s this test's "1,001 both times" reads.

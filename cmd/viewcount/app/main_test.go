@@ -36,14 +36,14 @@ var dbSeq atomic.Int64
 
 const AdminToken = "test-admin-token"
 
-// startMain runs a whole viewcount process (all roles, embedded NATS and
+// Start runs a whole viewcount process (all roles, embedded NATS and
 // chDB) on 127.0.0.1:0. data may be reused to restart on the same files.
 func Start(t *testing.T, data, db string) *Main {
 	t.Helper()
 	return StartWith(t, data, db, nil, time.Now)
 }
 
-// startMainWith is startMain with a config tweak and a clock.
+// StartWith is Start with a config tweak and a clock.
 func StartWith(t *testing.T, data, db string, tweak func(*Config), now func() time.Time) *Main {
 	t.Helper()
 	if testing.Short() {
@@ -79,7 +79,7 @@ func StartWith(t *testing.T, data, db string, tweak func(*Config), now func() ti
 	return m
 }
 
-// testTimer is the flush, feed and public-lag interval of end-to-end
+// Timer is the flush, feed and public-lag interval of end-to-end
 // configs.
 const Timer = 100 * time.Millisecond
 
@@ -92,7 +92,7 @@ func (w LogWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// client sends hits to one Main.
+// Client sends hits to one Main.
 type Client struct {
 	T    *testing.T
 	Base string
@@ -193,7 +193,7 @@ func (c *Client) Count(site, page string) (int, CountBody, http.Header) {
 	return resp.StatusCode, out, resp.Header
 }
 
-// eventually polls f until it returns "" or the deadline passes.
+// Eventually polls f until it returns "" or the deadline passes.
 func Eventually(t *testing.T, d time.Duration, f func() string) {
 	t.Helper()
 	deadline := time.Now().Add(d)
@@ -209,7 +209,7 @@ func Eventually(t *testing.T, d time.Duration, f func() string) {
 	}
 }
 
-// reasons reads views_raw's row count per verdict for site.
+// Reasons reads views_raw's row count per verdict for site.
 func Reasons(t *testing.T, m *Main, site string) map[string]uint64 {
 	t.Helper()
 	res, err := m.store.Query(context.Background(), queries.Text("reasons"), store.Params{"site": site})
