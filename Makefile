@@ -81,14 +81,16 @@ build:
 
 # Two lanes (docs/development.md, "Tests"). The unit lane: every package
 # under -race -short. The system lane, without -race: what -short skips, that
-# is the end-to-end tests (browsers, clusters, compose, traffic mixes) and
-# the few long tests of other packages named in LONG, run where they live.
+# is the system tests under test/ (end to end, browsers, compose, traffic
+# mixes; test/README.md), those that stay in cmd/viewcount/app because they
+# reach into a process's internals (the NATS cluster with kills among them),
+# and the few long tests of other packages named in LONG, run where they live.
 test: test-unit test-system
 
 test-unit: chdb geo asn uadata jsclient
 	$(GO) test $(GOFLAGS) -race -short -count=1 -timeout 20m $(PKGS)
 
-SYSTEM_PKGS := ./cmd/viewcount/app/
+SYSTEM_PKGS := ./test/... ./cmd/viewcount/app/
 LONG := TestRolesImportNoRole|TestUAEvalPinnedData|TestChDBNoLibrary|TestAnalystCanariesGenerated|TestBuiltinTokensSpareDevices|TestCountMinOverestimate|TestReaderSurvivesConsumerNode|TestClusterReplicas|TestExternalServerStallAndRestart
 LONG_PKGS = $(sort $(patsubst %/,%,$(dir $(shell grep -lrwE 'func ($(LONG))' --include='*_test.go' .))))
 
@@ -273,7 +275,7 @@ fuzz: chdb
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZTIME) ./sql/analyst/
 	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzAnalystCanaries$$' -fuzztime $(FUZZTIME) ./sql/store/
 
-# The fault-injection suite (issue 9): `viewcount serve` as a child process
+# The fault-injection suite (test/faults): `viewcount serve` as a child process
 # under pixel and beacon load, faults injected on a seeded schedule
 # (FAULTS_SEED=N repeats a run, FAULTS_ONLY=a,b picks scenarios), and after
 # each: acknowledged ids = valid ids in views_raw, rollups = a recount. The
@@ -286,10 +288,10 @@ FAULTS_ENV = VIEWCOUNT_FAULTS_SEED=$(FAULTS_SEED) VIEWCOUNT_FAULTS_ONLY=$(FAULTS
 
 faults: chdb
 	$(GO) test $(GOFLAGS) -tags faults -count=1 -run TestFaultHook ./sql/store/
-	$(FAULTS_ENV) VIEWCOUNT_FAULTS=short $(GO) test $(GOFLAGS) -tags faults -count=1 -v -timeout 20m ./cmd/viewcount/faults/
+	$(FAULTS_ENV) VIEWCOUNT_FAULTS=short $(GO) test $(GOFLAGS) -tags faults -count=1 -v -timeout 20m ./test/faults/
 
 soak: chdb
-	$(FAULTS_ENV) VIEWCOUNT_FAULTS=soak $(GO) test $(GOFLAGS) -tags faults -count=1 -v -timeout 90m ./cmd/viewcount/faults/
+	$(FAULTS_ENV) VIEWCOUNT_FAULTS=soak $(GO) test $(GOFLAGS) -tags faults -count=1 -v -timeout 90m ./test/faults/
 
 # The pixel against bare Gin, alternating a base binary and this tree's:
 # make pixel-rounds BASE=<commit> [ROUNDS=5]. Needs curl. The load comes
@@ -338,13 +340,13 @@ uplot:
 # history in the real embedded stack, drawn by headless Chromium.
 .PHONY: screenshot
 screenshot: chdb
-	$(GO) test $(GOFLAGS) -count=1 -run TestDashboardScreenshot ./cmd/viewcount/app/ -args -screenshot $(CURDIR)/docs/dashboard.png
+	$(GO) test $(GOFLAGS) -count=1 -run TestDashboardScreenshot ./test/browser/ -args -screenshot $(CURDIR)/docs/dashboard.png
 
 # The official ClickHouse JavaScript client, which TestJSClient runs against
 # --sql-listen. Pinned and checked like the other npm downloads; the test
 # fetches it the same way when `make` did not. To update: set both, run
 # `make jsclient`, and put the sha256 it reports (of the npm tarball) here
-# and in cmd/viewcount/app/jsclient_test.go.
+# and in test/e2e/jsclient_test.go.
 JSCLIENT_VERSION := 1.23.1
 JSCLIENT_SHA256  := b6ff9583e6ef0aa0c025916343e7727a5499de8b2d3dcd03e9da901e1bbadba9
 JSCLIENT_DIR     := $(CACHE_DIR)/jsclient/$(JSCLIENT_VERSION)/package

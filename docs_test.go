@@ -14,7 +14,7 @@ import (
 // it (GitHub's anchors), and the README links every page under docs/.
 func TestDocsLinks(t *testing.T) {
 	var files []string
-	for _, pattern := range []string{"*.md", "docs/*.md", "docs/*/*.md", "docs/*/*/*.md", "sql/*.md", "sql/*/*.md", "deploy/*.md"} {
+	for _, pattern := range []string{"*.md", "docs/*.md", "docs/*/*.md", "docs/*/*/*.md", "sql/*.md", "sql/*/*.md", "deploy/*.md", "test/*.md"} {
 		m, _ := filepath.Glob(pattern)
 		files = append(files, m...)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/viewcount/viewcount"
 )
 
-// FaultDirEnv names the directory the fault-injection suite (cmd/viewcount/faults)
+// FaultDirEnv names the directory the fault-injection suite (test/faults)
 // controls a faults build through: while the file FaultStoreDown exists in
 // it, every call of the store fails as if the engine were unreachable. A
 // file, not a signal or an API, so the suite can start and end an outage at

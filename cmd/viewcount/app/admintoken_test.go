@@ -19,7 +19,7 @@ import (
 // the token.
 func TestAdminTokenFlagWarns(t *testing.T) {
 	const secret = "vca_flagsecret0123456789"
-	c, err := parseConfig("serve", []string{"--admin-token", secret})
+	c, err := ParseConfig("serve", []string{"--admin-token", secret})
 	if err != nil || !c.API.AdminTokenFlag || c.API.AdminToken != secret {
 		t.Fatalf("--admin-token: flag %v token %q err %v", c.API.AdminTokenFlag, c.API.AdminToken, err)
 	}
@@ -27,10 +27,10 @@ func TestAdminTokenFlagWarns(t *testing.T) {
 	if err := os.WriteFile(file, []byte(secret+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := parseConfig("serve", []string{"--admin-token", secret, "--admin-token-file", file}); err == nil {
+	if _, err := ParseConfig("serve", []string{"--admin-token", secret, "--admin-token-file", file}); err == nil {
 		t.Error("--admin-token with --admin-token-file: accepted")
 	}
-	c, err = parseConfig("serve", []string{"--admin-token-file", file})
+	c, err = ParseConfig("serve", []string{"--admin-token-file", file})
 	if err != nil || c.API.AdminTokenFlag || c.API.AdminTokenFile != file {
 		t.Fatalf("--admin-token-file: flag %v file %q err %v", c.API.AdminTokenFlag, c.API.AdminTokenFile, err)
 	}
@@ -38,7 +38,7 @@ func TestAdminTokenFlagWarns(t *testing.T) {
 		t.Fatalf("token from --admin-token-file: %q, %v", got, err)
 	}
 	t.Setenv("VIEWCOUNT_ADMIN_TOKEN", secret)
-	if c, err := parseConfig("serve", nil); err != nil || c.API.AdminTokenFlag || c.API.AdminToken != secret {
+	if c, err := ParseConfig("serve", nil); err != nil || c.API.AdminTokenFlag || c.API.AdminToken != secret {
 		t.Fatalf("VIEWCOUNT_ADMIN_TOKEN: flag %v token %q err %v", c.API.AdminTokenFlag, c.API.AdminToken, err)
 	}
 
@@ -60,7 +60,7 @@ func TestAdminTokenFlagWarns(t *testing.T) {
 
 	// The admin clients against a real server: the flag works and warns,
 	// the variable and the file work silently.
-	srv := startMain(t, t.TempDir(), newDB())
+	srv := Start(t, t.TempDir(), NewDB())
 	base := "http://" + srv.Addr()
 	site := func(env string, args ...string) (stdout, stderr string, err error) {
 		t.Helper()
@@ -74,15 +74,15 @@ func TestAdminTokenFlagWarns(t *testing.T) {
 		args      []string
 		warn      bool
 	}{
-		{"--admin-token", "", []string{"--admin-token", adminToken}, true},
-		{"VIEWCOUNT_ADMIN_TOKEN", adminToken, nil, false},
-		{"--admin-token-file", "", []string{"--admin-token-file", writeToken(t, adminToken)}, false},
+		{"--admin-token", "", []string{"--admin-token", AdminToken}, true},
+		{"VIEWCOUNT_ADMIN_TOKEN", AdminToken, nil, false},
+		{"--admin-token-file", "", []string{"--admin-token-file", writeToken(t, AdminToken)}, false},
 	} {
 		out, warn, err := site(tc.env, tc.args...)
 		if err != nil || !strings.Contains(out, `"sites"`) {
 			t.Errorf("%s: site list: %v %q", tc.name, err, out)
 		}
-		if got := strings.Contains(warn, "warning: --admin-token on the command line"); got != tc.warn || strings.Contains(warn, adminToken) {
+		if got := strings.Contains(warn, "warning: --admin-token on the command line"); got != tc.warn || strings.Contains(warn, AdminToken) {
 			t.Errorf("%s: stderr %q: want a warning %v, never the token", tc.name, warn, tc.warn)
 		}
 	}

@@ -32,14 +32,14 @@ type analystAttack struct {
 
 func newAnalystAttack(t *testing.T) *analystAttack {
 	data := t.TempDir()
-	m := startMainWith(t, data, newDB(), func(c *Config) { c.SQL.Listen = "127.0.0.1:0" }, time.Now)
+	m := StartWith(t, data, NewDB(), func(c *Config) { c.SQL.Listen = "127.0.0.1:0" }, time.Now)
 	a := &analystAttack{t: t, m: m, sql: "http://" + m.SQLAddr(), data: data}
 	// The admin token where the service keeps one it made itself.
-	if err := os.WriteFile(filepath.Join(data, "admin_token"), []byte(adminToken+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(data, "admin_token"), []byte(AdminToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var out, stderr bytes.Buffer
-	t.Setenv("VIEWCOUNT_ADMIN_TOKEN", adminToken)
+	t.Setenv("VIEWCOUNT_ADMIN_TOKEN", AdminToken)
 	if err := Run([]string{"token", "add", "--role", "analyst", "--server", "http://" + m.Addr()}, &out, &stderr); err != nil {
 		t.Fatal(err, stderr.String())
 	}
@@ -56,7 +56,7 @@ func newAnalystAttack(t *testing.T) *analystAttack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.secrets = [][]byte{[]byte(adminToken), salt, []byte(hex.EncodeToString(salt))}
+	a.secrets = [][]byte{[]byte(AdminToken), salt, []byte(hex.EncodeToString(salt))}
 	return a
 }
 
@@ -99,8 +99,8 @@ func (a *analystAttack) refused(q string, code int) {
 func TestAnalystAttacks(t *testing.T) {
 	a := newAnalystAttack(t)
 	m := a.m
-	c := newClient(t, m)
-	c.addSite("a.example")
+	c := NewClient(t, m)
+	c.AddSite("a.example")
 	out := filepath.Join(t.TempDir(), "written")
 
 	// Finding 1: files read through the scalar file(), relative paths too.
@@ -158,12 +158,12 @@ func TestAnalystAttacks(t *testing.T) {
 	}()
 	const views = 40
 	for i := range views {
-		if code := c.send(hit{ip: visitorIP(i), ua: firefoxUA, site: "a.example", page: "/p"}); code != http.StatusOK {
+		if code := c.Send(Hit{IP: VisitorIP(i), UA: FirefoxUA, Site: "a.example", Page: "/p"}); code != http.StatusOK {
 			t.Fatalf("hit %d: %d", i, code)
 		}
 	}
-	eventually(t, time.Minute, func() string {
-		if _, b, _ := c.count("a.example", "/p"); b.Views != views {
+	Eventually(t, time.Minute, func() string {
+		if _, b, _ := c.Count("a.example", "/p"); b.Views != views {
 			return fmt.Sprintf("views %d, want %d", b.Views, views)
 		}
 		return ""

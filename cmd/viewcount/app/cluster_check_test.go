@@ -31,11 +31,11 @@ var (
 )
 
 // siteViews reads the api's public count of the whole site.
-func siteViews(t *testing.T, c *client, site string) countBody {
+func siteViews(t *testing.T, c *Client, site string) CountBody {
 	t.Helper()
-	req, _ := http.NewRequest("GET", c.base+"/v1/sites/"+site+"/count", nil)
-	code, body := c.do(req)
-	var out countBody
+	req, _ := http.NewRequest("GET", c.Base+"/v1/sites/"+site+"/count", nil)
+	code, body := c.Do(req)
+	var out CountBody
 	if err := json.Unmarshal(body, &out); code != http.StatusOK || err != nil {
 		t.Fatalf("site count: %d %s", code, body)
 	}
@@ -44,14 +44,14 @@ func siteViews(t *testing.T, c *client, site string) countBody {
 
 // pageCountsDiffer compares the api's public counts of every page with
 // the hits acknowledged for it; "" when all are equal.
-func pageCountsDiffer(t *testing.T, c *client, site string, pages int, want map[string]int) string {
+func pageCountsDiffer(t *testing.T, c *Client, site string, pages int, want map[string]int) string {
 	t.Helper()
 	q := url.Values{}
 	for i := range pages {
 		q.Add("page", "/p/"+strconv.Itoa(i))
 	}
-	req, _ := http.NewRequest("GET", c.base+"/v1/sites/"+site+"/counts?"+q.Encode(), nil)
-	code, body := c.do(req)
+	req, _ := http.NewRequest("GET", c.Base+"/v1/sites/"+site+"/counts?"+q.Encode(), nil)
+	code, body := c.Do(req)
 	if code != http.StatusOK {
 		return "counts: " + strconv.Itoa(code) + " " + string(body)
 	}
@@ -124,7 +124,7 @@ func checkStreamReplicas(t *testing.T, url string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, func() string {
+	Eventually(t, 30*time.Second, func() string {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		s, err := js.Stream(ctx, viewcount.StreamName)

@@ -38,12 +38,12 @@ func (h *clusterRoles) start(name, data string, roles Roles, tweak func(*Config)
 	var cfg Config
 	cfg.Listen, cfg.Data, cfg.Store.DataDir, cfg.Store.Database = "127.0.0.1:0", data, storetest.Dir(), h.db
 	cfg.Stream.URL, cfg.Stream.Replicas, cfg.Stream.Partitions = h.cl.URL(), 3, 4
-	cfg.API.PublicLag, cfg.API.AdminToken, cfg.Stream.Retention = testTimer, adminToken, 72*time.Hour
+	cfg.API.PublicLag, cfg.API.AdminToken, cfg.Stream.Retention = Timer, AdminToken, 72*time.Hour
 	cfg.Ingest.TrustedProxies, cfg.Ingest.ASNDB, cfg.Ingest.CountryDB = []string{"127.0.0.1/32"}, "off", "off"
 	// Settling would hold some views for two minutes; the windows
 	// need not be the production size for a few thousand visitors.
 	cfg.Validate.Rules = judge.Config{DuplicateWindow: 30 * time.Minute, SettleWindow: -time.Second, MaxKeys: 1 << 16}
-	cfg.Validate.FlushEvery, cfg.Validate.HeldEvery = testTimer, testTimer
+	cfg.Validate.FlushEvery, cfg.Validate.HeldEvery = Timer, Timer
 	// Under continuous load every feed runs, and each costs ~110 ms of
 	// CPU whatever its rows (rollup.FeedConfig): 100 ms feeds of four
 	// partitions would want more cores than CI has.
@@ -51,7 +51,7 @@ func (h *clusterRoles) start(name, data string, roles Roles, tweak func(*Config)
 	if tweak != nil {
 		tweak(&cfg)
 	}
-	logger := slog.New(slog.NewTextHandler(testWriter{h.t}, &slog.HandlerOptions{Level: slog.LevelWarn})).With("role", name)
+	logger := slog.New(slog.NewTextHandler(LogWriter{h.t}, &slog.HandlerOptions{Level: slog.LevelWarn})).With("role", name)
 	m := NewMain(cfg, roles, logger, io.Discard, time.Now)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -90,17 +90,17 @@ func TestNATSClusterKills(t *testing.T) {
 	storetest.Open(t)
 	cl := streamtest.StartCluster(t, 3)
 	t.Logf("cluster ready in %s", time.Since(began).Round(time.Millisecond))
-	h := &clusterRoles{t: t, cl: cl, db: newDB()}
+	h := &clusterRoles{t: t, cl: cl, db: NewDB()}
 	const site = "cluster.example.com"
 
 	api := h.start("api", t.TempDir(), Roles{API: true}, nil)
-	apic := newClient(t, api)
-	apic.addSite(site)
+	apic := NewClient(t, api)
+	apic.AddSite(site)
 	owner := leaseOwners(t, cl.URL())
 	v1Dir := t.TempDir()
 	ownFirst := func(c *Config) { c.Validate.Partitions = []int{0, 1} }
 	v1 := h.start("validate-1", v1Dir, Roles{Validate: true}, ownFirst)
-	eventually(t, 30*time.Second, func() string {
+	Eventually(t, 30*time.Second, func() string {
 		if owner(0) == "" || owner(1) == "" {
 			return "validate-1 holds no lease on partitions 0-1"
 		}
@@ -110,7 +110,7 @@ func TestNATSClusterKills(t *testing.T) {
 	// validate-2 may validate every partition: it takes 2-3 and waits
 	// for 0-1, which validate-1 holds.
 	v2 := h.start("validate-2", t.TempDir(), Roles{Validate: true}, nil)
-	eventually(t, 30*time.Second, func() string {
+	Eventually(t, 30*time.Second, func() string {
 		if o := owner(2); o == "" || o == v1Owner || owner(3) != o {
 			return "validate-2 holds no lease on partitions 2-3"
 		}
@@ -123,7 +123,7 @@ func TestNATSClusterKills(t *testing.T) {
 	const hits, pages = 3600, 25
 	load := startClusterLoad(site, []string{"http://" + ingest[0].Addr(), "http://" + ingest[1].Addr()}, hits, pages, 8, 150, 90*time.Second)
 	loadBegan := time.Now()
-	eventually(t, 30*time.Second, func() string {
+	Eventually(t, 30*time.Second, func() string {
 		if n := load.ackedN.Load(); n < hits/8 {
 			return strconv.FormatInt(n, 10) + " hits acknowledged"
 		}
@@ -146,7 +146,7 @@ func TestNATSClusterKills(t *testing.T) {
 	t.Logf("node n%d back and current %s after the kill", victim, time.Since(killedAt).Round(time.Millisecond))
 	// Nobody released validate-1's leases: they expire by their TTL and
 	// validate-2, waiting for them, takes partitions 0-1 over.
-	eventually(t, 40*time.Second, func() string {
+	Eventually(t, 40*time.Second, func() string {
 		for p := range 2 {
 			if o := owner(p); o == "" || o == v1Owner {
 				return "partition " + strconv.Itoa(p) + " not taken over"
@@ -171,13 +171,13 @@ func TestNATSClusterKills(t *testing.T) {
 
 	// Every acknowledged hit counted once, through the api.
 	want := uint64(len(load.acked))
-	eventually(t, 60*time.Second, func() string {
+	Eventually(t, 60*time.Second, func() string {
 		got := siteViews(t, apic, site)
 		if got.Views > want {
 			t.Fatalf("site count %d, more than the %d hits acknowledged", got.Views, want)
 		}
 		if got.Views != want {
-			return "site count " + strconv.FormatUint(got.Views, 10) + ", want " + strconv.FormatUint(want, 10) + ", views_raw by verdict " + fmt.Sprint(reasons(t, api, site))
+			return "site count " + strconv.FormatUint(got.Views, 10) + ", want " + strconv.FormatUint(want, 10) + ", views_raw by verdict " + fmt.Sprint(Reasons(t, api, site))
 		}
 		return ""
 	})
@@ -187,7 +187,7 @@ func TestNATSClusterKills(t *testing.T) {
 	if got := siteViews(t, apic, site); got.Uniques != hits/2 {
 		t.Errorf("site uniques %d, want %d: the ingest processes disagree on visitor ids", got.Uniques, hits/2)
 	}
-	eventually(t, 10*time.Second, func() string { return pageCountsDiffer(t, apic, site, pages, load.perPage) })
+	Eventually(t, 10*time.Second, func() string { return pageCountsDiffer(t, apic, site, pages, load.perPage) })
 
 	checkRaw(t, api.store, site, load.acked)
 	checkStreamReplicas(t, cl.URL())

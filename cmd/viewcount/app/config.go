@@ -285,8 +285,12 @@ func declareConfig(name string, c *Config, l *configLists, lookup func(string) (
 	return e
 }
 
-// parseConfig parses args for the role command name.
-func parseConfig(name string, args []string) (Config, error) {
+// ParseConfig builds the Config of the role command name (serve, ingest,
+// validate or api) from args (the command line after the command) and the
+// environment, as Run does before it starts the roles: a flag wins over
+// its variable, a variable over the default. An error names what is
+// wrong; -h prints the flags and returns flag.ErrHelp.
+func ParseConfig(name string, args []string) (Config, error) {
 	var c Config
 	var l configLists
 	e := declareConfig(name, &c, &l, os.LookupEnv)

@@ -59,17 +59,17 @@ func TestOpenCountries(t *testing.T) {
 
 func TestCountryFlags(t *testing.T) {
 	t.Setenv("VIEWCOUNT_COUNTRY_DB", "")
-	c, err := parseConfig("serve", nil)
+	c, err := ParseConfig("serve", nil)
 	if err != nil || c.Ingest.CountryHeader != "" || c.Ingest.CountryDB != "" {
 		t.Fatalf("defaults: %v %q %q", err, c.Ingest.CountryHeader, c.Ingest.CountryDB)
 	}
-	c, err = parseConfig("serve", []string{"--country-header", "CF-IPCountry", "--country-db", "off"})
+	c, err = ParseConfig("serve", []string{"--country-header", "CF-IPCountry", "--country-db", "off"})
 	if err != nil || c.Ingest.CountryHeader != "CF-IPCountry" || c.Ingest.CountryDB != "off" {
 		t.Fatalf("flags: %v %q %q", err, c.Ingest.CountryHeader, c.Ingest.CountryDB)
 	}
 	t.Setenv("VIEWCOUNT_COUNTRY_HEADER", "X-Country")
 	t.Setenv("VIEWCOUNT_COUNTRY_DB", "/srv/country.mmdb")
-	c, err = parseConfig("ingest", nil)
+	c, err = ParseConfig("ingest", nil)
 	if err != nil || c.Ingest.CountryHeader != "X-Country" || c.Ingest.CountryDB != "/srv/country.mmdb" {
 		t.Fatalf("env: %v %q %q", err, c.Ingest.CountryHeader, c.Ingest.CountryDB)
 	}

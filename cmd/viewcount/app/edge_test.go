@@ -96,13 +96,13 @@ func TestEdgeWiring(t *testing.T) {
 }
 
 func TestEdgeFlags(t *testing.T) {
-	c, err := parseConfig("serve", nil)
+	c, err := ParseConfig("serve", nil)
 	if err != nil || c.MaxConns != 0 || c.MaxConnsPerIP != 0 || c.Ingest.ClientRate != 0 {
 		t.Fatalf("defaults: %+v %v", c, err)
 	}
 	t.Setenv("VIEWCOUNT_MAX_CONNS", "5000")
 	t.Setenv("VIEWCOUNT_CLIENT_RATE", "-1")
-	c, err = parseConfig("serve", []string{"--max-conns-per-ip", "64"})
+	c, err = ParseConfig("serve", []string{"--max-conns-per-ip", "64"})
 	if err != nil || c.MaxConns != 5000 || c.MaxConnsPerIP != 64 || c.Ingest.ClientRate != -1 {
 		t.Fatalf("parsed %d %d %d, %v", c.MaxConns, c.MaxConnsPerIP, c.Ingest.ClientRate, err)
 	}

@@ -3,9 +3,10 @@
 // one process on embedded NATS and chDB; `ingest`, `validate` and `api` run
 // one role each against a NATS cluster and a ClickHouse server; `site`
 // manages the sites of a running server. NewMain, Run and Close start and
-// stop the roles in-process, as the end-to-end tests do. The development
-// tools (load generator, user-agent evaluation) are cmd/vcdev's, not this
-// binary's.
+// stop the roles in-process, as the system tests under test/ do;
+// ParseConfig builds a role's Config from a command line as Run does. The
+// development tools (load generator, user-agent evaluation) are
+// cmd/vcdev's, not this binary's.
 package app
 
 import (
@@ -111,7 +112,7 @@ func Run(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stderr, usage)
 		return fmt.Errorf("unknown command %q", cmd)
 	}
-	cfg, err := parseConfig(cmd, rest)
+	cfg, err := ParseConfig(cmd, rest)
 	if err != nil {
 		return err
 	}

@@ -22,23 +22,29 @@ import (
 	"github.com/viewcount/viewcount/validate/judge"
 )
 
+// The system tests live under test/, driven by test/apptest through this
+// package's exported entry points. What stays here are unit tests of the
+// command's own functions and the white-box system tests that reach into
+// Main (its stream, its HTTP engine, its revalidator); the helpers below
+// are test/apptest's for them.
+//
 // chDB runs one engine per process: every test shares storetest's engine
 // (kept open across restarts of Main) and gets its own database.
 func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
 
 var dbSeq atomic.Int64
 
-const adminToken = "test-admin-token"
+const AdminToken = "test-admin-token"
 
-// startMain runs a whole viewcount process (all roles, embedded NATS and
+// Start runs a whole viewcount process (all roles, embedded NATS and
 // chDB) on 127.0.0.1:0. data may be reused to restart on the same files.
-func startMain(t *testing.T, data, db string) *Main {
+func Start(t *testing.T, data, db string) *Main {
 	t.Helper()
-	return startMainWith(t, data, db, nil, time.Now)
+	return StartWith(t, data, db, nil, time.Now)
 }
 
-// startMainWith is startMain with a config tweak and a clock.
-func startMainWith(t *testing.T, data, db string, tweak func(*Config), now func() time.Time) *Main {
+// StartWith is Start with a config tweak and a clock.
+func StartWith(t *testing.T, data, db string, tweak func(*Config), now func() time.Time) *Main {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("end to end: the system lane runs it (make test-system)")
@@ -46,12 +52,12 @@ func startMainWith(t *testing.T, data, db string, tweak func(*Config), now func(
 	storetest.Open(t) // boots the shared engine and keeps it up
 	var cfg Config
 	cfg.Listen, cfg.Data, cfg.Store.DataDir, cfg.Store.Database = "127.0.0.1:0", data, storetest.Dir(), db
-	cfg.API.AdminToken, cfg.Stream.Partitions = adminToken, 4
+	cfg.API.AdminToken, cfg.Stream.Partitions = AdminToken, 4
 	// Short timers (production: a 1 s flush and held tick, a 3 s feed, a
 	// 10 s public lag), so a test waits on its polling deadline, not on a
 	// timer. A test whose assertion depends on a timer's length sets that one.
-	cfg.Validate.FlushEvery, cfg.Validate.HeldEvery, cfg.Validate.Feed.Every = testTimer, testTimer, testTimer
-	cfg.API.PublicLag = testTimer
+	cfg.Validate.FlushEvery, cfg.Validate.HeldEvery, cfg.Validate.Feed.Every = Timer, Timer, Timer
+	cfg.API.PublicLag = Timer
 	cfg.Stream.Retention, cfg.Validate.Rules = 72*time.Hour, judge.Config{DuplicateWindow: 30 * time.Minute}
 	// Tests give each visitor its own address through X-Forwarded-For.
 	cfg.Ingest.TrustedProxies = []string{"127.0.0.1/32"}
@@ -61,7 +67,7 @@ func startMainWith(t *testing.T, data, db string, tweak func(*Config), now func(
 	if tweak != nil {
 		tweak(&cfg)
 	}
-	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	logger := slog.New(slog.NewTextHandler(LogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	m := NewMain(cfg, Roles{Ingest: true, Validate: true, API: true}, logger, io.Discard, now)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -73,99 +79,99 @@ func startMainWith(t *testing.T, data, db string, tweak func(*Config), now func(
 	return m
 }
 
-// testTimer is the flush, feed and public-lag interval of end-to-end
+// Timer is the flush, feed and public-lag interval of end-to-end
 // configs.
-const testTimer = 100 * time.Millisecond
+const Timer = 100 * time.Millisecond
 
-func newDB() string { return fmt.Sprintf("e2e_%d_%d", os.Getpid(), dbSeq.Add(1)) }
+func NewDB() string { return fmt.Sprintf("e2e_%d_%d", os.Getpid(), dbSeq.Add(1)) }
 
-type testWriter struct{ t *testing.T }
+type LogWriter struct{ T *testing.T }
 
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSpace(string(p)))
+func (w LogWriter) Write(p []byte) (int, error) {
+	w.T.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
 }
 
-// client sends hits to one Main.
-type client struct {
-	t    *testing.T
-	base string
-	hc   *http.Client
+// Client sends hits to one Main.
+type Client struct {
+	T    *testing.T
+	Base string
+	HTTP *http.Client
 }
 
-func newClient(t *testing.T, m *Main) *client {
-	return &client{t: t, base: "http://" + m.Addr(), hc: &http.Client{Timeout: 30 * time.Second}}
+func NewClient(t *testing.T, m *Main) *Client {
+	return &Client{T: t, Base: "http://" + m.Addr(), HTTP: &http.Client{Timeout: 30 * time.Second}}
 }
 
-func (c *client) do(req *http.Request) (int, []byte) {
-	c.t.Helper()
+func (c *Client) Do(req *http.Request) (int, []byte) {
+	c.T.Helper()
 	// Hits go out as a browser sends them (the header_mismatch rule rejects
 	// a browser UA without its headers), unless a test set its own.
 	if p := req.URL.Path; (p == "/p.gif" || p == "/v1/events") && req.Header.Get("Accept-Language") == "" {
 		loadgen.SetBrowserHeaders(req.Header, req.UserAgent(), req.Method == http.MethodPost)
 	}
-	resp, err := c.hc.Do(req)
+	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		c.t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
+		c.T.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, b
 }
 
-func (c *client) addSite(domain string) string {
-	c.t.Helper()
-	req, _ := http.NewRequest("POST", c.base+"/v1/admin/sites", strings.NewReader(`{"domain":"`+domain+`"}`))
-	req.Header.Set("Authorization", "Bearer "+adminToken)
+func (c *Client) AddSite(domain string) string {
+	c.T.Helper()
+	req, _ := http.NewRequest("POST", c.Base+"/v1/admin/sites", strings.NewReader(`{"domain":"`+domain+`"}`))
+	req.Header.Set("Authorization", "Bearer "+AdminToken)
 	req.Header.Set("Content-Type", "application/json")
-	code, body := c.do(req)
+	code, body := c.Do(req)
 	if code != http.StatusCreated {
-		c.t.Fatalf("add site: %d %s", code, body)
+		c.T.Fatalf("add site: %d %s", code, body)
 	}
 	var out struct{ Site, Token string }
 	if err := json.Unmarshal(body, &out); err != nil || out.Token == "" {
-		c.t.Fatalf("add site body %s: %v", body, err)
+		c.T.Fatalf("add site body %s: %v", body, err)
 	}
 	return out.Token
 }
 
-type hit struct {
-	ip, ua, site, page, id string
-	webdriver              bool
-	beacon                 bool
+type Hit struct {
+	IP, UA, Site, Page, ID string
+	Webdriver              bool
+	Beacon                 bool
 }
 
-func (c *client) send(h hit) int {
-	c.t.Helper()
+func (c *Client) Send(h Hit) int {
+	c.T.Helper()
 	var req *http.Request
-	if h.beacon {
+	if h.Beacon {
 		// What vc.js reports from a real browser on a plain-HTTP page.
 		hints := map[string]any{"sw": 1920, "sh": 1080, "lang": 2, "tz": true, "uad": false, "sec": false}
-		ev := map[string]any{"site": h.site, "page": h.page, "webdriver": h.webdriver, "hints": hints}
-		if h.id != "" {
-			ev["id"] = h.id
+		ev := map[string]any{"site": h.Site, "page": h.Page, "webdriver": h.Webdriver, "hints": hints}
+		if h.ID != "" {
+			ev["id"] = h.ID
 		}
 		b, _ := json.Marshal(ev)
-		req, _ = http.NewRequest("POST", c.base+"/v1/events", bytes.NewReader(b))
+		req, _ = http.NewRequest("POST", c.Base+"/v1/events", bytes.NewReader(b))
 		req.Header.Set("Content-Type", "text/plain;charset=UTF-8")
 	} else {
-		q := url.Values{"site": {h.site}, "page": {h.page}}
-		if h.id != "" {
-			q.Set("id", h.id)
+		q := url.Values{"site": {h.Site}, "page": {h.Page}}
+		if h.ID != "" {
+			q.Set("id", h.ID)
 		}
-		req, _ = http.NewRequest("GET", c.base+"/p.gif?"+q.Encode(), nil)
+		req, _ = http.NewRequest("GET", c.Base+"/p.gif?"+q.Encode(), nil)
 	}
-	req.Header.Set("X-Forwarded-For", h.ip)
-	if h.ua != "" {
-		req.Header.Set("User-Agent", h.ua)
+	req.Header.Set("X-Forwarded-For", h.IP)
+	if h.UA != "" {
+		req.Header.Set("User-Agent", h.UA)
 	} else {
 		req.Header["User-Agent"] = []string{""}
 	}
-	code, _ := c.do(req)
+	code, _ := c.Do(req)
 	return code
 }
 
-type countBody struct {
+type CountBody struct {
 	Site    string `json:"site"`
 	Page    string `json:"page"`
 	Views   uint64 `json:"views"`
@@ -174,21 +180,21 @@ type countBody struct {
 	Pending uint64 `json:"pending"`
 }
 
-func (c *client) count(site, page string) (int, countBody, http.Header) {
-	c.t.Helper()
-	req, _ := http.NewRequest("GET", c.base+"/v1/sites/"+site+"/count?page="+url.QueryEscape(page), nil)
-	resp, err := c.hc.Do(req)
+func (c *Client) Count(site, page string) (int, CountBody, http.Header) {
+	c.T.Helper()
+	req, _ := http.NewRequest("GET", c.Base+"/v1/sites/"+site+"/count?page="+url.QueryEscape(page), nil)
+	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		c.t.Fatal(err)
+		c.T.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var out countBody
+	var out CountBody
 	_ = json.NewDecoder(resp.Body).Decode(&out)
 	return resp.StatusCode, out, resp.Header
 }
 
-// eventually polls f until it returns "" or the deadline passes.
-func eventually(t *testing.T, d time.Duration, f func() string) {
+// Eventually polls f until it returns "" or the deadline passes.
+func Eventually(t *testing.T, d time.Duration, f func() string) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for {
@@ -203,8 +209,8 @@ func eventually(t *testing.T, d time.Duration, f func() string) {
 	}
 }
 
-// reasons reads views_raw's row count per verdict for site.
-func reasons(t *testing.T, m *Main, site string) map[string]uint64 {
+// Reasons reads views_raw's row count per verdict for site.
+func Reasons(t *testing.T, m *Main, site string) map[string]uint64 {
 	t.Helper()
 	res, err := m.store.Query(context.Background(), queries.Text("reasons"), store.Params{"site": site})
 	if err != nil {
@@ -237,7 +243,7 @@ func TestParsePartitions(t *testing.T) {
 }
 
 func TestFlagsForThroughput(t *testing.T) {
-	c, err := parseConfig("serve", []string{"--window-keys", "9000000", "--flush-every", "2s", "--pprof-listen", "127.0.0.1:6060"})
+	c, err := ParseConfig("serve", []string{"--window-keys", "9000000", "--flush-every", "2s", "--pprof-listen", "127.0.0.1:6060"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,11 +252,20 @@ func TestFlagsForThroughput(t *testing.T) {
 	}
 	// Unset, the partition count is the stream's; an owned list is checked
 	// against it once the stream is open, not here.
-	c, err = parseConfig("validate", []string{"--validate-partitions", "0-7"})
+	c, err = ParseConfig("validate", []string{"--validate-partitions", "0-7"})
 	if err != nil || c.Stream.Partitions != 0 || len(c.Validate.Partitions) != 8 {
 		t.Errorf("unset partitions: %v, %d, %v", err, c.Stream.Partitions, c.Validate.Partitions)
 	}
-	if _, err := parseConfig("validate", []string{"--partitions", "4", "--validate-partitions", "0-7"}); err == nil {
+	if _, err := ParseConfig("validate", []string{"--partitions", "4", "--validate-partitions", "0-7"}); err == nil {
 		t.Error("partitions 4 accepted an owned partition 7")
 	}
 }
+
+const (
+	ChromeUA  = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0.0.0 Safari/537.36"
+	FirefoxUA = "Mozilla/5.0 (X11; Linux x86_64; rv:145.0) Gecko/20100101 Firefox/145.0"
+)
+
+// VisitorIP gives visitor i its own address in its own /24, as
+// test/apptest's does.
+func VisitorIP(i int) string { return fmt.Sprintf("203.%d.%d.9", i/250, i%250) }

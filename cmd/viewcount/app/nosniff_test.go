@@ -19,10 +19,10 @@ import (
 // site name as HTML or script). Found by an attacker's probe: the API's
 // JSON and CSV answers had no such header.
 func TestEveryAnswerIsNoSniff(t *testing.T) {
-	m := startMain(t, t.TempDir(), newDB())
-	c := newClient(t, m)
+	m := Start(t, t.TempDir(), NewDB())
+	c := NewClient(t, m)
 	const site = "sniff.example"
-	c.addSite(site)
+	c.AddSite(site)
 	engine, ok := m.http.Handler.(*gin.Engine)
 	if !ok {
 		t.Fatalf("the server's handler is a %T, not the gin engine", m.http.Handler)
@@ -31,7 +31,7 @@ func TestEveryAnswerIsNoSniff(t *testing.T) {
 	seen := map[string]int{}
 	check := func(method, path, token, accept string) {
 		t.Helper()
-		req, err := http.NewRequest(method, c.base+path, strings.NewReader("{}"))
+		req, err := http.NewRequest(method, c.Base+path, strings.NewReader("{}"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,7 +42,7 @@ func TestEveryAnswerIsNoSniff(t *testing.T) {
 		if accept != "" {
 			req.Header.Set("Accept", accept)
 		}
-		resp, err := c.hc.Do(req)
+		resp, err := c.HTTP.Do(req)
 		if err != nil {
 			t.Fatalf("%s %s: %v", method, path, err)
 		}
@@ -63,10 +63,10 @@ func TestEveryAnswerIsNoSniff(t *testing.T) {
 		// DELETE /v1/admin/sites/:site without ?confirm only says what
 		// would go, so every route is safe to ask.
 		path := fill.Replace(r.Path)
-		for _, token := range []string{adminToken, "wrong-token", ""} {
+		for _, token := range []string{AdminToken, "wrong-token", ""} {
 			check(r.Method, path, token, "")
 		}
-		check(r.Method, path, adminToken, "text/csv")
+		check(r.Method, path, AdminToken, "text/csv")
 	}
 	check(http.MethodGet, "/no/such/route", "", "")
 	check(http.MethodPut, "/v1/sites/"+site+"/count", "", "")

@@ -57,7 +57,7 @@ type target struct {
 // openTarget parses serve's flags and opens the store, and the stream with
 // withStream.
 func openTarget(ctx context.Context, name string, args []string, stderr io.Writer, withStream bool) (t *target, err error) {
-	cfg, err := parseConfig(name, args)
+	cfg, err := ParseConfig(name, args)
 	if err != nil {
 		return nil, err
 	}

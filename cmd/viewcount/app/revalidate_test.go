@@ -35,34 +35,34 @@ const sneakyUA = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (
 func TestRevalidateV1ToV2(t *testing.T) {
 	const site = "reval.example"
 	dataA := t.TempDir()
-	dbA := newDB()
-	m := startMain(t, dataA, dbA)
-	c := newClient(t, m)
-	c.addSite(site)
+	dbA := NewDB()
+	m := Start(t, dataA, dbA)
+	c := NewClient(t, m)
+	c.AddSite(site)
 	start := time.Now().UTC()
 	humans, bots := 0, 0
 	pages := []string{"/a", "/b", "/c"}
 	for i := range 40 {
-		ua := chromeUA
+		ua := ChromeUA
 		if i%3 == 1 {
-			ua = firefoxUA
+			ua = FirefoxUA
 		}
 		for j := range 1 + i%3 {
-			if code := c.send(hit{ip: visitorIP(i), ua: ua, site: site, page: pages[(i+j)%3]}); code != http.StatusOK {
+			if code := c.Send(Hit{IP: VisitorIP(i), UA: ua, Site: site, Page: pages[(i+j)%3]}); code != http.StatusOK {
 				t.Fatalf("human hit: %d", code)
 			}
 			humans++
 		}
 	}
 	for i := range 30 {
-		if code := c.send(hit{ip: visitorIP(100 + i), ua: sneakyUA, site: site, page: pages[i%2]}); code != http.StatusOK {
+		if code := c.Send(Hit{IP: VisitorIP(100 + i), UA: sneakyUA, Site: site, Page: pages[i%2]}); code != http.StatusOK {
 			t.Fatalf("bot hit: %d", code)
 		}
 		bots++
 	}
 	end := time.Now().UTC().Add(time.Second)
-	eventually(t, time.Minute, func() string {
-		if r := reasons(t, m, site); r["valid"] != uint64(humans+bots) {
+	Eventually(t, time.Minute, func() string {
+		if r := Reasons(t, m, site); r["valid"] != uint64(humans+bots) {
 			return fmt.Sprintf("version 1 verdicts %v, want %d valid (the bots pass)", r, humans+bots)
 		}
 		return ""
@@ -78,8 +78,8 @@ func TestRevalidateV1ToV2(t *testing.T) {
 		t.Fatal(err)
 	}
 	v2 := func(c *Config) { c.Validate.BotList = botList }
-	m = startMainWith(t, dataA, dbA, v2, time.Now)
-	c = newClient(t, m)
+	m = StartWith(t, dataA, dbA, v2, time.Now)
+	c = NewClient(t, m)
 
 	// A dry run reports and changes nothing.
 	dry := revalidateHTTP(t, c, viewcount.RevalidateRequest{Site: site, From: start, To: end, DryRun: true, Who: "test"})
@@ -92,7 +92,7 @@ func TestRevalidateV1ToV2(t *testing.T) {
 			t.Errorf("partition %d read from %s, want the stream (it holds the range)", s.Partition, s.Source)
 		}
 	}
-	if r := reasons(t, m, site); r["valid"] != uint64(humans+bots) {
+	if r := Reasons(t, m, site); r["valid"] != uint64(humans+bots) {
 		t.Fatalf("dry run changed verdicts: %v", r)
 	}
 	var printed bytes.Buffer
@@ -117,12 +117,12 @@ func TestRevalidateV1ToV2(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("cut revalidation: %v, want context.Canceled", err)
 	}
-	if r := reasons(t, m, site); r["valid"] != uint64(humans) || r["bot_ua"] != uint64(bots) {
+	if r := Reasons(t, m, site); r["valid"] != uint64(humans) || r["bot_ua"] != uint64(bots) {
 		t.Fatalf("after the cut: verdicts %v, want %d valid and %d bot_ua", r, humans, bots)
 	}
 	// The rerun, through the command line, completes it.
 	var out, progress bytes.Buffer
-	err = runRevalidate([]string{"--server", "http://" + m.Addr(), "--admin-token", adminToken, "--site", site,
+	err = runRevalidate([]string{"--server", "http://" + m.Addr(), "--admin-token", AdminToken, "--site", site,
 		"--from", start.Format(time.RFC3339Nano), "--to", end.Format(time.RFC3339Nano), "--who", "test rerun"}, &out, &progress)
 	if err != nil {
 		t.Fatalf("rerun: %v\n%s", err, progress.String())
@@ -134,19 +134,19 @@ func TestRevalidateV1ToV2(t *testing.T) {
 
 	// The fresh run: version 2 over a copy of the same stream, from scratch.
 	clearProgress(t, dataB)
-	dbB := newDB()
-	mb := startMainWith(t, dataB, dbB, v2, time.Now)
-	eventually(t, time.Minute, func() string {
-		if r := reasons(t, mb, site); r["valid"] != uint64(humans) || r["bot_ua"] != uint64(bots) {
+	dbB := NewDB()
+	mb := StartWith(t, dataB, dbB, v2, time.Now)
+	Eventually(t, time.Minute, func() string {
+		if r := Reasons(t, mb, site); r["valid"] != uint64(humans) || r["bot_ua"] != uint64(bots) {
 			return fmt.Sprintf("fresh run verdicts %v", r)
 		}
 		return ""
 	})
-	cb := newClient(t, mb)
-	eventually(t, time.Minute, func() string {
+	cb := NewClient(t, mb)
+	Eventually(t, time.Minute, func() string {
 		for _, p := range pages {
-			_, a, _ := c.count(site, p)
-			_, b, _ := cb.count(site, p)
+			_, a, _ := c.Count(site, p)
+			_, b, _ := cb.Count(site, p)
 			if a.Views != b.Views || a.Uniques != b.Uniques {
 				return fmt.Sprintf("public count of %s: revalidated %d views %d uniques, fresh %d, %d", p, a.Views, a.Uniques, b.Views, b.Uniques)
 			}
@@ -191,12 +191,12 @@ func TestRevalidateV1ToV2(t *testing.T) {
 
 // revalidateHTTP posts a revalidation to the admin API and reads its
 // streamed answer.
-func revalidateHTTP(t *testing.T, c *client, r viewcount.RevalidateRequest) viewcount.RevalidateResult {
+func revalidateHTTP(t *testing.T, c *Client, r viewcount.RevalidateRequest) viewcount.RevalidateResult {
 	t.Helper()
 	body, _ := json.Marshal(r)
-	req, _ := http.NewRequest(http.MethodPost, c.base+"/v1/admin/revalidate", bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+adminToken)
-	code, out := c.do(req)
+	req, _ := http.NewRequest(http.MethodPost, c.Base+"/v1/admin/revalidate", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+AdminToken)
+	code, out := c.Do(req)
 	if code != http.StatusOK {
 		t.Fatalf("revalidate: %d %s", code, out)
 	}

@@ -1,0 +1,10 @@
+package e2e
+
+import (
+	"os"
+	"testing"
+
+	"github.com/viewcount/viewcount/test/apptest"
+)
+
+func TestMain(m *testing.M) { os.Exit(apptest.Main(m)) }
