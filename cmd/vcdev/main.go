@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 )
 
 const usage = `vcdev: Viewcount's development tools (not in the production binary or the image)
@@ -61,4 +62,30 @@ func envOr(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// envBool is a boolean variable's value, false when unset.
+func envBool(name string) (bool, error) {
+	v, ok := os.LookupEnv(name)
+	if !ok {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("%s=%q: want true or false", name, v)
+	}
+	return b, nil
+}
+
+// envInt is an integer variable's value, def when unset.
+func envInt(name string, def int) (int, error) {
+	v, ok := os.LookupEnv(name)
+	if !ok {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s=%q: want a whole number", name, v)
+	}
+	return n, nil
 }

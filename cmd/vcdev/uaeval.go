@@ -38,15 +38,23 @@ func runUAEval(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stderr, uaEvalUsage)
 		fs.PrintDefaults()
 	}
-	// The usage names each flag's variable as serve's flags do, but only
-	// --data's is read (through uaeval.DefaultDir), as before the move.
+	// Each flag's default comes from its variable, as serve's do; a
+	// variable that does not parse is refused rather than ignored.
+	replaceDef, err := envBool("VIEWCOUNT_BOT_LIST_REPLACE")
+	if err != nil {
+		return fmt.Errorf("ua-eval: %w", err)
+	}
+	missesDef, err := envInt("VIEWCOUNT_UAEVAL_MISSES", 20)
+	if err != nil {
+		return fmt.Errorf("ua-eval: %w", err)
+	}
 	var dir, botList string
 	var replace bool
 	var misses int
 	fs.StringVar(&dir, "data", uaeval.DefaultDir(), "directory holding the data sets that make uadata fetched (env "+uaeval.EnvDir+")")
-	fs.StringVar(&botList, "bot-list", "", "file of extra bot user-agent patterns, as for serve (env VIEWCOUNT_BOT_LIST)")
-	fs.BoolVar(&replace, "bot-list-replace", false, "use only --bot-list, not the built-in bot lists (env VIEWCOUNT_BOT_LIST_REPLACE)")
-	fs.IntVar(&misses, "misses", 20, "user agents each set gets wrong to print (env VIEWCOUNT_UAEVAL_MISSES)")
+	fs.StringVar(&botList, "bot-list", envOr("VIEWCOUNT_BOT_LIST", ""), "file of extra bot user-agent patterns, as for serve (env VIEWCOUNT_BOT_LIST)")
+	fs.BoolVar(&replace, "bot-list-replace", replaceDef, "use only --bot-list, not the built-in bot lists (env VIEWCOUNT_BOT_LIST_REPLACE)")
+	fs.IntVar(&misses, "misses", missesDef, "user agents each set gets wrong to print (env VIEWCOUNT_UAEVAL_MISSES)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -77,6 +77,18 @@ func TestUAEvalCommand(t *testing.T) {
 	f([]string{"--bot-list", patterns, "--bot-list-replace"},
 		"crawler-user-agents@1.60.0 bots 18 1 recall 5.56 % 5.56 % empty_ua 1\n",
 	)
+	// The same from the variables the usage names.
+	t.Setenv("VIEWCOUNT_BOT_LIST", patterns)
+	t.Setenv("VIEWCOUNT_BOT_LIST_REPLACE", "true")
+	t.Setenv("VIEWCOUNT_UAEVAL_MISSES", "1")
+	f(nil,
+		"crawler-user-agents@1.60.0 bots 18 1 recall 5.56 % 5.56 % empty_ua 1\n",
+		"bot user agents counted as views (the first 1):\n",
+	)
+	// A flag still wins over its variable.
+	f([]string{"--bot-list-replace=false"},
+		"\nuser-agents@2.1.198 humans 11 2 false positives (traffic-weighted) 4.688 % 4.688 % bot_ua 2\n",
+	)
 }
 
 func TestUAEvalCommandErrors(t *testing.T) {
@@ -93,4 +105,8 @@ func TestUAEvalCommandErrors(t *testing.T) {
 	f([]string{"--data", dir, "--misses", "-1"}, "--misses -1: must not be negative")
 	f([]string{"--data", dir, "extra"}, `unexpected argument "extra"`)
 	f([]string{"--data", dir, "--bot-list", filepath.Join(dir, "none.txt")}, "bot patterns")
+	t.Setenv("VIEWCOUNT_UAEVAL_MISSES", "many")
+	f([]string{"--data", dir}, `VIEWCOUNT_UAEVAL_MISSES="many": want a whole number`)
+	t.Setenv("VIEWCOUNT_BOT_LIST_REPLACE", "maybe")
+	f([]string{"--data", dir}, `VIEWCOUNT_BOT_LIST_REPLACE="maybe": want true or false`)
 }
