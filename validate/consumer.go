@@ -93,6 +93,11 @@ type Options struct {
 	// Raw is views_raw, checked against each partition's progress record at
 	// its start (ErrCorruptProgress); nil skips that check.
 	Raw RawStore
+	// LeaseRenew is how often a partition's lease is renewed, which is also
+	// how soon the partition is given up to a revalidation's pause; default
+	// vcstream.LeaseTTL/3. Shorter than LeaseTTL/3, it only renews more
+	// often: the lease still expires LeaseTTL after its last renewal.
+	LeaseRenew time.Duration
 }
 
 // Validator runs one pull consumer per owned partition, judges every event
@@ -168,6 +173,9 @@ func New(cfg judge.Config, opts Options, js jetstream.JetStream, partitions int,
 	}
 	if opts.MaxLag <= 0 {
 		opts.MaxLag = 2 * time.Minute
+	}
+	if opts.LeaseRenew <= 0 || opts.LeaseRenew > vcstream.LeaseTTL/3 {
+		opts.LeaseRenew = vcstream.LeaseTTL / 3
 	}
 	if opts.Owner == "" {
 		host, _ := os.Hostname()
@@ -253,6 +261,7 @@ func (v *Validator) runPartition(ctx context.Context, p int, pp *partProgress) (
 	if err != nil {
 		return err
 	}
+	l.renew = v.opts.LeaseRenew
 	ctx, cancel := context.WithCancelCause(ctx)
 	kept := make(chan struct{})
 	go func() {
