@@ -35,8 +35,15 @@ import (
 //     traffic is "(direct)", as its source is (with the same views), a
 //     view without a UTM tag counts under "(none)", and neither dimension
 //     ever shows "(unknown)".
+//
+// Under -short two seeds run, one in each zone; the system lane (LONG in
+// the Makefile) runs all four.
 func TestNumbersAgree(t *testing.T) {
-	for seed := range uint64(4) {
+	seeds := uint64(4)
+	if testing.Short() {
+		seeds = 2
+	}
+	for seed := range seeds {
 		rnd := rand.New(rand.NewPCG(seed, 20))
 		site := fmt.Sprintf("n%d.example", seed)
 		zone := []string{"", "Europe/Berlin"}[seed%2]
