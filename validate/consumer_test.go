@@ -17,7 +17,6 @@ import (
 	vcstream "github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/internal/stream/streamtest"
 	"github.com/viewcount/viewcount/rollup"
-	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
@@ -110,10 +109,7 @@ type pipeline struct {
 func newPipeline(t *testing.T, evs []viewcount.Event) *pipeline {
 	t.Helper()
 	ctx := context.Background()
-	p := &pipeline{conn: streamtest.Open(t, testPartitions), store: storetest.Open(t)}
-	if err := migrations.Apply(ctx, p.store, quiet()); err != nil {
-		t.Fatal(err)
-	}
+	p := &pipeline{conn: streamtest.Open(t, testPartitions), store: storetest.Migrated(t)}
 	var err error
 	if p.sites, err = vcstream.OpenSites(ctx, p.conn, registeredBefore(trafficStart)); err != nil {
 		t.Fatal(err)
