@@ -208,23 +208,25 @@ func (p *pipeline) waitRows(t *testing.T, atLeast int) {
 func TestRestartsGiveSameVerdicts(t *testing.T) {
 	evs := testTraffic(3000)
 
-	a := newPipeline(t, evs)
-	stop := a.start(t)
-	a.waitRows(t, len(evs))
-	stop(false)
-	want := a.verdicts(t)
+	// The two runs have a stream and a store each: the uninterrupted one
+	// runs while the other restarts.
+	a, b := newPipeline(t, evs), newPipeline(t, evs)
+	stopA := a.start(t)
 
-	b := newPipeline(t, evs)
 	for i, crash := range []bool{true, false, true, true, true} {
 		stop := b.start(t)
 		b.waitRows(t, (i+1)*len(evs)/6)
 		stop(crash)
 	}
-	stop = b.start(t)
+	stop := b.start(t)
 	b.waitRows(t, len(evs))
 	time.Sleep(100 * time.Millisecond) // a duplicate insert would show up by now
 	stop(false)
 	got := b.verdicts(t)
+
+	a.waitRows(t, len(evs))
+	stopA(false)
+	want := a.verdicts(t)
 
 	if len(got) != len(evs) || len(want) != len(evs) {
 		t.Fatalf("rows: uninterrupted %d, restarted %d, events %d", len(want), len(got), len(evs))
