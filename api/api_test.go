@@ -21,7 +21,6 @@ import (
 	"github.com/viewcount/viewcount/internal/httpserve"
 	"github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/internal/stream/streamtest"
-	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
@@ -52,10 +51,7 @@ const testAdmin = "admin-secret"
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	f := &fixture{store: storetest.Open(t), clock: &clock{time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}}
-	if err := migrations.Apply(ctx, f.store, discard()); err != nil {
-		t.Fatal(err)
-	}
+	f := &fixture{store: storetest.Migrated(t), clock: &clock{time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}}
 	var err error
 	if f.sites, err = stream.OpenSites(ctx, streamtest.Open(t, 1), nil); err != nil {
 		t.Fatal(err)

@@ -15,7 +15,6 @@ import (
 	"github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/internal/stream/streamtest"
 	"github.com/viewcount/viewcount/rollup"
-	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
@@ -37,10 +36,7 @@ type pipe struct {
 
 func newPipe(t *testing.T, msgs, perMsg int) *pipe {
 	ctx := context.Background()
-	p := &pipe{conn: streamtest.Open(t, 1), store: storetest.Open(t), msgs: msgs, perMsg: perMsg}
-	if err := migrations.Apply(ctx, p.store, discard()); err != nil {
-		t.Fatal(err)
-	}
+	p := &pipe{conn: streamtest.Open(t, 1), store: storetest.Migrated(t), msgs: msgs, perMsg: perMsg}
 	var err error
 	if p.intents, err = p.conn.KV(ctx, viewcount.BucketRollup); err != nil {
 		t.Fatal(err)

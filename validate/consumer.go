@@ -98,6 +98,11 @@ type Options struct {
 	// message every restart replays, so a second keeps them few while a
 	// due view waits at most a second beyond a settle window of minutes.
 	HeldEvery time.Duration
+	// LeaseRenew is how often a partition's lease is renewed, which is also
+	// how soon the partition is given up to a revalidation's pause; default
+	// vcstream.LeaseTTL/3. Shorter than LeaseTTL/3, it only renews more
+	// often: the lease still expires LeaseTTL after its last renewal.
+	LeaseRenew time.Duration
 }
 
 // Validator runs one pull consumer per owned partition, judges every event
@@ -176,6 +181,9 @@ func New(cfg judge.Config, opts Options, js jetstream.JetStream, partitions int,
 	}
 	if opts.HeldEvery <= 0 {
 		opts.HeldEvery = time.Second
+	}
+	if opts.LeaseRenew <= 0 || opts.LeaseRenew > vcstream.LeaseTTL/3 {
+		opts.LeaseRenew = vcstream.LeaseTTL / 3
 	}
 	if opts.Owner == "" {
 		host, _ := os.Hostname()
@@ -261,6 +269,7 @@ func (v *Validator) runPartition(ctx context.Context, p int, pp *partProgress) (
 	if err != nil {
 		return err
 	}
+	l.renew = v.opts.LeaseRenew
 	ctx, cancel := context.WithCancelCause(ctx)
 	kept := make(chan struct{})
 	go func() {

@@ -23,7 +23,7 @@ func (p *pipeline) run(t *testing.T, opts Options, scfg rollup.Config) (metrics 
 	}
 	metrics = viewcount.NewMetrics()
 	sink := rollup.NewSink(scfg, p.store, intents, metrics, quiet(), time.Now)
-	opts.FlushEvery, opts.FetchBatch, opts.Owner = 20*time.Millisecond, 16, "health-test"
+	opts.FlushEvery, opts.FetchBatch, opts.Owner, opts.LeaseRenew = 20*time.Millisecond, 16, "health-test", testLeaseRenew
 	v, err := New(judge.DefaultConfig(), opts, p.conn.JS, testPartitions, p.sites, SinkOf(sink.Open), metrics, quiet())
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/internal/feed"
 	"github.com/viewcount/viewcount/internal/stream/streamtest"
-	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
 
@@ -31,10 +30,7 @@ func TestPendingOldestPerSite(t *testing.T) {
 	for seed := range uint64(3) {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			rnd := rand.New(rand.NewPCG(seed, 77))
-			conn, st := streamtest.Open(t, testPartitions), storetest.Open(t)
-			if err := migrations.Apply(ctx, st, quiet()); err != nil {
-				t.Fatal(err)
-			}
+			conn, st := streamtest.Open(t, testPartitions), storetest.Migrated(t)
 			// Messages of one to three events of one partition, receive
 			// times nearly in order (as ingest stamps them), some sites
 			// busier than others and one (d.example) never seen.

@@ -54,6 +54,9 @@ func TestRevalidateEqualsFreshRun(t *testing.T) {
 
 	for _, source := range []string{SourceStream, SourceRaw} {
 		t.Run(source, func(t *testing.T) {
+			// Each source has its own stream and store, fresh's is only
+			// read: judging, the bulk of the work, takes both cores.
+			t.Parallel()
 			p := newPipeline(t, evs)
 			p.validateWith(t, v1Config(), len(evs))
 			before := p.siteVerdicts(t, "a.example")

@@ -15,7 +15,6 @@ import (
 	"github.com/viewcount/viewcount/api/sqlhttp"
 	"github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/internal/stream/streamtest"
-	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
@@ -44,10 +43,7 @@ func setupB(t testing.TB) fixture { return setupLimit(t, 0) }
 // default).
 func setupLimit(t testing.TB, limit time.Duration) fixture {
 	t.Helper()
-	st := storetest.Open(t)
-	if err := migrations.Apply(t.Context(), st, nil); err != nil {
-		t.Fatal(err)
-	}
+	st := storetest.Migrated(t)
 	at := time.Date(2026, 11, 30, 10, 15, 0, 0, time.UTC)
 	view := func(page string, visitor uint64, reason viewcount.Reason, seq uint64) viewcount.Verdict {
 		return viewcount.Verdict{Event: viewcount.Event{Time: at, Site: "a.com", Page: page, ID: page + string(rune('0'+seq)), Visitor: visitor}, Reason: reason, Seq: seq}

@@ -17,7 +17,6 @@ import (
 
 	"github.com/viewcount/viewcount/api/stats"
 	"github.com/viewcount/viewcount/ingest"
-	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
@@ -53,10 +52,7 @@ func newFixture(t *testing.T, opts ...func(*stats.Config)) *fixture {
 // zones given (site → IANA name, "" for UTC), 90 s after its end.
 func newFixtureOf(t *testing.T, hc storetest.HistoryConfig, zones map[string]string, opts ...func(*stats.Config)) *fixture {
 	t.Helper()
-	st := storetest.Open(t)
-	if err := migrations.Apply(t.Context(), st, nil); err != nil {
-		t.Fatal(err)
-	}
+	st := storetest.Migrated(t)
 	tot, err := storetest.History(t.Context(), st, hc)
 	if err != nil {
 		t.Fatal(err)

@@ -37,6 +37,7 @@ const (
 // RLIMIT_NOFILE and taking every descriptor would starve the other tests.
 func TestDescriptorExhaustionHeals(t *testing.T) {
 	if os.Getenv(faultChildEnv) != "emfile" {
+		t.Parallel() // the child mostly waits on NATS's own retry timers
 		runFaultChild(t, "TestDescriptorExhaustionHeals", "emfile")
 		return
 	}
@@ -74,6 +75,7 @@ func TestFullDiskHeals(t *testing.T) {
 		if os.Geteuid() != 0 {
 			t.Skip("mounting a tmpfs to fill needs root; CI runs this as root")
 		}
+		t.Parallel() // as TestDescriptorExhaustionHeals
 		runFaultChild(t, "TestFullDiskHeals", "enospc")
 		return
 	}

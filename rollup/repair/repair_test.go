@@ -22,10 +22,7 @@ func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
 // migrated returns a fresh store with the schema applied.
 func migrated(t *testing.T) store.Store {
 	t.Helper()
-	s := storetest.Open(t)
-	if err := migrations.Apply(t.Context(), s, nil); err != nil {
-		t.Fatal(err)
-	}
+	s := storetest.Migrated(t)
 	return s
 }
 

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount/sql/analyst"
-	"github.com/viewcount/viewcount/sql/migrations"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
@@ -35,10 +34,7 @@ type canaryRig struct {
 
 func newCanaryRig(tb testing.TB) *canaryRig {
 	tb.Helper()
-	st := storetest.Open(tb)
-	if err := migrations.Apply(context.Background(), st, nil); err != nil {
-		tb.Fatal(err)
-	}
+	st := storetest.Migrated(tb)
 	r, err := store.OpenReadOnly(st, store.Limits{MaxExecutionTime: 3 * time.Second, MaxResultRows: 100_000, MaxMemoryUsage: 1 << 30})
 	if err != nil {
 		tb.Fatal(err)

@@ -26,11 +26,12 @@ import (
 // binary shares one, held open by keeper so per-test stores never make it
 // shut down and boot again.
 var shared struct {
-	once   sync.Once
-	dir    string
-	keeper store.Store
-	err    error
-	seq    atomic.Int64
+	once     sync.Once
+	dir      string
+	keeper   store.Store
+	template store.Store // Migrated's, once one ran
+	err      error
+	seq      atomic.Int64
 }
 
 const dirPrefix = "viewcount-chdb-"
@@ -53,6 +54,13 @@ func boot() {
 // closed and dropped when the test ends.
 func Open(t testing.TB) store.Store {
 	t.Helper()
+	s, _ := open(t)
+	return s
+}
+
+// open is Open, also returning the database's name.
+func open(t testing.TB) (store.Store, string) {
+	t.Helper()
 	if Skip() {
 		t.Skip("VIEWCOUNT_SKIP_CHDB=1: skipping a test that needs libchdb.so")
 	}
@@ -74,7 +82,7 @@ func Open(t testing.TB) store.Store {
 			t.Errorf("drop test database: %v", err)
 		}
 	})
-	return s
+	return s, db
 }
 
 // Dir is the shared engine's DataDir, for tests of Open itself; empty
@@ -86,6 +94,9 @@ func Dir() string { return shared.dir }
 // the directory is removed by the next test binary that finds it orphaned.
 func Main(m *testing.M) int {
 	code := m.Run()
+	if shared.template != nil {
+		_ = shared.template.Close()
+	}
 	if shared.keeper != nil {
 		_ = shared.keeper.Close()
 	}
