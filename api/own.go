@@ -38,9 +38,10 @@ import (
 const maxOwnViews = 10
 
 // ownWait bounds how long an answer waits for the feed of a reader's own
-// view to return: a feed takes tens of milliseconds on a quiet box, and
-// a page's counts are not worth holding a reader longer than a couple of
-// seconds for.
+// view to return: longer than a feed runs (its fixed cost per run is in
+// docs/architecture.md, "How it works"), and no longer than a page's
+// counts are worth holding a reader for (docs/counts.md, "Never one
+// over").
 const ownWait = 2 * time.Second
 
 // FedFunc returns each partition's feed progress (feed.FedThrough): how
