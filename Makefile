@@ -310,7 +310,7 @@ pixel-rounds: chdb
 	$(GO) build -o "$$tmp/vcdev" ./cmd/vcdev && \
 	bash cmd/vcdev/loadgen/pixel-rounds.sh $(ROUNDS) "$$tmp/vcdev" "$$tmp/vc-base" "$$tmp/vc-now"
 
-# The stats API on a generated 10M-event history (issue 10): p50/p99 of
+# The stats API on a generated 10M-event history: p50/p99 of
 # every stats call over 30 days. The history is generated once (a few
 # minutes) and kept under $(CACHE_DIR)/stats-bench, keyed by the
 # generator's version and the schema.

@@ -1,5 +1,5 @@
 -- The dimensions a creator's dashboard breaks views down by, kept on every
--- row of views_raw (issue 10). Ingest fills the UTM tags (from the page
+-- row of views_raw. Ingest fills the UTM tags (from the page
 -- URL's query, before it is normalised away) and the country (ISO code
 -- only, from a trusted CDN header or the country database, looked up
 -- before the IP is dropped); the validator derives the referrer's host and

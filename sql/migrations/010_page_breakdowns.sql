@@ -1,4 +1,4 @@
--- Breakdowns of one page (issue 10: "where did this video's viewers come
+-- Breakdowns of one page ("where did this video's viewers come
 -- from?"): dim_rollup gains, per page, valid views and a sketch of visitor
 -- ids per combination of every dimension 008 breaks the site down by:
 --   page_dims  page = page  value = source, referrer, utm_source,   hour, day

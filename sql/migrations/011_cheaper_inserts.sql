@@ -1,5 +1,5 @@
--- Cheaper inserts (issue 10: BenchmarkInsertBatch fell to a quarter of
--- issue 9's rows/s with migrations 008-010). Two changes, each measured
+-- Cheaper inserts (BenchmarkInsertBatch fell to a quarter of its rows/s
+-- with migrations 008-010). Two changes, each measured
 -- alone (docs/benchmarks/history/issue-10-session-2.md,
 -- "Insert path (migration 011)"):
 --

@@ -1,4 +1,4 @@
--- The rollups leave the insert path (issue 10: BenchmarkInsertBatch with
+-- The rollups leave the insert path (BenchmarkInsertBatch with
 -- the three views of migrations 004, 008 and 011 inserted 122k-187k rows/s
 -- against 447k-490k for views_raw alone: see
 -- docs/benchmarks/history/issue-10-session-2.md, "Insert path (migration

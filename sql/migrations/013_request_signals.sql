@@ -1,5 +1,5 @@
 -- The request-consistency flags and the autonomous system of each view
--- (issue 11). Ingest decides both before the request is dropped: req_flags
+-- (docs/invalid-traffic.md). Ingest decides both before the request is dropped: req_flags
 -- is the event's HeaderFlags (bit 0: ingest looked at the headers; then
 -- Sec-Fetch-* present / fitting the endpoint, Accept, Accept-Language,
 -- Sec-CH-UA present / agreeing with the user agent / naming a headless

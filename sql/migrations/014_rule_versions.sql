@@ -1,5 +1,5 @@
--- The version of the rule set that judged each verdict (issue 11: "every
--- verdict records the version that produced it"): a hash of the
+-- The version of the rule set that judged each verdict (every verdict
+-- records the version that produced it): a hash of the
 -- validator's settings, built-in lists and rule libraries
 -- (validate.RuleSet), whose settings GET /v1/admin/rules shows. With it a
 -- count can say which rules judged it, and a revalidation knows which

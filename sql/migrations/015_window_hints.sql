@@ -1,4 +1,4 @@
--- The browser window's outer size the beacon reports (issue 11, beacon
+-- The browser window's outer size the beacon reports (the beacon's
 -- hints): headless Chromium and Firefox report 0 × 0, or Chromium a
 -- window larger than its 800 × 600 screen, whatever their user agent says.
 -- Kept with the other hints so a revalidation can judge them again.

@@ -1,4 +1,4 @@
--- The audit trail of revalidations (issue 11, `viewcount revalidate`):
+-- The audit trail of revalidations (`viewcount revalidate`):
 -- one row per step of each run, so an operator can see which ranges were
 -- judged again, with which rule set, by whom, what changed, and whether a
 -- run finished ('done') or was cut short (its last row 'started' or

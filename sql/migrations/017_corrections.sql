@@ -1,4 +1,4 @@
--- Operators' corrections (issue 11): a site's views from a network or AS,
+-- Operators' corrections (docs/fixing-the-past.md): a site's views from a network or AS,
 -- from a referrer host, or of a page path, excluded for a time range
 -- (verdict 'excluded'). Append-only, so it is the audit trail too: one row
 -- when a correction is added and one when it is undone, each with who,
