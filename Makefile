@@ -94,10 +94,8 @@ SYSTEM_PKGS := ./test/... ./cmd/viewcount/app/
 LONG := TestRolesImportNoRole|TestNumbersAgree|TestUAEvalPinnedData|TestChDBNoLibrary|TestAnalystCanariesGenerated|TestBuiltinTokensSpareDevices|TestCountMinOverestimate|TestReaderSurvivesConsumerNode|TestClusterReplicas|TestExternalServerStallAndRestart
 LONG_PKGS = $(sort $(patsubst %/,%,$(dir $(shell grep -lrwE 'func ($(LONG))' --include='*_test.go' .))))
 
-# The system packages mostly wait (servers starting, browsers, polling
-# deadlines), so four run at a time rather than one per core.
 test-system: chdb geo asn uadata jsclient
-	$(GO) test $(GOFLAGS) -p 4 -count=1 -timeout 20m $(SYSTEM_PKGS)
+	$(GO) test $(GOFLAGS) -count=1 -timeout 20m $(SYSTEM_PKGS)
 	$(GO) test $(GOFLAGS) -count=1 -timeout 20m -run '^($(LONG))$$' $(LONG_PKGS)
 
 # What CI runs: formatting, vet, staticcheck, then the tests.
