@@ -210,15 +210,7 @@ func TestCountsOwnViewFedDuringRead(t *testing.T) {
 	}
 	f.views(t, "example.com", "/a", 5)
 	f.snap.TrackFeeds(func(ctx context.Context) (map[int]feed.Fed, error) { return feed.FedThrough(ctx, f.store) })
-	post := func(seq uint64) pageCount {
-		t.Helper()
-		w := f.post(t, "/v1/sites/example.com/counts", "text/plain", `{"pages":["/a"],"own":[{"page":"/a","position":"0:`+strconv.FormatUint(seq, 10)+`"}]}`)
-		var got countsResponse
-		if err := json.Unmarshal(w.Body.Bytes(), &got); w.Code != 200 || err != nil || len(got.Counts) != 1 {
-			t.Fatalf("%d %s", w.Code, w.Body)
-		}
-		return got.Counts[0]
-	}
+	post := func(seq uint64) pageCount { t.Helper(); return f.postOwn(t, seq) }
 	mine := f.seq + 1 // the next view's position
 	if got := post(mine); got.Views != 5 || got.Own != 1 {
 		t.Fatalf("before the feed: %+v, want 5 views and the own view", got)
@@ -291,12 +283,7 @@ func TestCountsOwnViewProperty(t *testing.T) {
 			if rng.IntN(2) == 0 {
 				seq = f.seq // the newest, most often the reader's
 			}
-			w := f.post(t, "/v1/sites/example.com/counts", "text/plain", `{"pages":["/a"],"own":[{"page":"/a","position":"0:`+strconv.FormatUint(seq, 10)+`"}]}`)
-			var got countsResponse
-			if err := json.Unmarshal(w.Body.Bytes(), &got); w.Code != 200 || err != nil || len(got.Counts) != 1 {
-				t.Fatalf("step %d: %d %s", step, w.Code, w.Body)
-			}
-			c := got.Counts[0]
+			c := f.postOwn(t, seq)
 			upTo := seq - first + 1 // views at positions up to the own view's
 			switch {
 			case c.Own == 0 && c.Views < upTo:
@@ -319,15 +306,7 @@ func TestCountsOwnViewFeedRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.views(t, "example.com", "/a", 5)
-	post := func(seq uint64) pageCount {
-		t.Helper()
-		w := f.post(t, "/v1/sites/example.com/counts", "text/plain", `{"pages":["/a"],"own":[{"page":"/a","position":"0:`+strconv.FormatUint(seq, 10)+`"}]}`)
-		var got countsResponse
-		if err := json.Unmarshal(w.Body.Bytes(), &got); w.Code != 200 || err != nil || len(got.Counts) != 1 {
-			t.Fatalf("%d %s", w.Code, w.Body)
-		}
-		return got.Counts[0]
-	}
+	post := func(seq uint64) pageCount { t.Helper(); return f.postOwn(t, seq) }
 
 	r := f.viewRunning(t, "example.com", "/a")
 	reads := 0
@@ -378,4 +357,16 @@ func (f *fixture) viewRunning(t *testing.T, site, page string) feed.Range {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// postOwn asks example.com's count of /a with one own view of /a at
+// partition 0's seq, and returns the count.
+func (f *fixture) postOwn(t *testing.T, seq uint64) pageCount {
+	t.Helper()
+	w := f.post(t, "/v1/sites/example.com/counts", "text/plain", `{"pages":["/a"],"own":[{"page":"/a","position":"0:`+strconv.FormatUint(seq, 10)+`"}]}`)
+	var got countsResponse
+	if err := json.Unmarshal(w.Body.Bytes(), &got); w.Code != 200 || err != nil || len(got.Counts) != 1 {
+		t.Fatalf("own view at 0:%d: %d %s", seq, w.Code, w.Body)
+	}
+	return got.Counts[0]
 }
