@@ -150,11 +150,13 @@ type Hints struct {
 	TZ        bool   // a time zone was reported (Intl)
 	UAData    bool   // navigator.userAgentData exists (Chromium ≥ 90, secure contexts)
 	Secure    bool   // window.isSecureContext
-	// Window says the tracker reported the browser window's outer size
-	// (current vc.js; older trackers send none): OuterW × OuterH,
-	// window.outerWidth and outerHeight in CSS pixels. Headless browsers
-	// report 0 × 0 (Chromium and Firefox by default), or a window larger
-	// than their 800 × 600 screen (Chromium given --window-size).
+	// Window says the tracker reported the browser window's outer size:
+	// OuterW × OuterH, window.outerWidth and outerHeight in CSS pixels,
+	// read once the page has drawn a frame. Trackers before that one read
+	// it at script start, when Chromium often still reads 0 × 0; older
+	// ones, and current ones on a hidden page that is not yet sized, send
+	// none. Recorded for analysts; no rule judges it
+	// (docs/invalid-traffic.md).
 	Window         bool
 	OuterW, OuterH uint16
 }

@@ -459,6 +459,7 @@ func TestScript(t *testing.T) {
 	if n := gz.Body.Len(); n >= 2048 {
 		t.Fatalf("tracker is %d bytes gzipped, budget 2 KB", n)
 	}
+	t.Logf("tracker: %d bytes, %d gzipped", w.Body.Len(), gz.Body.Len())
 	zr, err := gzip.NewReader(gz.Body)
 	if err != nil {
 		t.Fatal(err)

@@ -13,12 +13,31 @@
   var off = l.protocol == 'file:' || /^(localhost|.*\.localhost|127(\.\d+){3}|\[::1\])$/.test(l.hostname);
   try { off = off || localStorage.getItem('vc_ignore') == 'true'; } catch (_) {}
   var site = s.getAttribute('data-site') || l.hostname;
-  var base = new URL(s.src, l.href).origin; // endpoint: the script's origin
+  // endpoint: the script's origin
+  var base = new URL(s.src, l.href).origin;
   var ref = d.referrer, last, tz, pend = [], mine;
   try { tz = !!Intl.DateTimeFormat().resolvedOptions().timeZone; } catch (_) {}
   // Browser facts validators check for automation (see viewcount.Hints).
   var hints = { sw: screen.width, sh: screen.height, lang: (n.languages || []).length,
-    tz: !!tz, uad: !!n.userAgentData, sec: !!window.isSecureContext, ow: outerWidth, oh: outerHeight };
+    tz: !!tz, uad: !!n.userAgentData, sec: !!window.isSecureContext }, drawn;
+  // f once the window's outer size is known, which hints then carry: at
+  // once if it is, else after the page's first frame (Chromium sizes a
+  // cross-site navigation's new document after its scripts may have run,
+  // so it often reads 0 x 0 before; docs/invalid-traffic.md), or after 1 s
+  // without one. A hidden page draws none: its size, still 0 x 0, is sent
+  // as unknown.
+  function sized(f) {
+    var done, go = function () {
+      if (!done) {
+        done = 1;
+        if (outerWidth || outerHeight || drawn) { hints.ow = outerWidth; hints.oh = outerHeight; }
+        f();
+      }
+    };
+    if (outerWidth || outerHeight || d.hidden || !window.requestAnimationFrame) return go();
+    requestAnimationFrame(function () { drawn = 1; go(); });
+    setTimeout(go, 1e3);
+  }
   function q(k, v) { return k + '=' + encodeURIComponent(v); }
   function rnd() { return Math.random().toString(36).slice(2); }
   function pixel(e) {
@@ -49,12 +68,14 @@
   }
   function view() {
     var page = l.pathname, load = !last, first;
-    if (off || page === last) return; // pushState to the same path: not a new view
+    // pushState to the same path: not a new view
+    if (off || page === last) return;
     last = page;
     // The query goes along for its utm_* tags (the rest is dropped unless
     // --keep-query); the id makes a pixel sent after its beacon count once.
     var e = { site: site, page: page + l.search, referrer: ref, id: rnd() + rnd(), webdriver: !!n.webdriver, hints: hints, host: l.hostname };
-    ref = l.origin + page; // referrer of the next in-app view
+    // referrer of the next in-app view
+    ref = l.origin + page;
     var m = own(function (m) {
       first = !(page in m.p) && (!m.fresh || d.querySelector('[data-vc-count]')) && Object.keys(m.p).length < 100;
       if (first) m.p[page] = '';
@@ -62,28 +83,34 @@
     });
     if (load && m && shows()) {
       // This page's count waits for the answer: by fetch, which reads it.
-      mine = !first ? Promise.resolve(m.p[page]) : !window.fetch ? 0 : fetch(base + '/v1/events', { method: 'POST', body: JSON.stringify(e), keepalive: true })
+      mine = !first ? Promise.resolve(m.p[page]) : !window.fetch ? 0 : new Promise(sized)
+        .then(function () { return fetch(base + '/v1/events', { method: 'POST', body: JSON.stringify(e), keepalive: true }); })
         .then(function (r) { return r.json(); })
         .then(function (j) {
           var p = j.position || '';
           own(function (m) { return m.p[page] === '' && (m.p[page] = p); });
           return p;
-        }, function () { pixel(e); }); // blocked (CSP connect-src) or failed: the pixel
+        // blocked (CSP connect-src) or failed: the pixel
+        }, function () { pixel(e); });
       if (first && window.fetch) return;
     }
-    try {
-      if (n.sendBeacon && n.sendBeacon(base + '/v1/events', JSON.stringify(e))) {
-        // Chromium returns true even when the page's CSP (connect-src) then
-        // blocks the beacon: only the violation event below tells.
-        pend.push(e);
-        setTimeout(function () { var i = pend.indexOf(e); if (i >= 0) pend.splice(i, 1); }, 5e3);
-        return;
-      }
-    } catch (_) {}
-    pixel(e); // no sendBeacon, or it refused: the pixel (img-src) instead
+    sized(function () {
+      try {
+        if (n.sendBeacon && n.sendBeacon(base + '/v1/events', JSON.stringify(e))) {
+          // Chromium returns true even when the page's CSP (connect-src) then
+          // blocks the beacon: only the violation event below tells.
+          pend.push(e);
+          setTimeout(function () { var i = pend.indexOf(e); if (i >= 0) pend.splice(i, 1); }, 5e3);
+          return;
+        }
+      } catch (_) {}
+      // no sendBeacon, or it refused: the pixel (img-src) instead
+      pixel(e);
+    });
   }
   d.addEventListener('securitypolicyviolation', function (v) {
-    var u = v.blockedURI; // a Report-Only policy blocks nothing: no pixel then
+    // a Report-Only policy blocks nothing: no pixel then
+    var u = v.blockedURI;
     if (pend.length && v.disposition != 'report' && (u == base || u.indexOf(base + '/v1/events') == 0)) pixel(pend.shift());
   });
   function fill() {

@@ -1,13 +1,15 @@
 // Command vcdev holds Viewcount's development tools: the load generator the
 // benchmarks are measured with (docs/benchmarks/method.md) and the user-agent
-// rules' evaluation on public data sets (docs/invalid-traffic.md). They are
+// rules' evaluation on public data sets and a probe of what browsers report
+// as their window (docs/invalid-traffic.md). They are
 // kept out of the production binary, as Prometheus keeps promtool apart:
 // the image builds and ships only cmd/viewcount (see the Dockerfile), so
 // nothing here runs in production, and a tool may grow without the
 // server's binary growing with it.
 //
 // vcdev never starts a Viewcount role: loadgen talks to a running server
-// over HTTP (loopback only unless --allow-remote), ua-eval only reads files.
+// over HTTP (loopback only unless --allow-remote), ua-eval only reads files,
+// window-probe serves pages on loopback to the browser it starts.
 package main
 
 import (
@@ -24,8 +26,9 @@ const usage = `vcdev: Viewcount's development tools (not in the production binar
 usage:
   vcdev loadgen  [flags]        page-view load against a running server: throughput, latency, lag, memory
   vcdev ua-eval  [--data DIR]   user-agent rules' recall and false positives on public data sets
+  vcdev window-probe -- BROWSER  what a browser reports as its window, at script start and first frame
 
-Run 'vcdev loadgen -h' or 'vcdev ua-eval -h' for the flags.
+Run 'vcdev COMMAND -h' for the flags.
 `
 
 func main() {
@@ -48,6 +51,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runLoadgen(rest, stdout, stderr)
 	case "ua-eval":
 		return runUAEval(rest, stdout, stderr)
+	case "window-probe":
+		return runWindowProbe(rest, stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil

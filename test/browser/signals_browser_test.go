@@ -41,8 +41,8 @@ import (
 //   - headless Chromium (--headless=new) loading the same page is rejected
 //     (bot_ua: its user agent says HeadlessChrome). Given a browser's user
 //     agent instead it sends exactly headful Chromium's headers, so no
-//     header flag can tell it: its beacon is headless by the 0 × 0 window
-//     it reports, its pixel counts;
+//     header flag can tell it: its beacon is headless by the 800 × 600
+//     screen it reports, its pixel counts;
 //   - curl, Python's urllib and Go's net/http sending the pixel with
 //     Chrome's user agent are rejected as header_mismatch.
 //
@@ -93,7 +93,7 @@ func TestBrowsersCounted(t *testing.T) {
 		"/b/chromium": "valid", "/img/chromium": "valid",
 		"/b/firefox": "valid", "/img/firefox": "valid",
 		"/b/headless": "bot_ua", "/img/headless": "bot_ua",
-		// The beacon reports its 0 × 0 window; its pixel, with headful
+		// The beacon reports its 800 × 600 screen; its pixel, with headful
 		// Chromium's headers and user agent, has nothing to tell it by.
 		"/b/stealth": "headless", "/img/stealth": "valid",
 		"/script/go": "header_mismatch",

@@ -46,8 +46,8 @@ func vcjsChromium(t *testing.T) string {
 // browser, as the vc.js tests need their views to count: no automation
 // flag (navigator.webdriver false), a user agent without "Headless", and,
 // through setUA (run it before the first navigation of a tab), a desktop
-// screen (headless Chromium's 800 × 600 is judged headless), and a window
-// that is never 0 × 0 (see personWindow). flags are more command-line
+// screen (headless Chromium's 800 × 600 is judged headless), and a
+// person's window (personWindow). flags are more command-line
 // switches, e.g. host-resolver-rules. The browser lives for 2 minutes at
 // most.
 func personChromium(t *testing.T, exe string, flags ...chromedp.ExecAllocatorOption) (context.Context, chromedp.Action[chromedp.Void]) {
@@ -82,21 +82,11 @@ func personChromium(t *testing.T, exe string, flags ...chromedp.ExecAllocatorOpt
 	return bctx, setUA
 }
 
-// personWindow gives the page a person's window. With RenderDocument (on
-// by default in current Chromium) every navigation, a reload too, gets a
-// new renderer-side document and widget, and headless Chromium sends that
-// widget its window's bounds only after the page's scripts may already
-// have run: about one load in a hundred, more on a busy machine, vc.js
-// read outerWidth × outerHeight as 0 × 0 and its view was rejected as
-// headless (windowProblem), so a test waiting for the count timed out.
-// Without RenderDocument the document reuses the widget that already has
-// its bounds (no 0 × 0 in some thousand loads; --window-size alone does
-// not help). The list repeats chromedp's default disable-features, which
-// this flag replaces. The window is the size setUA's viewport is.
-var personWindow = []chromedp.ExecAllocatorOption{
-	chromedp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,RenderDocument"),
-	chromedp.WindowSize(1280, 720),
-}
+// personWindow gives the page a person's window, the size setUA's
+// viewport is. Chromium's features stay its defaults (RenderDocument on:
+// a cross-site navigation's new document reads its window as 0 × 0 until
+// its first frame, which vc.js waits for; TestTrackerWindowSize).
+var personWindow = []chromedp.ExecAllocatorOption{chromedp.WindowSize(1280, 720)}
 
 // requestLog is a reverse proxy in front of the viewcount process that
 // records every request it passes on: the test's view of what the browser

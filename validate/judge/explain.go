@@ -112,10 +112,10 @@ func (r *Rules) Explain(e *viewcount.Event) Explanation {
 	case e.Webdriver:
 		headless = "the page reported navigator.webdriver"
 	case e.Source == viewcount.SourceBeacon:
-		headless = windowProblem(e, ua)
+		headless = screenProblem(e, ua)
 	}
 	step(viewcount.Headless, headless, orDefault(e.Source == viewcount.SourcePixel,
-		"no navigator.webdriver; a pixel reports no window", "no navigator.webdriver, a window a person can look at"))
+		"no navigator.webdriver; a pixel reports no screen", "no navigator.webdriver, a screen a person can look at"))
 
 	hints := ""
 	if e.Source == viewcount.SourceBeacon {

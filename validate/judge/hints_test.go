@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -130,12 +131,15 @@ func TestBadHintsConfig(t *testing.T) {
 	f(viewcount.Hints{Present: true, ScreenW: 1, ScreenH: 2000, Languages: 0}, viewcount.BadHints)
 }
 
-// TestHeadlessWindow: the screens and windows headless Chromium and Firefox
-// report (measured: Chromium 156 --headless=new, Firefox ESR headless) are
-// Headless whatever desktop browser their user agent names; the windows
-// real browsers report (Chromium and Firefox under Xvfb, a phone) and
-// beacons without a window (older trackers) are not.
-func TestHeadlessWindow(t *testing.T) {
+// TestHeadlessScreen: the screen headless Chromium reports (measured:
+// Chromium 156, --headless=new and the headless shell) is Headless
+// whatever desktop browser its user agent names; the screens and windows
+// real browsers report (Chromium and Firefox under Xvfb, a phone),
+// headless Firefox's (its screen is a desktop's) and beacons without a
+// window (older trackers, hidden pages) are not. A 0 × 0 window judges
+// nothing: Chromium reads it, headful too, before a cross-site
+// navigation's first frame (docs/invalid-traffic.md).
+func TestHeadlessScreen(t *testing.T) {
 	r := newTestRules(t, Config{})
 	var visitor uint64
 	win := func(sw, sh, ow, oh uint16, uaData bool) viewcount.Hints {
@@ -151,21 +155,25 @@ func TestHeadlessWindow(t *testing.T) {
 			t.Errorf("%.40q %+v: %s, want %s", ua, h, got, want)
 		}
 	}
-	// Headless Chromium as launched (a 780 × 580 window), rendering only
-	// (0 × 0), with --window-size=1366,768; headless Firefox.
+	// Headless Chromium as launched (a 780 × 580 window), before its first
+	// frame (0 × 0), with --window-size=1366,768.
 	f(uaChromeLinux, win(800, 600, 780, 580, true), viewcount.Headless)
 	f(uaChromeLinux, win(800, 600, 0, 0, true), viewcount.Headless)
 	f(uaChromeWin, win(800, 600, 1366, 768, true), viewcount.Headless)
-	f(uaFirefoxLinux, win(1366, 768, 0, 0, false), viewcount.Headless)
-	f(uaSafariMac, win(1440, 900, 0, 0, false), viewcount.Headless)
 	// Headful: Chromium and Firefox under Xvfb at 1920 × 1080, a small
-	// window on a large screen, a window spanning two screens.
+	// window on a large screen, a window spanning two screens; Chromium
+	// before a cross-site navigation's first frame, as trackers that did
+	// not wait for one read it; headless Firefox (1366 × 768, screen and
+	// window), which nothing in its hints tells from a person's.
 	f(uaChromeLinux, win(1920, 1080, 945, 1060, true), viewcount.Valid)
 	f(uaFirefoxLinux, win(1920, 1080, 1280, 972, false), viewcount.Valid)
 	f(uaChromeWin, win(1920, 1080, 400, 300, true), viewcount.Valid)
 	f(uaChromeWin, win(1920, 1080, 3840, 1080, true), viewcount.Valid)
-	// Phones and web views are not judged by their window; nor trackers
-	// that do not report one.
+	f(uaChromeLinux, win(1280, 800, 0, 0, true), viewcount.Valid)
+	f(uaChromeWin, win(1920, 1080, 0, 0, true), viewcount.Valid)
+	f(uaFirefoxLinux, win(1366, 768, 1366, 768, false), viewcount.Valid)
+	f(uaSafariMac, win(1440, 900, 0, 0, false), viewcount.Valid)
+	// Phones and web views; trackers that do not report a window.
 	f(uaChromeAndroid, win(412, 915, 0, 0, true), viewcount.Valid)
 	f(uaSafariIPhone, win(390, 844, 0, 0, false), viewcount.Valid)
 	f(uaInstagramAndroid, win(412, 915, 0, 0, false), viewcount.Valid)
@@ -176,4 +184,34 @@ func TestHeadlessWindow(t *testing.T) {
 	old = win(800, 600, 0, 0, true)
 	old.Window = false
 	f(uaChromeLinux, old, viewcount.Headless)
+}
+
+// The window judges nothing: for any desktop beacon whose screen is not
+// headless Chromium's, the verdict is the same whatever window it
+// reports, 0 × 0 or none included.
+func TestWindowJudgesNothing(t *testing.T) {
+	r := newTestRules(t, Config{})
+	rng := rand.New(rand.NewPCG(21, 2))
+	uas := []string{uaChromeLinux, uaChromeWin, uaFirefoxLinux, uaSafariMac, uaChromeAndroid, uaSafariIPhone}
+	for i := range 2000 {
+		h := viewcount.Hints{Present: true, ScreenW: uint16(320 + rng.IntN(3500)), ScreenH: uint16(320 + rng.IntN(2200)),
+			Languages: uint8(1 + rng.IntN(4)), TZ: true, Secure: rng.IntN(2) == 0, UAData: rng.IntN(2) == 0}
+		if h.ScreenW == headlessScreenW && h.ScreenH == headlessScreenH {
+			continue
+		}
+		ua := uas[rng.IntN(len(uas))]
+		judge := func(w viewcount.Hints, visitor uint64) viewcount.Reason {
+			e := viewcount.Event{Time: t0, Site: "example.com", Page: "/", UA: ua, Visitor: visitor, Network: visitor,
+				Source: viewcount.SourceBeacon, Hints: w}
+			return r.Judge(&e)
+		}
+		none := judge(h, uint64(4*i+1))
+		for k, w := range []struct{ ow, oh uint16 }{{0, 0}, {uint16(rng.IntN(5000)), uint16(rng.IntN(3000))}, {h.ScreenW, h.ScreenH}} {
+			hw := h
+			hw.Window, hw.OuterW, hw.OuterH = true, w.ow, w.oh
+			if got := judge(hw, uint64(4*i+2+k)); got != none {
+				t.Fatalf("%.30q screen %d × %d: window %d × %d judged %s, without a window %s", ua, h.ScreenW, h.ScreenH, w.ow, w.oh, got, none)
+			}
+		}
+	}
 }

@@ -364,7 +364,7 @@ func NewRules(cfg Config, sites SiteLookup) (*Rules, error) {
 //     link previewer, by user agent (or only by ExtraBotPatterns, with
 //     ReplaceBotList).
 //  3. Headless: the page reported navigator.webdriver, or a desktop browser
-//     reported a window no person looks at (see headlessWindow).
+//     reported a screen no person looks at (see headlessScreen).
 //  4. BadHints: a beacon event whose browser hints are missing or impossible
 //     for the browser its user agent names (see badHints). Pixel events
 //     carry no hints and skip this.
@@ -456,7 +456,7 @@ func (r *Rules) judgeUA(e *viewcount.Event, ua uaInfo, t int64) viewcount.Reason
 	if ua.bot && reject(viewcount.BotUA) {
 		return viewcount.BotUA
 	}
-	if (e.Webdriver || e.Source == viewcount.SourceBeacon && headlessWindow(e, ua)) && reject(viewcount.Headless) {
+	if (e.Webdriver || e.Source == viewcount.SourceBeacon && headlessScreen(e, ua)) && reject(viewcount.Headless) {
 		return viewcount.Headless
 	}
 	if e.Source == viewcount.SourceBeacon && badHints(e, ua, r.hints) && reject(viewcount.BadHints) {

@@ -23,9 +23,9 @@ var lists embed.FS
 // lists and parsers): their versions are part of the rule set.
 var ruleModules = []string{"github.com/x-way/crawlerdetect", "github.com/medama-io/go-useragent"}
 
-// RuleSet is what decides verdicts: every setting of Config that the rules
-// read, the content of every built-in list and the versions of the rule
-// libraries. Its Version, a hash of all that, is recorded on every verdict
+// RuleSet is what decides verdicts: the revision of the rules' code, every
+// setting of Config that the rules read, the content of every built-in
+// list and the versions of the rule libraries. Its Version, a hash of all that, is recorded on every verdict
 // (views_raw.rules), so a count can say which rules judged it and
 // revalidation knows what to redo. Capacities (MaxKeys, MaxHeld) are left
 // out: they follow the process's partition count, not the operator's
@@ -34,6 +34,12 @@ type RuleSet struct {
 	Version  string            `json:"version"`
 	Settings map[string]string `json:"settings"`
 }
+
+// codeRevision names the rules' code in the rule set: a change to a rule's
+// code that changes verdicts gives it a new value, so the rule set, and
+// so its version, changes with it (what the settings alone would not
+// show), and revalidation can find the views the old code judged.
+const codeRevision = "2: a 0 × 0 window is not headless"
 
 // capacities are the Config fields not in the rule set.
 var capacities = map[string]bool{"MaxKeys": true, "MaxHeld": true}
@@ -49,6 +55,7 @@ func (c Config) RuleSet() RuleSet {
 		}
 		set[f.Name] = settingText(v.Field(i))
 	}
+	set["code"] = codeRevision
 	_ = fs.WalkDir(lists, "lists", func(path string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			b, _ := lists.ReadFile(path)

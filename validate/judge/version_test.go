@@ -13,7 +13,7 @@ func TestRuleSetVersion(t *testing.T) {
 	if again := DefaultConfig().RuleSet(); again.Version != base.Version || len(base.Version) != 12 {
 		t.Fatalf("versions %q and %q of the same config", base.Version, again.Version)
 	}
-	for _, k := range []string{"DuplicateWindow", "ExtraBotPatterns", "list lists/hosting-asns.txt", "list lists/referrer-spam.txt"} {
+	for _, k := range []string{"code", "DuplicateWindow", "ExtraBotPatterns", "list lists/hosting-asns.txt", "list lists/referrer-spam.txt"} {
 		if base.Settings[k] == "" {
 			t.Errorf("setting %q missing: %v", k, base.Settings)
 		}
