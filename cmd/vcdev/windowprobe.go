@@ -57,11 +57,12 @@ func runWindowProbe(args []string, stdout, stderr io.Writer) error {
 
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, browser[0], append(browser[1:], fmt.Sprintf("http://127.0.0.1:%d/probe?n=0", p.port))...)
+	cmd := exec.Command(browser[0], append(browser[1:], fmt.Sprintf("http://127.0.0.1:%d/probe?n=0", p.port))...)
+	ownGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("window-probe: start %s: %w", browser[0], err)
 	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	defer killGroup(cmd)
 	select {
 	case <-p.done:
 	case <-ctx.Done():

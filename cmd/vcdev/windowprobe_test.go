@@ -66,8 +66,15 @@ func TestWindowProbeChromium(t *testing.T) {
 		}
 		t.Skip("chromium not on PATH")
 	}
+	// Not t.TempDir: a helper process that outlives the kill by a moment
+	// must not fail the test by writing into the profile as it is removed.
+	profile, err := os.MkdirTemp("", "vcdev-probe-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(profile) })
 	args := []string{"--loads", "6", "--", exe, "--headless=new", "--no-first-run", "--disable-gpu",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--user-data-dir=" + t.TempDir()}
+		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--user-data-dir=" + profile}
 	if os.Geteuid() == 0 {
 		args = append(args, "--no-sandbox")
 	}
