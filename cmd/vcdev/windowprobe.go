@@ -68,7 +68,7 @@ func runWindowProbe(args []string, stdout, stderr io.Writer) error {
 	case <-ctx.Done():
 		fmt.Fprintf(stderr, "window-probe: gave up after %s\n", *timeout)
 	}
-	p.report(stdout, *loads)
+	p.report(stdout)
 	return nil
 }
 
@@ -128,10 +128,10 @@ requestAnimationFrame(function () {
 	}
 }
 
-func (p *windowProbe) report(w io.Writer, loads int) {
+func (p *windowProbe) report(w io.Writer) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintf(w, "%d pages asked for\n", loads)
+	fmt.Fprintf(w, "%d pages asked for\n", p.loads)
 	for _, m := range moments {
 		sizes := p.seen[m]
 		total := 0

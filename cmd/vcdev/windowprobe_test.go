@@ -33,7 +33,7 @@ func TestWindowProbeReports(t *testing.T) {
 		t.Errorf("probe page: %s", w.Body)
 	}
 	var out bytes.Buffer
-	p.report(&out, 3)
+	p.report(&out)
 	for _, want := range []string{"start     2 pages,    1 read 0x0 (0x0: 1, 780x580: 1)", "frame     2 pages,    0 read 0x0 (780x580: 2)"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
