@@ -48,6 +48,51 @@ type Event struct {
 	// judges it against the site's hostnames (ForeignOrigin); "" is no
 	// evidence, never a foreign origin.
 	Origin string
+	// Kind is KindView for a page view, KindEngagement for the tracker's
+	// report of how long an earlier view was looked at (Engagement). An
+	// engagement names its view by ID and Page, and arrives from the same
+	// browser, so it carries the same Visitor: the validator attaches it to
+	// that view, never judges it as a view (docs/engagement.md).
+	Kind       Kind
+	Engagement Engagement // zero for a view
+}
+
+// Kind says what an event records.
+type Kind uint8
+
+const (
+	KindView       Kind = 0 // a page view: what every event was before engagement existed
+	KindEngagement Kind = 1 // an engagement report for the view whose id it carries
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindView:
+		return "view"
+	case KindEngagement:
+		return "engagement"
+	}
+	return "unknown"
+}
+
+// Engagement is what vc.js reports of a view after it was sent: when the
+// page is hidden, unloaded or left by an SPA navigation, and again when the
+// visitor comes back and adds time. The values are cumulative for the
+// view, so a lost report loses nothing a later one carries, and a repeated
+// one adds nothing.
+type Engagement struct {
+	// EngagedMS is the time the page was visible and focused since the
+	// view was sent, in milliseconds: not while in the background,
+	// prerendered or frozen in the back-forward cache.
+	EngagedMS uint32
+	// Scroll is the deepest point of the document reached, in percent of
+	// its height (0-100; a page that fits the window is 100).
+	Scroll uint8
+	// AgeMS is the time since the view was sent by the tracker's clock.
+	// Untrusted: ingest uses it only to find the view's day (its visitor-id
+	// salt) for a report that arrives after 00:00 UTC, and the validator to
+	// refuse a report older than its horizon without looking the view up.
+	AgeMS uint32
 }
 
 // HeaderFlags are the request-consistency facts ingest records for a hit.
@@ -201,6 +246,13 @@ const (
 	Rate            Reason = "rate"             // the visitor or its network exceeded the rate limit
 	NetworkRotation Reason = "network_rotation" // one network rotating through many user agents / visitor ids
 	ForeignOrigin   Reason = "foreign_origin"   // a browser view from a page on a host the site does not allow (HostLookup)
+
+	// The reasons an engagement report (KindEngagement) is refused; an
+	// accepted one is Valid. None of them ever changes its view's verdict.
+	EngagementOrphan    Reason = "engagement_orphan"    // no counted view of that id, page and visitor is open (never seen, rejected, evicted)
+	EngagementLate      Reason = "engagement_late"      // the report came more than the horizon after its view
+	EngagementRepeat    Reason = "engagement_repeat"    // it adds neither engaged time nor scroll depth to what the view's earlier reports said
+	EngagementOverclaim Reason = "engagement_overclaim" // it claims more engaged time than passed since the view arrived
 )
 
 // Reasons lists every verdict, valid first; metrics and reports iterate it.
@@ -210,7 +262,8 @@ var Reasons = reasons[:]
 // Metrics keeps one counter per reason in an array of that length, which a
 // new reason here grows with it.
 var reasons = [...]Reason{Valid, BotUA, EmptyUA, Headless, BadHints, Datacenter, UnknownSite, BadReferrer, Excluded,
-	DuplicateID, Duplicate, Rate, NetworkRotation, HeaderMismatch, ForeignOrigin}
+	DuplicateID, Duplicate, Rate, NetworkRotation, HeaderMismatch, ForeignOrigin,
+	EngagementOrphan, EngagementLate, EngagementRepeat, EngagementOverclaim}
 
 // Verdict is an event with its judgement and its place in the stream, which
 // is exactly one row of views_raw. Partition and Seq identify the JetStream
@@ -231,6 +284,10 @@ type Verdict struct {
 	// Rules is the version of the rule set that judged the verdict
 	// (validate/judge.RuleSet); "" on rows stored before migration 014.
 	Rules string
+	// Visit is what the verdict changes of its site's visit and engagement
+	// figures (VisitDelta); zero unless it is a counted view or an
+	// accepted engagement.
+	Visit VisitDelta
 }
 
 // Stream layout shared by every role. Changing Partitions on an existing
