@@ -133,6 +133,74 @@ type Site struct {
 	// the first, and when there is none, the site has DefaultHostnames. A
 	// view is judged by the version in force when it was received.
 	Hosts []Hostnames `json:"hostnames,omitempty"`
+	// EngagedAfter is the engaged time, in whole seconds, that makes a
+	// view an engaged view (docs/engagement.md); 0 means
+	// DefaultEngagedAfter. One of EngagedBuckets (CheckEngagedAfter), so
+	// an engaged count is a sum of whole histogram buckets and a change
+	// applies to all history at once.
+	EngagedAfter int `json:"engaged_after,omitempty"`
+	// CountMode is what the site's public counts count: CountViews ("",
+	// every counted view) or CountEngaged (only engaged views, the way a
+	// video site counts a view only once someone watched).
+	CountMode CountMode `json:"count_mode,omitempty"`
+}
+
+// CountMode is what a site's public counts (/count, /counts, the badge,
+// data-vc-count) count.
+type CountMode string
+
+const (
+	CountViews   CountMode = ""        // every counted view; "views" on the wire
+	CountEngaged CountMode = "engaged" // engaged views only
+)
+
+// ParseCountMode reads a count mode as the admin API takes it.
+func ParseCountMode(s string) (CountMode, error) {
+	switch s {
+	case "views":
+		return CountViews, nil
+	case "engaged":
+		return CountEngaged, nil
+	}
+	return "", fmt.Errorf(`count_mode %q: want "views" or "engaged"`, s)
+}
+
+// String is the mode as the API shows it.
+func (m CountMode) String() string {
+	if m == CountViews {
+		return "views"
+	}
+	return string(m)
+}
+
+// Engaged is the site's engaged-view threshold.
+func (site Site) Engaged() time.Duration {
+	if site.EngagedAfter == 0 {
+		return DefaultEngagedAfter
+	}
+	return time.Duration(site.EngagedAfter) * time.Second
+}
+
+// CheckEngagedAfter accepts an engaged_after of seconds seconds: a bucket
+// bound of the engaged-time histogram (EngagedBuckets), not 0.
+func CheckEngagedAfter(seconds int) error {
+	for _, b := range EngagedBuckets[1:] {
+		if int(b) == seconds {
+			return nil
+		}
+	}
+	return fmt.Errorf("engaged_after %d: want one of %s seconds", seconds, engagedBounds())
+}
+
+func engagedBounds() string {
+	var b strings.Builder
+	for i, x := range EngagedBuckets[1:] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprint(&b, x)
+	}
+	return b.String()
 }
 
 // Hostnames returns the site's hostnames in force now.

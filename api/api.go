@@ -29,6 +29,7 @@ type Registry interface {
 	RotateToken(ctx context.Context, domain string, keepShare bool) (token string, shared bool, err error)
 	SetTimezone(ctx context.Context, domain, zone string) (viewcount.Site, error)
 	SetHostnames(ctx context.Context, domain string, hosts []string) (viewcount.Site, error)
+	SetEngagement(ctx context.Context, domain string, engagedAfter int, mode *viewcount.CountMode) (viewcount.Site, error)
 	CreateShare(ctx context.Context, domain string) (string, error)
 	RevokeShare(ctx context.Context, domain string) error
 	Delete(ctx context.Context, domain string) error

@@ -41,6 +41,9 @@ type siteInfo struct {
 	// when the list took effect, null for the default.
 	Hostnames      []string `json:"hostnames"`
 	HostnamesSince *string  `json:"hostnames_since"`
+	// EngagedAfter (seconds) and CountMode: docs/engagement.md.
+	EngagedAfter int    `json:"engaged_after"`
+	CountMode    string `json:"count_mode"`
 }
 
 func newSiteInfo(site viewcount.Site) siteInfo {
@@ -49,7 +52,7 @@ func newSiteInfo(site viewcount.Site) siteInfo {
 		tz = "UTC"
 	}
 	info := siteInfo{Site: site.Domain, Created: site.Created.UTC().Format(time.RFC3339), Timezone: tz, Shared: site.ShareHash != "",
-		Hostnames: site.Hostnames()}
+		Hostnames: site.Hostnames(), EngagedAfter: int(site.Engaged() / time.Second), CountMode: site.CountMode.String()}
 	if n := len(site.Hosts); n > 0 && !site.Hosts[n-1].Since.IsZero() {
 		since := site.Hosts[n-1].Since.UTC().Format(time.RFC3339Nano)
 		info.HostnamesSince = &since
@@ -153,19 +156,22 @@ func (s *Server) rotateToken(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"site": site, "token": token, "share_link": link})
 }
 
-// patchSite answers PATCH /v1/admin/sites/{site} with {"timezone":"Europe/Berlin"},
-// {"hostnames":["example.com","*.example.com"]} or both: the site as
-// stored. A body naming neither, or another field, is refused; so is the
-// whole body when either value is bad (nothing is changed then).
+// patchSite answers PATCH /v1/admin/sites/{site} with any of
+// {"timezone":"Europe/Berlin"}, {"hostnames":["example.com","*.example.com"]},
+// {"engaged_after":10} and {"count_mode":"engaged"}: the site as stored. A
+// body naming none, or another field, is refused; so is the whole body
+// when any value is bad (nothing is changed then).
 func (s *Server) patchSite(c *gin.Context) {
 	site, ok := s.adminSite(c)
 	if !ok {
 		return
 	}
-	const want = `{"timezone":"Europe/Berlin"} or {"hostnames":["example.com","*.example.com"]}`
+	const want = `{"timezone":"Europe/Berlin"}, {"hostnames":["example.com","*.example.com"]}, {"engaged_after":10}, {"count_mode":"engaged"} or several`
 	var req struct {
-		Timezone  *string   `json:"timezone"`
-		Hostnames *[]string `json:"hostnames"`
+		Timezone     *string   `json:"timezone"`
+		Hostnames    *[]string `json:"hostnames"`
+		EngagedAfter *int      `json:"engaged_after"`
+		CountMode    *string   `json:"count_mode"`
 	}
 	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, 16<<10)
 	dec := json.NewDecoder(c.Request.Body)
@@ -178,8 +184,8 @@ func (s *Server) patchSite(c *gin.Context) {
 		s.fail(c, errBadRequest(msg))
 		return
 	}
-	if req.Timezone == nil && req.Hostnames == nil {
-		s.fail(c, errBadRequest("body: timezone or hostnames required"))
+	if req.Timezone == nil && req.Hostnames == nil && req.EngagedAfter == nil && req.CountMode == nil {
+		s.fail(c, errBadRequest("body: timezone, hostnames, engaged_after or count_mode required"))
 		return
 	}
 	// Both are checked before either is stored: a bad value changes nothing.
@@ -196,9 +202,33 @@ func (s *Server) patchSite(c *gin.Context) {
 			return
 		}
 	}
+	var mode *viewcount.CountMode
+	if req.CountMode != nil {
+		m, err := viewcount.ParseCountMode(*req.CountMode)
+		if err != nil {
+			s.fail(c, errBadRequest(err.Error()))
+			return
+		}
+		mode = &m
+	}
+	engagedAfter := 0
+	if req.EngagedAfter != nil {
+		if err := viewcount.CheckEngagedAfter(*req.EngagedAfter); err != nil {
+			s.fail(c, errBadRequest(err.Error()))
+			return
+		}
+		engagedAfter = *req.EngagedAfter
+	}
 	ctx := c.Request.Context()
 	var updated viewcount.Site
 	var err error
+	if req.EngagedAfter != nil || mode != nil {
+		if updated, err = s.sites.SetEngagement(ctx, site, engagedAfter, mode); err != nil {
+			s.fail(c, err)
+			return
+		}
+		s.logger.Info("site engagement set", "site", site, "engaged_after", updated.Engaged(), "count_mode", updated.CountMode.String())
+	}
 	if req.Timezone != nil {
 		if updated, err = s.sites.SetTimezone(ctx, site, *req.Timezone); err != nil {
 			s.fail(c, err)

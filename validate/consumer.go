@@ -323,7 +323,7 @@ func (v *Validator) validate(ctx context.Context, p int, pp *partProgress) error
 		if m, err := s.GetMsg(ctx, resume); err == nil {
 			base = m.Time
 		}
-		start := base.Add(-rules.ReplayWindow() - v.opts.ReplayMargin)
+		start := rules.ReplayStart(base).Add(-v.opts.ReplayMargin)
 		cfg.DeliverPolicy = jetstream.DeliverByStartTimePolicy
 		cfg.OptStartTime = &start
 	}
@@ -463,10 +463,21 @@ func (l *partitionLoop) message(ctx context.Context, msg jetstream.Msg) error {
 // reach the same verdicts from the same stream. dims says whether to
 // derive the verdicts' dimensions.
 func judgeEvents(rules *judge.Rules, q *holdQueue, version string, p int, seq uint64, evs []viewcount.Event, dims bool, out []viewcount.Verdict) []viewcount.Verdict {
+	start := len(out)
 	for i := range evs {
 		e := &evs[i]
 		q.observe(e.Time.UnixMilli())
 		vd := viewcount.Verdict{Event: *e, Partition: uint16(p), Seq: seq, Index: uint32(i), Rules: version}
+		if e.Kind == viewcount.KindEngagement {
+			// Never judged as a view: the visit stage judges it against
+			// its view, after the view when that is held.
+			if q.holds(e) {
+				q.push(vd)
+			} else {
+				out = append(out, vd)
+			}
+			continue
+		}
 		if dims {
 			vd.Reason, vd.Dims = rules.JudgeDims(e)
 		} else {
@@ -478,7 +489,11 @@ func judgeEvents(rules *judge.Rules, q *holdQueue, version string, p int, seq ui
 		}
 		out = append(out, vd)
 	}
-	return q.release(out, rules.Settle)
+	out = q.release(out, rules.Settle)
+	for i := start; i < len(out); i++ {
+		rules.Visit(&out[i])
+	}
+	return out
 }
 
 // report publishes the partition's state to the metrics, and its progress

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/viewcount/viewcount"
@@ -33,11 +34,37 @@ type holdQueue struct {
 	mark  int64 // watermark, Unix ms
 	items []viewcount.Verdict
 	head  int // items[:head] are released
+	// views counts the held views by site and event id (heldKey), so an
+	// engagement report for one of them is held behind it and judged once
+	// the view's verdict is final (docs/engagement.md).
+	views map[uint64]int32
+	buf   []byte
 }
 
 func (q *holdQueue) observe(t int64) { q.mark = max(q.mark, t) }
 
-func (q *holdQueue) push(v viewcount.Verdict) { q.items = append(q.items, v) }
+func (q *holdQueue) push(v viewcount.Verdict) {
+	if v.Kind == viewcount.KindView {
+		if q.views == nil {
+			q.views = map[uint64]int32{}
+		}
+		q.views[q.key(&v.Event)]++
+	}
+	q.items = append(q.items, v)
+}
+
+// holds reports whether the view an engagement report names is held.
+func (q *holdQueue) holds(e *viewcount.Event) bool {
+	return len(q.views) > 0 && q.views[q.key(e)] > 0
+}
+
+func (q *holdQueue) key(e *viewcount.Event) uint64 {
+	b := append(q.buf[:0], e.Site...)
+	b = append(b, 0)
+	b = append(b, e.ID...)
+	q.buf = b
+	return xxhash.Sum64(b)
+}
 
 // release appends to out, settled and in arrival order, the held verdicts
 // from the front whose window the watermark has passed, and any beyond
@@ -50,7 +77,14 @@ func (q *holdQueue) release(out []viewcount.Verdict, settle func(*viewcount.Verd
 		if v.Time.UnixMilli()+q.window > q.mark && len(q.items)-q.head <= q.max {
 			break
 		}
-		settle(v)
+		if v.Kind == viewcount.KindView {
+			settle(v)
+			if k := q.key(&v.Event); q.views[k] > 1 {
+				q.views[k]--
+			} else {
+				delete(q.views, k)
+			}
+		}
 		out = append(out, *v)
 		*v = viewcount.Verdict{} // drop string references
 		q.head++
@@ -72,6 +106,9 @@ func (q *holdQueue) bySite() map[viewcount.PendingKey]uint64 {
 	}
 	out := map[viewcount.PendingKey]uint64{}
 	for _, v := range q.items[q.head:] {
+		if v.Kind != viewcount.KindView {
+			continue // a held report is no pending view
+		}
 		out[viewcount.PendingKey{Site: v.Site, Page: v.Page}]++
 		out[viewcount.PendingKey{Site: v.Site}]++
 	}
@@ -86,6 +123,9 @@ func (q *holdQueue) sinceBySite() map[string]time.Time {
 	}
 	out := map[string]time.Time{}
 	for _, v := range q.items[q.head:] {
+		if v.Kind != viewcount.KindView {
+			continue
+		}
 		if o, ok := out[v.Site]; !ok || v.Time.Before(o) {
 			out[v.Site] = v.Time
 		}

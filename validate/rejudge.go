@@ -67,7 +67,7 @@ func (r *Revalidator) rejudgePartition(ctx context.Context, p int, req viewcount
 	if err != nil {
 		return out, err
 	}
-	start := req.From.Add(-rules.ReplayWindow() - r.margin())
+	start := rules.ReplayStart(req.From).Add(-r.margin())
 	end := req.To.Add(rules.SettleWindow() + r.margin())
 	q := holdQueue{window: rules.SettleWindow().Milliseconds(), max: rs.cfg.MaxHeld}
 	var buf []viewcount.Verdict

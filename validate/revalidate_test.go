@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/internal/feed"
 	"github.com/viewcount/viewcount/rollup/repair"
 	"github.com/viewcount/viewcount/validate/judge"
 )
@@ -34,6 +35,16 @@ func (p *pipeline) validateWith(t *testing.T, cfg judge.Config, n int) {
 	p.waitRows(t, n)
 	time.Sleep(100 * time.Millisecond)
 	stop(false)
+	// The final feed has a deadline (validate's Drain) that a loaded box
+	// can pass; the validator's next start would redo it, and this one
+	// has none, so the test feeds what is left itself.
+	rows, err := feed.CatchUp(context.Background(), p.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows > 0 {
+		t.Logf("the final feed left %d rows; fed them", rows)
+	}
 }
 
 // TestRevalidateEqualsFreshRun: version-1 verdicts revalidated with version

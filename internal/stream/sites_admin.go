@@ -107,6 +107,30 @@ func (s *Sites) SetTimezone(ctx context.Context, domain, zone string) (viewcount
 	})
 }
 
+// SetEngagement sets the site's engaged-view threshold (seconds, one of
+// viewcount.EngagedBuckets; 0 keeps it) and public count mode (nil keeps
+// it) and returns the site as stored. The default threshold is stored as
+// 0. Errors: the check's, viewcount.ErrSiteUnknown.
+func (s *Sites) SetEngagement(ctx context.Context, domain string, engagedAfter int, mode *viewcount.CountMode) (viewcount.Site, error) {
+	if engagedAfter != 0 {
+		if err := viewcount.CheckEngagedAfter(engagedAfter); err != nil {
+			return viewcount.Site{}, err
+		}
+	}
+	return s.modify(ctx, domain, func(site *viewcount.Site) error {
+		if engagedAfter != 0 {
+			site.EngagedAfter = engagedAfter
+			if time.Duration(engagedAfter)*time.Second == viewcount.DefaultEngagedAfter {
+				site.EngagedAfter = 0
+			}
+		}
+		if mode != nil {
+			site.CountMode = *mode
+		}
+		return nil
+	})
+}
+
 // SetHostnames sets the page hosts the site's views may come from
 // (viewcount.CheckHostnames checks and normalises them) and returns the
 // site as stored. The list applies to views received from now on (the

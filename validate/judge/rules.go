@@ -116,6 +116,13 @@ type Config struct {
 	// or network is flagged meanwhile (see settle.go). Negative turns
 	// settling off.
 	SettleWindow time.Duration
+
+	// EngagementHorizon: an engagement report arriving more than this
+	// after its view is EngagementLate (the visit stage, visits.go).
+	EngagementHorizon time.Duration
+	// MaxOpenViews and MaxVisits cap the visit stage's tables per Rules:
+	// counted views a report may still name, and live visits.
+	MaxOpenViews, MaxVisits int
 }
 
 // Budgets of one validating process, split among its partitions.
@@ -127,6 +134,15 @@ const (
 	// verdict and its strings are ~600 bytes; docs/benchmarks/README.md,
 	// "Memory").
 	ProcessMaxHeld = 1 << 19
+	// ProcessOpenViews: views a report may still name, ~90 MiB at most
+	// (~90 bytes each: the entry, its map slot and its place in the
+	// expiry order); at 1,000 views/s a process keeps each open for 17
+	// minutes, and reports mostly come within seconds of the view
+	// (docs/engagement.md).
+	ProcessOpenViews = 1 << 20
+	// ProcessVisits: live visits, ~100 MiB at most (~200 bytes each);
+	// a visit is live for VisitGap after its last view.
+	ProcessVisits = 1 << 19
 )
 
 // DefaultConfig returns the defaults.
@@ -212,6 +228,9 @@ func DefaultConfig() Config {
 		RotationMinEvents:   10,
 		RotationMaxNetworks: 1 << 16,
 		SettleWindow:        2 * time.Minute,
+		EngagementHorizon:   viewcount.EngagementHorizon,
+		MaxOpenViews:        ProcessOpenViews / 4,
+		MaxVisits:           ProcessVisits / 4,
 	}
 }
 
@@ -234,6 +253,7 @@ func (c Config) WithDefaults() (Config, error) {
 		{"RateWindow", &c.RateWindow, d.RateWindow, time.Millisecond},
 		// Two buckets of at least 1ms each.
 		{"RotationWindow", &c.RotationWindow, d.RotationWindow, 2 * time.Millisecond},
+		{"EngagementHorizon", &c.EngagementHorizon, d.EngagementHorizon, time.Millisecond},
 	} {
 		switch {
 		case *w.v == 0:
@@ -253,6 +273,8 @@ func (c Config) WithDefaults() (Config, error) {
 	}{
 		{"MaxKeys", &c.MaxKeys, d.MaxKeys, math.MaxInt},
 		{"MaxHeld", &c.MaxHeld, d.MaxHeld, math.MaxInt},
+		{"MaxOpenViews", &c.MaxOpenViews, d.MaxOpenViews, math.MaxInt},
+		{"MaxVisits", &c.MaxVisits, d.MaxVisits, math.MaxInt},
 		{"MaxScreenSize", &c.MaxScreenSize, d.MaxScreenSize, math.MaxInt},
 		{"VisitorRateLimit", &c.VisitorRateLimit, d.VisitorRateLimit, maxRateLimit},
 		{"NetworkRateLimit", &c.NetworkRateLimit, d.NetworkRateLimit, maxRateLimit},
@@ -293,6 +315,7 @@ type Rules struct {
 	rate     rateLimiter
 	rotation rotation
 	flags    flags
+	visits   visitState
 	// Views of a visitor, network or block at these estimates are watched
 	// (held and settled): a sixth of the limits.
 	watchVisitor, watchNetwork, watchBlock uint64
@@ -349,6 +372,7 @@ func NewRules(cfg Config, sites SiteLookup) (*Rules, error) {
 		rate:         newRateLimiter(cfg),
 		rotation:     newRotation(cfg),
 		flags:        newFlags(cfg.SettleWindow + cfg.RotationWindow + cfg.RateWindow),
+		visits:       newVisitState(cfg),
 		watchVisitor: uint64(max(2, cfg.VisitorRateLimit/6)),
 		watchNetwork: uint64(max(2, cfg.NetworkRateLimit/6)),
 		watchBlock:   uint64(max(2, cfg.BlockRateLimit/6)),
@@ -548,6 +572,7 @@ func (r *Rules) Reset() {
 	r.rate.reset()
 	r.rotation.reset()
 	r.flags.reset()
+	r.visits.reset()
 	r.now = math.MinInt64
 }
 
@@ -569,6 +594,19 @@ func (r *Rules) Reset() {
 func (r *Rules) ReplayWindow() time.Duration {
 	return r.cfg.RetryWindow + max(r.cfg.DuplicateWindow, 2*r.cfg.RateWindow, r.cfg.RotationWindow) +
 		r.SettleWindow() + r.cfg.RateWindow
+}
+
+// ReplayStart is where a replay must begin for the verdicts and the visit
+// stage's rows after resume to equal an uninterrupted run's. The stage's
+// state at resume depends on the counted views of the visits still open
+// then: those of resume's UTC day (a visit never spans midnight) and of
+// the day before for views a report may still name (EngagementHorizon).
+// Those views' verdicts must be exact in turn, so the replay starts one
+// ReplayWindow before the first of them: between 25 and 50 hours before
+// resume with the defaults, where the rules alone need 24.6.
+func (r *Rules) ReplayStart(resume time.Time) time.Time {
+	since := resume.Add(-r.cfg.EngagementHorizon).UTC().Truncate(24 * time.Hour)
+	return since.Add(-r.ReplayWindow())
 }
 
 // Stats describes the rules' state, for gauges and capacity planning.

@@ -287,22 +287,77 @@ func judgeAll(r *Rules, evs []viewcount.Event) []viewcount.Reason {
 	return out
 }
 
+// withReports adds to a stream the engagement reports vc.js would send for
+// some of its views (seconds to an hour and more later), with the wrong
+// ones a broken or lying client sends: repeats, more time than passed,
+// another page's, reports of views the rules rejected. Drawn from a source
+// of their own, so the views stay what stream made them.
+func withReports(evs []viewcount.Event, seed uint64) []viewcount.Event {
+	rnd := rand.New(rand.NewPCG(seed, 2))
+	out := slices.Clone(evs)
+	for _, e := range evs {
+		if rnd.IntN(10) >= 3 {
+			continue
+		}
+		after := time.Duration(rnd.ExpFloat64() * float64(90*time.Second))
+		r := e
+		r.Kind, r.Source, r.Hints, r.Webdriver = viewcount.KindEngagement, viewcount.SourceBeacon, viewcount.Hints{}, false
+		r.Time = e.Time.Add(after)
+		engaged := uint32(rnd.Int64N(after.Milliseconds() + 1))
+		switch x := rnd.IntN(100); {
+		case x < 5:
+			engaged = uint32(after.Milliseconds() + 10_000)
+		case x < 8:
+			r.Page += "/other"
+		case x < 10:
+			r.Time = e.Time.Add(viewcount.EngagementHorizon + time.Duration(rnd.IntN(20))*time.Minute)
+		}
+		r.Engagement = viewcount.Engagement{EngagedMS: engaged, Scroll: uint8(rnd.IntN(101)), AgeMS: uint32(r.Time.Sub(e.Time).Milliseconds())}
+		out = append(out, r)
+		if rnd.IntN(4) == 0 { // sent again, unchanged or with more
+			again := r
+			again.Time = r.Time.Add(time.Duration(rnd.IntN(60_000)) * time.Millisecond)
+			if rnd.IntN(2) == 0 {
+				again.Engagement.EngagedMS += uint32(rnd.IntN(5000))
+			}
+			out = append(out, again)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b viewcount.Event) int { return a.Time.Compare(b.Time) })
+	return out
+}
+
+// judgeVisits judges a stream as validate does with settling off: views by
+// the rules, then every verdict through the visit stage.
+func judgeVisits(r *Rules, evs []viewcount.Event) []viewcount.Verdict {
+	out := make([]viewcount.Verdict, len(evs))
+	for i := range evs {
+		out[i].Event = evs[i]
+		if evs[i].Kind == viewcount.KindView {
+			out[i].Reason = r.Judge(&evs[i])
+		}
+		r.Visit(&out[i])
+	}
+	return out
+}
+
 func TestDeterministic(t *testing.T) {
 	evs := stream(20000, 72*time.Hour, 2000, 1)
 	// An operator's correction: one page of one site, for a day.
-	cfg := Config{Corrections: []viewcount.Correction{{ID: "c1", Site: "example.com", Kind: viewcount.KindPath, Value: "/p/7", From: t0.Add(24 * time.Hour), To: t0.Add(48 * time.Hour)}}}
+	evs = withReports(evs, 1)
+	cfg := Config{SettleWindow: -1, Corrections: []viewcount.Correction{{ID: "c1", Site: "example.com", Kind: viewcount.KindPath, Value: "/p/7", From: t0.Add(24 * time.Hour), To: t0.Add(48 * time.Hour)}}}
 	r := newTestRules(t, cfg)
-	first := judgeAll(r, evs)
+	first := judgeVisits(r, evs)
 	r.Reset()
-	if again := judgeAll(r, evs); !slices.Equal(first, again) {
+	if again := judgeVisits(r, evs); !slices.Equal(first, again) {
 		t.Fatal("verdicts differ after Reset")
 	}
-	if fresh := judgeAll(newTestRules(t, cfg), evs); !slices.Equal(first, fresh) {
+	if fresh := judgeVisits(newTestRules(t, cfg), evs); !slices.Equal(first, fresh) {
 		t.Fatal("verdicts differ in a new Rules")
 	}
 	counts := map[viewcount.Reason]int{}
 	for _, v := range first {
-		counts[v]++
+		counts[v.Reason]++
 	}
 	t.Logf("verdicts: %v", counts)
 	for _, reason := range viewcount.Reasons {
@@ -313,20 +368,21 @@ func TestDeterministic(t *testing.T) {
 }
 
 // TestReplayRebuildsState is the restart invariant: a validator that stops
-// at any point and rebuilds its state by replaying only the last
-// ReplayWindow (plus the consumer's margin for out-of-order receive times)
-// gives exactly the verdicts an uninterrupted run gives.
+// at any point and rebuilds its state by replaying only from ReplayStart
+// (plus the consumer's margin for out-of-order receive times) gives
+// exactly the verdicts, and the visit stage's rows, an uninterrupted run
+// gives.
 func TestReplayRebuildsState(t *testing.T) {
-	evs := stream(30000, 96*time.Hour, 1500, 2)
-	cfg := Config{}
-	want := judgeAll(newTestRules(t, cfg), evs)
+	evs := withReports(stream(30000, 96*time.Hour, 1500, 2), 2)
+	cfg := Config{SettleWindow: -1}
+	want := judgeVisits(newTestRules(t, cfg), evs)
 	// Resume at fixed points, and in the middle of the first floods and
 	// farms, where the rate and rotation state matter most.
 	resumes := []int{7000, 15000, 22222, 29000}
 	for _, reason := range []viewcount.Reason{viewcount.Rate, viewcount.NetworkRotation} {
 		found := 0
 		for i := 1; i < len(want) && found < 3; i++ {
-			if want[i] == reason && want[i-1] != reason {
+			if want[i].Reason == reason && want[i-1].Reason != reason {
 				resumes = append(resumes, i, i-5)
 				found++
 			}
@@ -337,17 +393,17 @@ func TestReplayRebuildsState(t *testing.T) {
 	}
 	for _, resume := range resumes {
 		r := newTestRules(t, cfg)
-		from := evs[resume].Time.Add(-r.ReplayWindow() - time.Minute)
+		from := r.ReplayStart(evs[resume].Time).Add(-time.Minute)
 		start := resume
 		for start > 0 && !evs[start-1].Time.Before(from) {
 			start--
 		}
-		judgeAll(r, evs[start:resume])
-		got := judgeAll(r, evs[resume:])
+		judgeVisits(r, evs[start:resume])
+		got := judgeVisits(r, evs[resume:])
 		for i := range got {
-			if got[i] != want[resume+i] {
-				t.Fatalf("resume at %d (replayed %d events): event %d got %s, uninterrupted run %s",
-					resume, resume-start, resume+i, got[i], want[resume+i])
+			if got[i].Reason != want[resume+i].Reason || got[i].Visit != want[resume+i].Visit {
+				t.Fatalf("resume at %d (replayed %d events): event %d got %s %+v, uninterrupted run %s %+v",
+					resume, resume-start, resume+i, got[i].Reason, got[i].Visit, want[resume+i].Reason, want[resume+i].Visit)
 			}
 		}
 	}

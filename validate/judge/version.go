@@ -39,10 +39,10 @@ type RuleSet struct {
 // code that changes verdicts gives it a new value, so the rule set, and
 // so its version, changes with it (what the settings alone would not
 // show), and revalidation can find the views the old code judged.
-const codeRevision = "2: a 0 × 0 window is not headless"
+const codeRevision = "3: engagement reports and visits (visits.go)"
 
 // capacities are the Config fields not in the rule set.
-var capacities = map[string]bool{"MaxKeys": true, "MaxHeld": true}
+var capacities = map[string]bool{"MaxKeys": true, "MaxHeld": true, "MaxOpenViews": true, "MaxVisits": true}
 
 // RuleSet describes c.
 func (c Config) RuleSet() RuleSet {
