@@ -108,3 +108,95 @@ const (
 func ScrollBucket(pct uint8) int8 {
 	return int8(min(pct, 100) / ScrollStep)
 }
+
+// Histogram is an engaged-time or scroll-depth histogram as the rollups
+// sum it: views by bucket index (EngagedBucket, ScrollBucket). Counts are
+// sums of +1 and -1 deltas, so a partial sum may be negative; a whole
+// one never is.
+type Histogram map[int8]int64
+
+// Total is the number of views in h: those that reported.
+func (h Histogram) Total() int64 {
+	var n int64
+	for _, c := range h {
+		n += max(c, 0)
+	}
+	return n
+}
+
+// EngagedAtLeast counts the views of an engaged-time histogram engaged for
+// at least d (a bucket bound, as a site's engaged_after is: CheckEngagedAfter).
+func (h Histogram) EngagedAtLeast(d time.Duration) int64 {
+	var n int64
+	for i, c := range h {
+		if int(i) < len(EngagedBuckets) && time.Duration(EngagedBuckets[i])*time.Second >= d {
+			n += max(c, 0)
+		}
+	}
+	return n
+}
+
+// EngagedMedian is the median engaged time of an engaged-time histogram,
+// interpolated within its bucket (so exact to the bucket's width: a
+// second up to 10 s, 5 s up to 30 s, …); 0 when no view reported. The
+// last bucket, an hour and more, counts as an hour.
+func (h Histogram) EngagedMedian() time.Duration {
+	ms := h.median(len(EngagedBuckets), func(i int) (lo, hi float64) {
+		lo = float64(EngagedBuckets[i]) * 1000
+		if i+1 < len(EngagedBuckets) {
+			return lo, float64(EngagedBuckets[i+1]) * 1000
+		}
+		return lo, lo
+	})
+	return time.Duration(ms) * time.Millisecond
+}
+
+// ScrollMedian is the median scroll depth of a scroll histogram in
+// percent, interpolated within its 5 % bucket; 0 when no view reported.
+func (h Histogram) ScrollMedian() float64 {
+	return h.median(ScrollBuckets, func(i int) (lo, hi float64) {
+		lo = float64(i * ScrollStep)
+		return lo, min(lo+ScrollStep, 100)
+	})
+}
+
+// ScrollReached is the share (0-1) of a scroll histogram's views that
+// reached pct percent of the page (a multiple of ScrollStep); 0 when none
+// reported.
+func (h Histogram) ScrollReached(pct int) float64 {
+	total := h.Total()
+	if total == 0 {
+		return 0
+	}
+	var n int64
+	for i, c := range h {
+		if int(i)*ScrollStep >= pct {
+			n += max(c, 0)
+		}
+	}
+	return float64(n) / float64(total)
+}
+
+// median finds the bucket holding the middle view and interpolates
+// linearly within its bounds.
+func (h Histogram) median(buckets int, bounds func(i int) (lo, hi float64)) float64 {
+	total := h.Total()
+	if total == 0 {
+		return 0
+	}
+	half := float64(total) / 2
+	var seen float64
+	for i := range buckets {
+		c := float64(max(h[int8(i)], 0))
+		if c == 0 {
+			continue
+		}
+		if seen+c >= half {
+			lo, hi := bounds(i)
+			return lo + (hi-lo)*(half-seen)/c
+		}
+		seen += c
+	}
+	lo, _ := bounds(buckets - 1)
+	return lo
+}
