@@ -488,6 +488,7 @@ func TestScript(t *testing.T) {
 func FuzzDecodeBeacon(f *testing.F) {
 	for _, s := range []string{
 		`{"site":"example.com","page":"/a"}`, `[{"site":"a","page":"/"},{"page":1}]`, `[]`, `[1]`, `{"webdriver":"x"}`, ` `, `[{}`,
+		`{"type":"engagement","site":"a","page":"/","id":"x","engaged_ms":1,"scroll":2,"age_ms":3}`, `{"engaged_ms":"x"}`, `{"type":7}`,
 	} {
 		f.Add([]byte(s))
 	}
