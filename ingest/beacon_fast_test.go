@@ -126,7 +126,7 @@ func checkFastBeacon(t *testing.T, body []byte) {
 			t.Fatalf("%q: fast path decoded %d hits, the reference refuses: %v", body, len(hits), errors.Join(jsonErr, textErr))
 		}
 		if array != wantArray || !reflect.DeepEqual(hits, want) {
-			t.Fatalf("%q:\nfast %+v (array %v)\njson %+v (array %v)", body, hits, array, want, wantArray)
+			t.Fatalf("%q:\nfast %s (array %v)\njson %s (array %v)", body, showHits(hits), array, showHits(want), wantArray)
 		}
 		if len(hits) < 1 || len(hits) > MaxBeaconEvents {
 			t.Fatalf("%q: %d hits", body, len(hits))
@@ -138,10 +138,24 @@ func checkFastBeacon(t *testing.T, body []byte) {
 	case err == nil && (jsonErr != nil || textErr != nil):
 		t.Fatalf("%q: decoded %d hits, the reference refuses: %v", body, len(hits), errors.Join(jsonErr, textErr))
 	case err == nil && (array != wantArray || !reflect.DeepEqual(hits, want)):
-		t.Fatalf("%q:\ndecoded %+v (array %v)\njson %+v (array %v)", body, hits, array, want, wantArray)
+		t.Fatalf("%q:\ndecoded %s (array %v)\njson %s (array %v)", body, showHits(hits), array, showHits(want), wantArray)
 	case jsonErr == nil && textErr != nil && err == nil:
 		t.Fatalf("%q: broken text accepted", body)
 	}
+}
+
+// showHits prints hits with their reports, not the reports' addresses.
+func showHits(hits []Hit) string {
+	var b strings.Builder
+	for _, h := range hits {
+		r := h.Report
+		h.Report = nil
+		fmt.Fprintf(&b, "\n  %+v", h)
+		if r != nil {
+			fmt.Fprintf(&b, " report %+v", *r)
+		}
+	}
+	return b.String()
 }
 
 // What trackers send must take the fast path.
