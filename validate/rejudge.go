@@ -295,5 +295,7 @@ func rawEvent(res *store.Result) viewcount.Event {
 	e.Headers = viewcount.HeaderFlags(res.Uint16("req_flags"))
 	e.ASN = res.Uint32("asn")
 	e.Origin = res.String("origin")
+	e.Kind = viewcount.Kind(res.Uint8("kind"))
+	e.Engagement = viewcount.Engagement{EngagedMS: res.Uint32("engaged_ms"), Scroll: res.Uint8("scroll"), AgeMS: res.Uint32("age_ms")}
 	return e
 }

@@ -15,22 +15,24 @@ import (
 
 // Rollups returns the tables materialized views fill from views_raw:
 // page_rollup (counts per page), dim_rollup (the dashboard's breakdowns),
-// page_views (every valid view, for one page's breakdowns) and
+// page_views (every valid view, for one page's breakdowns),
 // rejected_rollup (who was filtered: rejected events per reason, hour and
-// user agent). Each has its scripts in sql/queries/repair: NAME_prepare (a staging
+// user agent) and engagement_rollup (engagement and visit figures per
+// dimension, hour and day). Each has its scripts in sql/queries/repair: NAME_prepare (a staging
 // table, with what only the table still holds), NAME_fill (one month of
 // views_raw, the view's own SELECT), NAME_swap (the staging table
 // replaces the table's rows) and NAME_recount (the rows that differ from
 // a recount). A table partitioned by month (page_views, rejected_rollup)
 // is swapped a partition at a time: NAME_partitions lists them, NAME_swap
 // takes {partition}, NAME_drop removes the staging table. A table
-// recounted by month (dim_rollup, rejected_rollup) lists its months with
-// NAME_months. Repairs, revalidations and corrections (Rebuild), `viewcount
+// recounted by month (dim_rollup, rejected_rollup, engagement_rollup)
+// lists its months with NAME_months. Repairs, revalidations and corrections (Rebuild), `viewcount
 // check` and `viewcount reconcile` (Recount) and the raw retention
 // (retained) go by this list; a site's deletion finds every table with a
 // site column itself. A new rollup is one more entry here and its files.
 func Rollups() []string {
-	return []string{migrations.PageRollupTable, migrations.DimRollupTable, migrations.PageViewsTable, migrations.RejectedRollupTable}
+	return []string{migrations.PageRollupTable, migrations.DimRollupTable, migrations.PageViewsTable, migrations.RejectedRollupTable,
+		migrations.EngagementRollupTable}
 }
 
 // partitioned reports whether table's swap goes a partition at a time.
@@ -126,18 +128,17 @@ func Rebuild(ctx context.Context, q Execer, opts RebuildOptions, logger *slog.Lo
 	}
 	type month struct {
 		name string // YYYYMM, views_raw's partition id
+		n    int    // the same as a number
 		rows uint64 // only for progress
 	}
-	var months []month
+	var all []month
 	for res.Next() {
-		m := month{res.String("month"), res.Uint64("rows")}
-		n, err := strconv.Atoi(m.name)
-		if err != nil && res.Err() == nil {
+		m := month{name: res.String("month"), rows: res.Uint64("rows")}
+		var err error
+		if m.n, err = strconv.Atoi(m.name); err != nil && res.Err() == nil {
 			return fmt.Errorf("rebuild: views_raw month %q: %w", m.name, err)
 		}
-		if n >= yyyymm(from) && n <= yyyymm(to.Add(-time.Second)) {
-			months = append(months, m)
-		}
+		all = append(all, m)
 	}
 	if err := res.Err(); err != nil {
 		return fmt.Errorf("rebuild: list views_raw months: %w", err)
@@ -148,6 +149,20 @@ func Rebuild(ctx context.Context, q Execer, opts RebuildOptions, logger *slog.Lo
 	}
 	for _, table := range Rollups() {
 		start := time.Now()
+		from := from
+		if opts.Scope != nil && table == migrations.EngagementRollupTable {
+			// A report received in the scope's first hour counts in its
+			// view's day, the day before: recount that day too (from
+			// views_raw, which holds it whole), so the figures a
+			// revalidation changed there are rebuilt with the rest.
+			from = later(from.AddDate(0, 0, -1), cutoff)
+		}
+		var months []month
+		for _, m := range all {
+			if m.n >= yyyymm(from) && m.n <= yyyymm(to.Add(-time.Second)) {
+				months = append(months, m)
+			}
+		}
 		p := store.Params{"cutoff": cutoffParam(from), "to": cutoffParam(to), "site": site, "fed": feed.FedMap(fed)}
 		if err := execScript(ctx, q, table+"_prepare", p); err != nil {
 			return err

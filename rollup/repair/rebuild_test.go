@@ -14,14 +14,16 @@ import (
 
 // historyStore returns a migrated store holding a generated history across
 // a month boundary (two views_raw partitions), inserted in several batches
-// through the materialized views, with every dimension and rejected events.
+// through the materialized views, with every dimension, rejected events,
+// and visits with engagement reports (some of February's received in
+// March).
 func historyStore(t *testing.T) store.Store {
 	t.Helper()
 	s := migrated(t)
 	// 700 visitors a day: the day sketches pass 128 ids, so dim_rollup's
 	// precision-12 sketches are HyperLogLogs, not exact sets.
 	cfg := storetest.HistoryConfig{Events: 12_000, Days: 3, End: time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC),
-		Sites: []string{"a.example", "b.example"}, Pages: 30, Visitors: 700, Seed: 11, Batch: 2_500}
+		Sites: []string{"a.example", "b.example"}, Pages: 30, Visitors: 700, Seed: 11, Batch: 2_500, Visits: true}
 	if _, err := storetest.History(t.Context(), s, cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -47,25 +49,32 @@ func recountDiffering(t *testing.T, s store.Store, now time.Time) map[string]uin
 
 // The rebuild's fill SELECTs are the materialized views' own: rows written
 // by the views insert by insert and rows rebuilt a month at a time read
-// the same, row for row, in all four tables; the recount agrees before
+// the same, row for row, in all five tables; the recount agrees before
 // and after.
 func TestRebuildEqualsMaterializedViews(t *testing.T) {
 	s := historyStore(t)
 	now := time.Now()
 	want := storetest.DerivedRows(t, s)
-	for table, n := range map[string]int{"page_rollup": 1000, "dim_rollup": 1000, "page_views": 9000, "rejected_rollup": 100} {
+	for table, n := range map[string]int{"page_rollup": 1000, "dim_rollup": 1000, "page_views": 9000, "rejected_rollup": 100, "engagement_rollup": 1000} {
 		if len(want[table]) < n {
 			t.Fatalf("%s holds %d rows, want at least %d: the history did not reach it", table, len(want[table]), n)
 		}
 	}
-	if got := queryCell(t, s, "SELECT count() FROM page_views"); got != queryCell(t, s, "SELECT count() FROM views_raw WHERE verdict = 'valid'") {
+	if got := queryCell(t, s, "SELECT count() FROM page_views"); got != queryCell(t, s, "SELECT count() FROM views_raw WHERE verdict = 'valid' AND kind = 0") {
 		t.Fatalf("page_views holds %s rows, not every valid view", got)
 	}
-	if got := queryCell(t, s, "SELECT sum(events) FROM rejected_rollup"); got != queryCell(t, s, "SELECT count() FROM views_raw WHERE verdict != 'valid'") {
-		t.Fatalf("rejected_rollup counts %s events, not every rejected one", got)
+	if got := queryCell(t, s, "SELECT sum(events) FROM rejected_rollup"); got != queryCell(t, s, "SELECT count() FROM views_raw WHERE verdict != 'valid' AND kind = 0") {
+		t.Fatalf("rejected_rollup counts %s events, not every rejected view", got)
 	}
-	if d := recountDiffering(t, s, now); d["page_rollup"] != 0 || d["dim_rollup"] != 0 || d["page_views"] != 0 || d["rejected_rollup"] != 0 || len(d) != 4 {
-		t.Fatalf("recount of a sound store = %v, want 0 for each of the four tables", d)
+	// Reports of February's views received in March count in February.
+	if got := queryCell(t, s, "SELECT count() FROM views_raw WHERE kind = 1 AND visit_set AND toYYYYMM(time) = 202603 AND toYYYYMM(view_time) = 202602"); got == "0" {
+		t.Fatal("no report crosses the month: the history tests nothing of engagement_rollup's months")
+	}
+	if got := queryCell(t, s, "SELECT sum(engagements) FROM engagement_rollup WHERE dim = 'total' AND grain = 'day'"); got != queryCell(t, s, "SELECT count() FROM views_raw WHERE verdict = 'valid' AND kind = 1") {
+		t.Fatalf("engagement_rollup counts %s engagements, not every accepted report", got)
+	}
+	if d := recountDiffering(t, s, now); differingAll(d) != 0 || len(d) != 5 {
+		t.Fatalf("recount of a sound store = %v, want 0 for each of the five tables", d)
 	}
 
 	var progress []string
@@ -77,7 +86,7 @@ func TestRebuildEqualsMaterializedViews(t *testing.T) {
 	}
 	feb, mar := queryCell(t, s, "SELECT count() FROM views_raw WHERE toYYYYMM(time) = 202602"), queryCell(t, s, "SELECT count() FROM views_raw WHERE toYYYYMM(time) = 202603")
 	var wantProgress []string
-	for _, table := range []string{"page_rollup", "dim_rollup", "page_views", "rejected_rollup"} {
+	for _, table := range []string{"page_rollup", "dim_rollup", "page_views", "rejected_rollup", "engagement_rollup"} {
 		wantProgress = append(wantProgress, table+" 1/2 "+feb, table+" 2/2 "+mar)
 	}
 	if strings.Join(progress, "\n") != strings.Join(wantProgress, "\n") {
@@ -86,7 +95,7 @@ func TestRebuildEqualsMaterializedViews(t *testing.T) {
 	if diff := storetest.DiffRows(storetest.DerivedRows(t, s), want); diff != "" {
 		t.Errorf("rebuilt rows differ from the views':\n%s", diff)
 	}
-	if d := recountDiffering(t, s, now); d["page_rollup"] != 0 || d["dim_rollup"] != 0 || d["page_views"] != 0 || d["rejected_rollup"] != 0 {
+	if d := recountDiffering(t, s, now); differingAll(d) != 0 {
 		t.Errorf("recount after the rebuild = %v", d)
 	}
 	if n := queryCell(t, s, "SELECT count() FROM system.tables WHERE database = currentDatabase() AND name LIKE '%_rebuild'"); n != "0" {
@@ -94,10 +103,10 @@ func TestRebuildEqualsMaterializedViews(t *testing.T) {
 	}
 }
 
-// A damaged dim_rollup part, a damaged page_views part and a damaged
-// rejected_rollup part are reported like page_rollup's (health part
-// store_parts, the repair named), the recount finds the rows they held,
-// and a rebuild restores every row.
+// A damaged dim_rollup part, a damaged page_views part, a damaged
+// rejected_rollup part and a damaged engagement_rollup part are reported
+// like page_rollup's (health part store_parts, the repair named), the
+// recount finds the rows they held, and a rebuild restores every row.
 func TestBrokenDimAndPageViewsPartsAreRebuilt(t *testing.T) {
 	s := historyStore(t)
 	ctx := t.Context()
@@ -107,25 +116,27 @@ func TestBrokenDimAndPageViewsPartsAreRebuilt(t *testing.T) {
 	storetest.BreakPart(t, s, "dim_rollup")
 	storetest.BreakPart(t, s, "page_views")
 	storetest.BreakPart(t, s, "rejected_rollup")
+	storetest.BreakPart(t, s, "engagement_rollup")
 	parts, err := repair.BrokenParts(ctx, s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(parts) != 3 || parts[0].Table != "dim_rollup" || parts[1].Table != "page_views" || parts[2].Table != "rejected_rollup" || len(repair.Harmful(parts)) != 3 {
-		t.Fatalf("broken parts = %+v, want one of dim_rollup, page_views and rejected_rollup", parts)
+	if len(parts) != 4 || parts[0].Table != "dim_rollup" || parts[1].Table != "engagement_rollup" || parts[2].Table != "page_views" ||
+		parts[3].Table != "rejected_rollup" || len(repair.Harmful(parts)) != 4 {
+		t.Fatalf("broken parts = %+v, want one of dim_rollup, engagement_rollup, page_views and rejected_rollup", parts)
 	}
 	p := repair.PartsProblem(parts)
-	if p == nil || !strings.Contains(p.Error(), "dim_rollup (1), page_views (1), rejected_rollup (1)") || !strings.Contains(p.Error(), "viewcount repair rollups") {
-		t.Errorf("problem = %v, want the three tables and the repair", p)
+	if p == nil || !strings.Contains(p.Error(), "dim_rollup (1), engagement_rollup (1), page_views (1), rejected_rollup (1)") || !strings.Contains(p.Error(), "viewcount repair rollups") {
+		t.Errorf("problem = %v, want the four tables and the repair", p)
 	}
-	for _, table := range []string{"dim_rollup", "page_views", "rejected_rollup"} {
+	for _, table := range []string{"dim_rollup", "page_views", "rejected_rollup", "engagement_rollup"} {
 		if !repair.IsRollup(table) || !strings.Contains(repair.Advice(table), "viewcount repair rollups") {
 			t.Errorf("%s: IsRollup %v, advice %q", table, repair.IsRollup(table), repair.Advice(table))
 		}
 	}
 	d := recountDiffering(t, s, now)
-	if d["page_rollup"] != 0 || d["dim_rollup"] == 0 || d["page_views"] == 0 || d["rejected_rollup"] == 0 {
-		t.Errorf("recount of the damaged tables = %v, want differences in dim_rollup, page_views and rejected_rollup only", d)
+	if d["page_rollup"] != 0 || d["dim_rollup"] == 0 || d["page_views"] == 0 || d["rejected_rollup"] == 0 || d["engagement_rollup"] == 0 {
+		t.Errorf("recount of the damaged tables = %v, want differences in dim_rollup, page_views, rejected_rollup and engagement_rollup only", d)
 	}
 	res, err := repair.Recount(ctx, s, now, 1)
 	if err != nil {
@@ -146,6 +157,10 @@ func TestBrokenDimAndPageViewsPartsAreRebuilt(t *testing.T) {
 			if e.Grain != "hour" || e.Dim == "" || e.Dim == "valid" || e.StoredViews >= e.RecountViews || e.RecountLast == "" {
 				t.Errorf("rejected_rollup example %+v: want a reason's hour with fewer stored events and the newest event's time", e)
 			}
+		case "engagement_rollup":
+			if e.Dim == "" || e.StoredFigures == nil || e.RecountFigures == nil || len(e.StoredFigures.Differing(*e.RecountFigures)) == 0 {
+				t.Errorf("engagement_rollup example %+v: want a dim's row with the figures that differ", e)
+			}
 		}
 	}
 
@@ -158,7 +173,7 @@ func TestBrokenDimAndPageViewsPartsAreRebuilt(t *testing.T) {
 	if parts, err := repair.BrokenParts(ctx, s); err != nil || len(parts) != 0 {
 		t.Errorf("broken parts after the rebuild = %+v, %v; want none (dropped)", parts, err)
 	}
-	if d := recountDiffering(t, s, now); d["dim_rollup"] != 0 || d["page_views"] != 0 || d["rejected_rollup"] != 0 {
+	if d := recountDiffering(t, s, now); differingAll(d) != 0 {
 		t.Errorf("recount after the rebuild = %v", d)
 	}
 }
@@ -194,7 +209,7 @@ func TestInterruptedRebuildLeavesTablesAsTheyWere(t *testing.T) {
 	}
 	got := storetest.DerivedRows(t, s)
 	if diff := storetest.DiffRows(got, map[string][]string{"page_rollup": want["page_rollup"], "dim_rollup": damaged["dim_rollup"],
-		"page_views": want["page_views"], "rejected_rollup": want["rejected_rollup"]}); diff != "" {
+		"page_views": want["page_views"], "rejected_rollup": want["rejected_rollup"], "engagement_rollup": want["engagement_rollup"]}); diff != "" {
 		t.Errorf("after the failed rebuild (page_rollup rebuilt, dim_rollup as it was, page_views and rejected_rollup untouched):\n%s", diff)
 	}
 	if parts, _ := repair.BrokenParts(ctx, s); len(parts) != 1 {
@@ -276,4 +291,13 @@ func TestRecountSketchBoundary(t *testing.T) {
 	if d := recountDiffering(t, s, time.Now()); d["dim_rollup"] != 1 {
 		t.Errorf("recount with one view too many = %v, want dim_rollup's one row", d)
 	}
+}
+
+// differingAll is the differing rows of every rollup.
+func differingAll(d map[string]uint64) uint64 {
+	var n uint64
+	for _, v := range d {
+		n += v
+	}
+	return n
 }

@@ -20,7 +20,9 @@ import (
 // instead of uniques; rejected_rollup's are a site, reason (Dim), user
 // agent (Value), browser, device, AS number, page host and hour (grain
 // "hour") with the events (as views) and the newest event's time instead
-// of uniques.
+// of uniques; engagement_rollup's are a grain (hour or day), site,
+// dimension, value and bucket with every figure of the row (Stored and
+// RecountFigures) instead of views and uniques.
 type Difference struct {
 	Table          string `json:"table"`
 	Grain          string `json:"grain"`
@@ -46,6 +48,46 @@ type Difference struct {
 	Origin      string `json:"origin,omitempty"`
 	StoredLast  string `json:"stored_last,omitempty"`
 	RecountLast string `json:"recount_last,omitempty"`
+	// engagement_rollup: the row's figures as stored and as recounted.
+	StoredFigures  *EngagementFigures `json:"stored_figures,omitempty"`
+	RecountFigures *EngagementFigures `json:"recount_figures,omitempty"`
+}
+
+// EngagementFigures are the sums of one engagement_rollup row (migration
+// 021): the engagement figures, the visit figures, the exits and the
+// rejected reports. A histogram is its entries as ClickHouse prints a Map
+// ("{3:2,11:1}": bucket index, views), without zero entries.
+type EngagementFigures struct {
+	Engagements int64  `json:"engagements"`
+	EngagedMS   int64  `json:"engaged_ms"`
+	EngagedHist string `json:"engaged_hist"`
+	ScrollHist  string `json:"scroll_hist"`
+	Visits      int64  `json:"visits"`
+	Bounces     int64  `json:"bounces"`
+	VisitMS     int64  `json:"visit_ms"`
+	Exits       int64  `json:"exits"`
+	Rejected    int64  `json:"rejected"`
+}
+
+// Differing names the figures that differ between f and g, in the
+// order of EngagementFigures.
+func (f EngagementFigures) Differing(g EngagementFigures) []string {
+	var out []string
+	add := func(name string, differ bool) {
+		if differ {
+			out = append(out, name)
+		}
+	}
+	add("engagements", f.Engagements != g.Engagements)
+	add("engaged_ms", f.EngagedMS != g.EngagedMS)
+	add("engaged_hist", f.EngagedHist != g.EngagedHist)
+	add("scroll_hist", f.ScrollHist != g.ScrollHist)
+	add("visits", f.Visits != g.Visits)
+	add("bounces", f.Bounces != g.Bounces)
+	add("visit_ms", f.VisitMS != g.VisitMS)
+	add("exits", f.Exits != g.Exits)
+	add("rejected", f.Rejected != g.Rejected)
+	return out
 }
 
 // RecountResult is one rollup's comparison with a recount from views_raw.
@@ -121,11 +163,13 @@ func RecountRange(ctx context.Context, q Execer, now time.Time, limit int, from,
 // recountByMonth reports whether table's recount runs a month at a time
 // (NAME_months lists them, NAME_recount takes {month}): dim_rollup's, whose
 // every row lies in one UTC day and whose recount of all months at once
-// held 3.8 GB on a million events (BenchmarkRecountRebuild), and
+// held 3.8 GB on a million events (BenchmarkRecountRebuild),
 // rejected_rollup's, whose keys (user agents) can be as many as its
-// events.
+// events, and engagement_rollup's, which fans a row out as dim_rollup's
+// view does.
 func recountByMonth(table string) bool {
-	return table == migrations.DimRollupTable || table == migrations.RejectedRollupTable
+	return table == migrations.DimRollupTable || table == migrations.RejectedRollupTable ||
+		table == migrations.EngagementRollupTable
 }
 
 // differences reads a recount script's rows by column name: each table's
@@ -156,6 +200,16 @@ func differences(table string, res *store.Result) (RecountResult, error) {
 			}
 			return 0
 		}
+		// engagement_rollup's figures, stored_NAME and recount_NAME.
+		figures := func(side string) *EngagementFigures {
+			if !res.Has(side + "_engagements") {
+				return nil
+			}
+			i := func(name string) int64 { return res.Int64(side + "_" + name) }
+			return &EngagementFigures{Engagements: i("engagements"), EngagedMS: i("engaged_ms"),
+				EngagedHist: res.String(side + "_engaged_hist"), ScrollHist: res.String(side + "_scroll_hist"),
+				Visits: i("visits"), Bounces: i("bounces"), VisitMS: i("visit_ms"), Exits: i("exits"), Rejected: i("rejected")}
+		}
 		r.Differing = n("differing")
 		r.Examples = append(r.Examples, Difference{Table: table, Grain: text("grain"), Site: text("site"), Dim: text("dim"),
 			Page: text("page"), Value: text("value"), Bucket: text("bucket"),
@@ -163,7 +217,8 @@ func differences(table string, res *store.Result) (RecountResult, error) {
 			StoredUniques: n("stored_uniques"), RecountUniques: n("recount_uniques"),
 			StoredChecksum: n("stored_checksum"), RecountChecksum: n("recount_checksum"),
 			Browser: text("browser"), Device: text("device"), ASN: n32("asn"), Origin: text("origin"),
-			StoredLast: text("stored_last"), RecountLast: text("recount_last")})
+			StoredLast: text("stored_last"), RecountLast: text("recount_last"),
+			StoredFigures: figures("stored"), RecountFigures: figures("recount")})
 	}
 	if err := res.Err(); err != nil {
 		return r, fmt.Errorf("recount %s: %w", table, err)

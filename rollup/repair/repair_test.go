@@ -131,7 +131,7 @@ func TestBrokenRollupPartIsLoudAndRebuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 	months := queryCell(t, s, "SELECT uniqExact(toYYYYMM(time)) FROM views_raw")
-	if last := fmt.Sprintf("rejected_rollup %s/%s", months, months); fmt.Sprint(len(progress)/len(repair.Rollups())) != months || !strings.HasPrefix(progress[len(progress)-1], last) {
+	if last := fmt.Sprintf("engagement_rollup %s/%s", months, months); fmt.Sprint(len(progress)/len(repair.Rollups())) != months || !strings.HasPrefix(progress[len(progress)-1], last) {
 		t.Errorf("progress = %q, want one line per table and views_raw month", progress)
 	}
 	if got := rollupState(t, s); got != want {

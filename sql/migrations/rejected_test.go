@@ -37,6 +37,18 @@ func TestMigrateRejectedRollupBackfills(t *testing.T) {
 			m019 = m
 			continue
 		}
+		if m.Version > 19 {
+			// Only the columns this binary's inserts and feed name; the
+			// rest (021's views) comes with the upgrade, after 019.
+			for _, st := range m.Statements {
+				if strings.Contains(st, "ADD COLUMN") {
+					if err := s.Exec(ctx, st, nil); err != nil {
+						t.Fatalf("migration %d: %v", m.Version, err)
+					}
+				}
+			}
+			continue
+		}
 		for _, st := range m.Statements {
 			if err := s.Exec(ctx, st, nil); err != nil {
 				t.Fatalf("migration %d: %v", m.Version, err)
@@ -115,7 +127,7 @@ func TestMigrateRejectedRollupBackfills(t *testing.T) {
 	if got := stored(); got != wantCopy {
 		t.Errorf("rejected_rollup after the copy counts %s events, want %s", got, wantCopy)
 	}
-	if err := migrations.Apply(ctx, s, nil); err != nil { // the rerun, and the view
+	if err := migrations.Apply(ctx, s, nil); err != nil { // the rerun, the view, and the migrations after 019
 		t.Fatal(err)
 	}
 	if got := stored(); got != wantCopy {

@@ -18,6 +18,11 @@ const PageRollupTable = "page_rollup"
 // report's top lists. Its rows expire with views_raw's.
 const RejectedRollupTable = "rejected_rollup"
 
+// EngagementRollupTable holds the engagement and visit figures per site,
+// UTC hour and day, dimension and value, summed from the verdicts' visit
+// deltas (migration 021; docs/engagement.md, "Storage").
+const EngagementRollupTable = "engagement_rollup"
+
 // PageViewsTable holds every valid view ordered by page, for one page's
 // breakdowns (migration 011). Its rows come from views_raw and expire
 // with them.

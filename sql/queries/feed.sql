@@ -10,14 +10,21 @@
 -- blocks: the rows in stream order, read by one thread, so the blocks and
 -- each view's blocks from them come out the same however the parts of
 -- views_raw were merged in between. The columns are named: migration
--- 019 added ua, asn and origin after the others.
+-- 019 added ua, asn and origin after the others, 021 kind and the visit
+-- stage's delta.
 INSERT INTO views_feed (time, site, page, visitor, verdict, utm_source, utm_medium, utm_campaign, country,
-    ref_host, ref_source, browser, os, device, screen, ua, asn, origin)
+    ref_host, ref_source, browser, os, device, screen, ua, asn, origin,
+    kind, visit_set, view_time, visit_start, entry_page, entry_ref_host, entry_ref_source,
+    entry_utm_source, entry_utm_medium, entry_utm_campaign, prev_page,
+    d_visits, d_bounces, d_visit_ms, d_engaged_ms, eng_from, eng_to, scroll_from, scroll_to)
 SETTINGS insert_deduplication_token = {token:String}, insert_deduplicate = 1,
     deduplicate_blocks_in_dependent_materialized_views = 1, async_insert = 0,
     max_threads = 1, max_insert_threads = 1
 SELECT time, site, page, visitor, verdict, utm_source, utm_medium, utm_campaign, country,
-    ref_host, ref_source, browser, os, device, screen, ua, asn, origin
+    ref_host, ref_source, browser, os, device, screen, ua, asn, origin,
+    kind, visit_set, view_time, visit_start, entry_page, entry_ref_host, entry_ref_source,
+    entry_utm_source, entry_utm_medium, entry_utm_campaign, prev_page,
+    d_visits, d_bounces, d_visit_ms, d_engaged_ms, eng_from, eng_to, scroll_from, scroll_to
 FROM views_raw
 WHERE partition = {partition:UInt16}
   AND batch >= {first:UInt64} AND batch <= {last:UInt64}

@@ -52,7 +52,7 @@ func TestQueries(t *testing.T) {
 }
 
 func TestRepair(t *testing.T) {
-	for _, name := range []string{"page_rollup", "dim_rollup", "page_views", "rejected_rollup"} {
+	for _, name := range []string{"page_rollup", "dim_rollup", "page_views", "rejected_rollup", "engagement_rollup"} {
 		for _, step := range []string{"prepare", "fill", "swap", "recount"} {
 			if st := Repair(name + "_" + step); len(st) == 0 {
 				t.Errorf("repair script %s_%s has no statements", name, step)
@@ -60,9 +60,10 @@ func TestRepair(t *testing.T) {
 		}
 	}
 	// page_views and rejected_rollup are swapped a partition at a time,
-	// dim_rollup and rejected_rollup recounted a month at a time.
+	// dim_rollup, rejected_rollup and engagement_rollup recounted a month
+	// at a time.
 	for _, name := range []string{"page_views_partitions", "page_views_drop", "dim_rollup_months",
-		"rejected_rollup_partitions", "rejected_rollup_drop", "rejected_rollup_months"} {
+		"rejected_rollup_partitions", "rejected_rollup_drop", "rejected_rollup_months", "engagement_rollup_months"} {
 		if st := Repair(name); len(st) != 1 {
 			t.Errorf("repair script %s has %d statements, want 1", name, len(st))
 		}

@@ -19,7 +19,7 @@ LEFT JOIN
 (
     SELECT site, count() AS raw
     FROM views_raw
-    WHERE verdict = 'valid' AND time >= {cutoff:DateTime('UTC')}
+    WHERE verdict = 'valid' AND kind = 0 AND time >= {cutoff:DateTime('UTC')}
     GROUP BY site
 ) AS v USING (site)
 WHERE stored > raw

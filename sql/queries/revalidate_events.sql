@@ -7,7 +7,8 @@ SELECT seq, idx, toUnixTimestamp64Milli(time), site, page, referrer, ua, event_i
     toUInt8(webdriver), toUInt8(datacenter), toString(source),
     toUInt8(hints_present), screen_w, screen_h, languages, toUInt8(tz), toUInt8(ua_data), toUInt8(secure_context),
     toUInt8(window_reported), window_w, window_h,
-    utm_source, utm_medium, utm_campaign, country, req_flags, asn, origin
+    utm_source, utm_medium, utm_campaign, country, req_flags, asn, origin,
+    kind, engaged_ms, scroll, age_ms
 FROM views_raw
 WHERE partition = {partition:UInt16}
   AND time >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')

@@ -352,6 +352,10 @@ type RevalidateEventsRow struct {
 	ReqFlags                   uint16 `ch:"req_flags"`
 	Asn                        uint32 `ch:"asn"`
 	Origin                     string `ch:"origin"`
+	Kind                       uint8  `ch:"kind"`
+	EngagedMs                  uint32 `ch:"engaged_ms"`
+	Scroll                     uint8  `ch:"scroll"`
+	AgeMs                      uint32 `ch:"age_ms"`
 }
 
 // RevalidatePageValidRow is a row of revalidate_page_valid.sql.

@@ -249,9 +249,21 @@ func appendColumns(batch driver.Batch, rows []viewcount.Verdict) error {
 		partitions, reqFlags                  = make([]uint16, n), make([]uint16, n)
 		idxs, asns                            = make([]uint32, n), make([]uint32, n)
 		dims                                  = make([][]string, 10)
+		// migration 021: the engagement report and the visit stage's delta
+		kinds, scrolls         = make([]uint8, n), make([]uint8, n)
+		engagedMS, ages        = make([]uint32, n), make([]uint32, n)
+		visitSet               = make([]bool, n)
+		viewTimes, visitStarts = make([]time.Time, n), make([]time.Time, n)
+		visitStrs              = make([][]string, 7)
+		dVisits, dBounces      = make([]int8, n), make([]int8, n)
+		dVisitMS, dEngagedMS   = make([]int32, n), make([]int32, n)
+		buckets                = [4][]int8{make([]int8, n), make([]int8, n), make([]int8, n), make([]int8, n)}
 	)
 	for j := range dims {
 		dims[j] = make([]string, n)
+	}
+	for j := range visitStrs {
+		visitStrs[j] = make([]string, n)
 	}
 	for i := range rows {
 		r := &rows[i]
@@ -270,19 +282,44 @@ func appendColumns(batch driver.Batch, rows []viewcount.Verdict) error {
 			d.RefHost, d.RefSource, d.Browser, d.OS, d.Device, d.Screen} {
 			dims[j][i] = v
 		}
+		kinds[i], engagedMS[i], scrolls[i], ages[i] = uint8(r.Kind), r.Engagement.EngagedMS, r.Engagement.Scroll, r.Engagement.AgeMS
+		vd := &r.Visit
+		visitSet[i], viewTimes[i], visitStarts[i] = vd.Set, visitTime(vd.ViewTime), visitTime(vd.VisitStart)
+		for j, v := range [...]string{vd.EntryPage, vd.EntryRefHost, vd.EntryRefSource,
+			vd.EntryUTM.Source, vd.EntryUTM.Medium, vd.EntryUTM.Campaign, vd.PrevPage} {
+			visitStrs[j][i] = v
+		}
+		dVisits[i], dBounces[i], dVisitMS[i], dEngagedMS[i] = vd.Visits, vd.Bounces, vd.VisitMS, vd.EngagedMS
+		for j, b := range [...]int8{vd.EngagedFrom, vd.EngagedTo, vd.ScrollFrom, vd.ScrollTo} {
+			buckets[j][i] = visitBucket(vd, b)
+		}
 	}
 	cols := []any{times, sites, pages, refs, uas, ids, visitors, networks, webdrivers,
 		dcs, present, screenW, screenH, langs, tzs, uads, secure, sources, verdicts, partitions, seqs, idxs}
 	for _, d := range dims {
 		cols = append(cols, d)
 	}
-	cols = append(cols, batches, reqFlags, asns, rules, windows, outerW, outerH, origins)
+	cols = append(cols, batches, reqFlags, asns, rules, windows, outerW, outerH, origins,
+		kinds, engagedMS, scrolls, ages, visitSet, viewTimes, visitStarts)
+	for _, v := range visitStrs {
+		cols = append(cols, v)
+	}
+	cols = append(cols, dVisits, dBounces, dVisitMS, dEngagedMS, buckets[0], buckets[1], buckets[2], buckets[3])
 	for i, col := range cols {
 		if err := batch.Column(i).Append(col); err != nil {
 			return fmt.Errorf("column %d: %w", i, err)
 		}
 	}
 	return nil
+}
+
+// visitTime is a VisitDelta time as the driver sends a DateTime64: the
+// zero time as the column's default, the Unix epoch (visitMilli's 0).
+func visitTime(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.UnixMilli(0).UTC()
+	}
+	return t.UTC()
 }
 
 func (s *chStore) Ping(ctx context.Context) error {

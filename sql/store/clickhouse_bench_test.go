@@ -21,7 +21,7 @@ import (
 )
 
 // viewsRawTypes are the views_raw columns as a server describes them in the
-// header block it answers an INSERT with (sql/migrations/001, 003, 007, 013 and 018), in
+// header block it answers an INSERT with (sql/migrations/001, 003, 007, 013, 018 and 021), in
 // viewsColumns order, the order clickhouse-go sorts that header into.
 var viewsRawTypes = [][2]string{
 	{"time", "DateTime64(3, 'UTC')"}, {"site", "LowCardinality(String)"}, {"page", "String"},
@@ -36,6 +36,13 @@ var viewsRawTypes = [][2]string{
 	{"screen", "LowCardinality(String)"}, {"batch", "UInt64"}, {"req_flags", "UInt16"}, {"asn", "UInt32"},
 	{"rules", "LowCardinality(String)"}, {"window_reported", "Bool"}, {"window_w", "UInt16"}, {"window_h", "UInt16"},
 	{"origin", "LowCardinality(String)"},
+	{"kind", "UInt8"}, {"engaged_ms", "UInt32"}, {"scroll", "UInt8"}, {"age_ms", "UInt32"}, {"visit_set", "Bool"},
+	{"view_time", "DateTime64(3, 'UTC')"}, {"visit_start", "DateTime64(3, 'UTC')"}, {"entry_page", "String"},
+	{"entry_ref_host", "String"}, {"entry_ref_source", "LowCardinality(String)"},
+	{"entry_utm_source", "LowCardinality(String)"}, {"entry_utm_medium", "LowCardinality(String)"},
+	{"entry_utm_campaign", "String"}, {"prev_page", "String"}, {"d_visits", "Int8"}, {"d_bounces", "Int8"},
+	{"d_visit_ms", "Int32"}, {"d_engaged_ms", "Int32"}, {"eng_from", "Int8"}, {"eng_to", "Int8"},
+	{"scroll_from", "Int8"}, {"scroll_to", "Int8"},
 }
 
 // newViewsBlock returns an empty views_raw block, as PrepareBatch gets one
@@ -74,18 +81,24 @@ func (c blockColumn) AppendRow(v any) error { return c.col.AppendRow(v) }
 // nativeRow is one verdict as the values of batch.Append, in viewsColumns
 // order: the row-wise way to fill the same block.
 func nativeRow(r *viewcount.Verdict) []any {
-	h := &r.Hints
+	h, v := &r.Hints, &r.Visit
 	return []any{r.Time.UTC(), r.Site, r.Page, r.Referrer, r.UA, r.ID, r.Visitor, r.Network, r.Webdriver,
 		r.Datacenter, h.Present, h.ScreenW, h.ScreenH, h.Languages, h.TZ, h.UAData, h.Secure,
 		r.Source.String(), string(r.Reason), r.Partition, r.Seq, r.Index,
 		r.UTM.Source, r.UTM.Medium, r.UTM.Campaign, r.Country, r.Dims.RefHost, r.Dims.RefSource,
 		r.Dims.Browser, r.Dims.OS, r.Dims.Device, r.Dims.Screen, r.Batch, uint16(r.Headers), r.ASN, r.Rules,
-		h.Window, h.OuterW, h.OuterH, r.Origin}
+		h.Window, h.OuterW, h.OuterH, r.Origin,
+		uint8(r.Kind), r.Engagement.EngagedMS, r.Engagement.Scroll, r.Engagement.AgeMS, v.Set,
+		visitTime(v.ViewTime), visitTime(v.VisitStart), v.EntryPage, v.EntryRefHost, v.EntryRefSource,
+		v.EntryUTM.Source, v.EntryUTM.Medium, v.EntryUTM.Campaign, v.PrevPage, v.Visits, v.Bounces, v.VisitMS, v.EngagedMS,
+		visitBucket(v, v.EngagedFrom), visitBucket(v, v.EngagedTo), visitBucket(v, v.ScrollFrom), visitBucket(v, v.ScrollTo)}
 }
 
 // nativeBenchRows returns n verdicts shaped like makeFixtureSpan's (two
 // sites, a dozen pages, 30% invalid, hints on most) with real browser UAs,
-// spread over the few seconds a batch covers.
+// spread over the few seconds a batch covers; a third of them are
+// engagement reports (the engagement reasons among the rejected), and the
+// valid ones carry a visit delta (benchVisit).
 func nativeBenchRows(n int) []viewcount.Verdict {
 	rng := rand.New(rand.NewPCG(42, 1))
 	uas := []string{
@@ -123,8 +136,39 @@ func nativeBenchRows(n int) []viewcount.Verdict {
 			Index:     uint32(i % 10),
 			Batch:     1100,
 		}
+		benchVisit(&rows[i], i)
 	}
 	return rows
+}
+
+// benchVisit makes every third verdict an engagement report and gives a
+// valid one the delta the visit stage would: a view opening a visit or
+// continuing one (moving the exit from the page before), a report moving
+// its view's engaged-time and scroll buckets. The i-th of a batch.
+func benchVisit(r *viewcount.Verdict, i int) {
+	engagement := i%3 == 2 || strings.HasPrefix(string(r.Reason), "engagement_")
+	if engagement {
+		r.Kind = viewcount.KindEngagement
+		r.Engagement = viewcount.Engagement{EngagedMS: uint32(i%60) * 1000, Scroll: uint8(i % 101), AgeMS: uint32(i%60)*1000 + 50}
+	}
+	if r.Reason != viewcount.Valid {
+		return
+	}
+	start := r.Time.Add(-time.Duration(i%600) * time.Second)
+	v := viewcount.VisitDelta{Set: true, ViewTime: r.Time, VisitStart: start, EntryPage: "/blog/post-" + strconv.Itoa(i%12),
+		EntryRefHost: "news.example", EntryRefSource: "news.example", EngagedFrom: -1, EngagedTo: -1, ScrollFrom: -1, ScrollTo: -1}
+	switch {
+	case engagement:
+		v.ViewTime = r.Time.Add(-time.Duration(r.Engagement.AgeMS) * time.Millisecond)
+		v.EngagedMS, v.VisitMS = int32(r.Engagement.EngagedMS), int32(i%7)*1000
+		v.EngagedFrom, v.EngagedTo = -1, viewcount.EngagedBucket(r.Engagement.EngagedMS)
+		v.ScrollFrom, v.ScrollTo = -1, viewcount.ScrollBucket(r.Engagement.Scroll)
+	case i%4 == 0:
+		v.VisitStart, v.Visits, v.Bounces = r.Time, 1, 1
+	default:
+		v.PrevPage, v.VisitMS, v.Bounces = "/blog/post-"+strconv.Itoa((i+1)%12), int32(i%30)*1000, -int8(i%2)
+	}
+	r.Visit = v
 }
 
 // TestAppendColumnsNative checks, without a server, that appendColumns

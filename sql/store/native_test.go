@@ -27,8 +27,13 @@ func TestAppendNative(t *testing.T) {
 	v.Headers = viewcount.HeadersSeen | viewcount.HeaderSecure
 	v.ASN = 0x01020304
 	v.Origin = "o.example"
+	v.Kind = viewcount.KindEngagement
+	v.Engagement = viewcount.Engagement{EngagedMS: 0x010203, Scroll: 55, AgeMS: 0x0a0b0c}
+	v.Visit = viewcount.VisitDelta{Set: true, ViewTime: time.UnixMilli(1_700_000_000_000), VisitStart: time.UnixMilli(1_699_999_990_000),
+		EntryPage: "/e", EntryRefHost: "eh", EntryRefSource: "es", EntryUTM: viewcount.UTM{Source: "x", Medium: "y", Campaign: "z"},
+		PrevPage: "/q", Visits: 1, Bounces: -1, VisitMS: -2, EngagedMS: 0x01020304, EngagedFrom: -1, EngagedTo: 3, ScrollFrom: 2, ScrollTo: 11}
 	got := appendNative(nil, []viewcount.Verdict{v})
-	want := []byte{40, 1}
+	want := []byte{62, 1}
 	var names []string
 	col := func(name, typ string, value ...byte) {
 		names = append(names, name)
@@ -76,6 +81,28 @@ func TestAppendNative(t *testing.T) {
 	col("window_w", "UInt16", 0x00, 0x05)
 	col("window_h", "UInt16", 0x00, 0x03)
 	col("origin", "String", append([]byte{9}, "o.example"...)...)
+	col("kind", "UInt8", 1)
+	col("engaged_ms", "UInt32", 3, 2, 1, 0)
+	col("scroll", "UInt8", 55)
+	col("age_ms", "UInt32", 0x0c, 0x0b, 0x0a, 0)
+	col("visit_set", "Bool", 1)
+	col("view_time", "DateTime64(3, 'UTC')", le64(1_700_000_000_000)...)
+	col("visit_start", "DateTime64(3, 'UTC')", le64(1_699_999_990_000)...)
+	col("entry_page", "String", 2, '/', 'e')
+	col("entry_ref_host", "String", 2, 'e', 'h')
+	col("entry_ref_source", "String", 2, 'e', 's')
+	col("entry_utm_source", "String", 1, 'x')
+	col("entry_utm_medium", "String", 1, 'y')
+	col("entry_utm_campaign", "String", 1, 'z')
+	col("prev_page", "String", 2, '/', 'q')
+	col("d_visits", "Int8", 1)
+	col("d_bounces", "Int8", 0xff)
+	col("d_visit_ms", "Int32", 0xfe, 0xff, 0xff, 0xff)
+	col("d_engaged_ms", "Int32", 4, 3, 2, 1)
+	col("eng_from", "Int8", 0xff)
+	col("eng_to", "Int8", 3)
+	col("scroll_from", "Int8", 2)
+	col("scroll_to", "Int8", 11)
 	if string(got) != string(want) {
 		t.Errorf("got  %x\nwant %x", got, want)
 	}

@@ -215,7 +215,7 @@ func TestMigrateIdempotent(t *testing.T) {
 		for _, r := range res.TextRows() {
 			tables = append(tables, r[0])
 		}
-		want := "corrections,dim_rollup,dim_rollup_mv,page_day,page_hour,page_minute,page_rollup,page_rollup_mv,page_total,page_views,page_views_mv,rejected_rollup,rejected_rollup_mv,revalidations,rollup_feed,schema_migrations,views_feed,views_raw"
+		want := "corrections,dim_rollup,dim_rollup_mv,engagement_rollup,engagement_rollup_mv,page_day,page_hour,page_minute,page_rollup,page_rollup_mv,page_total,page_views,page_views_mv,rejected_rollup,rejected_rollup_mv,revalidations,rollup_feed,schema_migrations,views_feed,views_raw"
 		if strings.Join(tables, ",") != want {
 			t.Errorf("tables = %s\nwant     %s", strings.Join(tables, ","), want)
 		}
@@ -379,6 +379,43 @@ func TestInsertViewsRollups(t *testing.T) {
 		}
 		if len(row) != 1 || strings.Join(row[0], "|") != strings.Join(wantRow, "|") {
 			t.Errorf("row = %q\nwant  %q", row, wantRow)
+		}
+	})
+}
+
+// TestInsertViewsVisitColumns: migration 021's columns, read back as each
+// adapter stored them: an accepted engagement report with its visit delta
+// (negative deltas, a bucket of none), and a view the visit stage did not
+// decide, whose zero delta is stored as the columns' defaults (no time,
+// every bucket -1), as rows from before the migration read.
+func TestInsertViewsVisitColumns(t *testing.T) {
+	each(t, func(t *testing.T, open func(testing.TB) store.Store) {
+		s := migrated(t, open)
+		at := time.Date(2026, 3, 2, 0, 5, 0, 250_000_000, time.UTC)
+		rows := []viewcount.Verdict{
+			{Event: viewcount.Event{Time: at, Site: "v.example", Page: "/a", ID: "e1", Visitor: 1, Source: viewcount.SourceBeacon,
+				Kind: viewcount.KindEngagement, Engagement: viewcount.Engagement{EngagedMS: 12_345, Scroll: 80, AgeMS: 400_000}},
+				Reason: viewcount.Valid, Seq: 1,
+				Visit: viewcount.VisitDelta{Set: true, ViewTime: at.Add(-400 * time.Second), VisitStart: at.Add(-500 * time.Second),
+					EntryPage: "/in", EntryRefHost: "news.example", EntryRefSource: "News", EntryUTM: viewcount.UTM{Source: "nl", Medium: "email", Campaign: "may"},
+					Visits: 0, Bounces: -1, VisitMS: 90_000, EngagedMS: 2_345, EngagedFrom: 10, EngagedTo: 11, ScrollFrom: -1, ScrollTo: 16}},
+			{Event: viewcount.Event{Time: at, Site: "v.example", Page: "/b", ID: "e2", Visitor: 2, Source: viewcount.SourcePixel},
+				Reason: viewcount.BotUA, Seq: 1, Index: 1},
+		}
+		if err := storetest.InsertFed(t.Context(), s, "", rows); err != nil {
+			t.Fatal(err)
+		}
+		got := mustQuery(t, s, "SELECT kind, engaged_ms, scroll, age_ms, visit_set, view_time, visit_start, entry_page, entry_ref_host, "+
+			"entry_ref_source, entry_utm_source, entry_utm_medium, entry_utm_campaign, prev_page, d_visits, d_bounces, d_visit_ms, "+
+			"d_engaged_ms, eng_from, eng_to, scroll_from, scroll_to FROM views_raw ORDER BY event_id", nil).TextRows()
+		want := [][]string{
+			{"1", "12345", "80", "400000", "true", "2026-03-01 23:58:20.250", "2026-03-01 23:56:40.250", "/in", "news.example",
+				"News", "nl", "email", "may", "", "0", "-1", "90000", "2345", "10", "11", "-1", "16"},
+			{"0", "0", "0", "0", "false", "1970-01-01 00:00:00.000", "1970-01-01 00:00:00.000", "", "",
+				"", "", "", "", "", "0", "0", "0", "0", "-1", "-1", "-1", "-1"},
+		}
+		if !slices.EqualFunc(got, want, slices.Equal) {
+			t.Errorf("views_raw's visit columns\n got %q\nwant %q", got, want)
 		}
 	})
 }

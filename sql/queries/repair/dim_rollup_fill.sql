@@ -1,6 +1,6 @@
 -- dim_rollup_fill: recounts one month ({month:UInt32}, YYYYMM, a views_raw
 -- partition) of views_raw into the staging table, from {cutoff} on. The
--- SELECT is dim_rollup_mv's (migration 011, 008's view), with only the
+-- SELECT is dim_rollup_mv's (migration 021, 008's view), with only the
 -- month and the cutoff added to its inner WHERE, so the rebuilt rows are
 -- the rows the materialized view would have written. The view runs per
 -- insert, this per month: the minute groups of the inner query are the
@@ -28,7 +28,7 @@ FROM
         ref_source, ref_host, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen,
         count() AS c, uniqCombined64State(12)(visitor) AS s
     FROM views_raw
-    WHERE toYYYYMM(time) = {month:UInt32} AND time >= {cutoff:DateTime('UTC')}
+    WHERE kind = 0 AND toYYYYMM(time) = {month:UInt32} AND time >= {cutoff:DateTime('UTC')}
       AND batch <= {fed:Map(UInt16, UInt64)}[partition]
       AND ({site:String} = '' OR site = {site:String}) AND time < {to:DateTime('UTC')}
     GROUP BY GROUPING SETS ((site, m, verdict, ref_source, ref_host, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen),

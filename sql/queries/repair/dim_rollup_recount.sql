@@ -4,7 +4,7 @@
 -- of the month in all. Read-only.
 --
 -- The recount is what dim_rollup_fill would build: views_raw from {cutoff}
--- on, counted by dim_rollup_mv's SELECT (migration 011). Before the cutoff,
+-- on, counted by dim_rollup_mv's SELECT (migration 021). Before the cutoff,
 -- where the raw retention removed events, the rows are their own truth
 -- (dim_rollup_prepare keeps them as they are), so only rows from the
 -- cutoff on are compared. Views compare exactly; uniques compare the
@@ -62,7 +62,7 @@ FULL OUTER JOIN
                 ref_source, ref_host, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen,
                 count() AS c, uniqCombined64State(12)(visitor) AS s
             FROM views_raw
-            WHERE time >= {cutoff:DateTime('UTC')} AND toYYYYMM(time) = {month:UInt32}
+            WHERE kind = 0 AND time >= {cutoff:DateTime('UTC')} AND toYYYYMM(time) = {month:UInt32}
               AND batch <= {fed:Map(UInt16, UInt64)}[partition]
             GROUP BY GROUPING SETS ((site, m, verdict, ref_source, ref_host, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen),
                                     (site, m, verdict, p))

@@ -65,7 +65,7 @@ FULL OUTER JOIN
             ('day', toStartOfDay(toDateTime(time, 'UTC'))),
             ('total', toDateTime(0, 'UTC'))
         ] AS g
-        WHERE verdict = 'valid' AND time >= {cutoff:DateTime('UTC')}
+        WHERE verdict = 'valid' AND kind = 0 AND time >= {cutoff:DateTime('UTC')}
           AND batch <= {fed:Map(UInt16, UInt64)}[partition]
         GROUP BY grain, site, page, bucket
     )

@@ -40,7 +40,7 @@ FULL OUTER JOIN
         SELECT site, page, toDateTime(time, 'UTC') AS time, visitor,
             ref_source, ref_host, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen
         FROM views_raw
-        WHERE verdict = 'valid' AND time >= {cutoff:DateTime('UTC')}
+        WHERE verdict = 'valid' AND kind = 0 AND time >= {cutoff:DateTime('UTC')}
           AND batch <= {fed:Map(UInt16, UInt64)}[partition]
     )
     GROUP BY site, page, day

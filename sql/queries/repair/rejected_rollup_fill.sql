@@ -1,7 +1,7 @@
 -- rejected_rollup_fill: recounts one month ({month:UInt32}, YYYYMM, a
 -- views_raw partition) of views_raw's rejected events into the staging
--- table, from {cutoff} on. The SELECT is rejected_rollup_mv's (migration
--- 019) with only the month, the cutoff, the feed's progress and the scope
+-- table, from {cutoff} on. The SELECT is rejected_rollup_mv's (migrations
+-- 019 and 021) with only the month, the cutoff, the feed's progress and the scope
 -- added, so the rebuilt rows are the rows the materialized view would have
 -- written: the view runs per feed, this per month, and the engine merges
 -- the rows of one key from different inserts (events add, last is the
@@ -21,7 +21,7 @@ SELECT
     count() AS events,
     max(views_raw.time) AS last
 FROM views_raw
-WHERE verdict != 'valid' AND toYYYYMM(views_raw.time) = {month:UInt32} AND views_raw.time >= {cutoff:DateTime('UTC')}
+WHERE verdict != 'valid' AND kind = 0 AND toYYYYMM(views_raw.time) = {month:UInt32} AND views_raw.time >= {cutoff:DateTime('UTC')}
   AND batch <= {fed:Map(UInt16, UInt64)}[partition]
   AND ({site:String} = '' OR site = {site:String}) AND views_raw.time < {to:DateTime('UTC')}
 GROUP BY site, verdict, time, ua, ua_cut, browser, device, asn, origin

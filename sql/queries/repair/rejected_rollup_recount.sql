@@ -6,7 +6,7 @@
 --
 -- The recount is what rejected_rollup_fill would build: views_raw's
 -- rejected events from {cutoff} on, counted by rejected_rollup_mv's SELECT
--- (migration 019). Before the cutoff, where the raw retention removed
+-- (migrations 019 and 021). Before the cutoff, where the raw retention removed
 -- events, the rows are their own truth (rejected_rollup_prepare keeps
 -- them), so only rows from the cutoff on are compared. Both the events
 -- and the newest event's time (last) must be equal; the reason is
@@ -49,7 +49,7 @@ FULL OUTER JOIN
            count() AS recount_views,
            max(views_raw.time) AS recount_last
     FROM views_raw
-    WHERE views_raw.verdict != 'valid' AND views_raw.time >= {cutoff:DateTime('UTC')} AND toYYYYMM(views_raw.time) = {month:UInt32}
+    WHERE views_raw.verdict != 'valid' AND views_raw.kind = 0 AND views_raw.time >= {cutoff:DateTime('UTC')} AND toYYYYMM(views_raw.time) = {month:UInt32}
       AND batch <= {fed:Map(UInt16, UInt64)}[partition]
     GROUP BY site, verdict, time, ua, ua_cut, browser, device, asn, origin
 ) AS r USING (site, verdict, time, ua, ua_cut, browser, device, asn, origin)

@@ -23,10 +23,20 @@ var derivedRows = map[string]string{
 		FROM page_views ORDER BY ALL`,
 	"rejected_rollup": `SELECT site, verdict, time, ua, ua_cut, browser, device, asn, origin, sum(events), max(last)
 		FROM rejected_rollup GROUP BY site, verdict, time, ua, ua_cut, browser, device, asn, origin ORDER BY ALL`,
+	// Histograms without their zero entries (a merge can leave one), and
+	// rows whose figures are all zero left out: no row, as the view writes
+	// none.
+	"engagement_rollup": `SELECT grain, site, dim, value, bucket, sum(engagements) AS e, sum(engaged_ms) AS ems,
+		toString(mapFilter((k, v) -> v != 0, sumMap(engaged_hist))) AS eh, toString(mapFilter((k, v) -> v != 0, sumMap(scroll_hist))) AS sh,
+		sum(visits) AS vi, sum(bounces) AS bo, sum(visit_ms) AS vms, sum(exits) AS ex, sum(rejected) AS rj
+		FROM engagement_rollup GROUP BY grain, site, dim, value, bucket
+		HAVING e != 0 OR ems != 0 OR eh != '{}' OR sh != '{}' OR vi != 0 OR bo != 0 OR vms != 0 OR ex != 0 OR rj != 0
+		ORDER BY grain, site, dim, value, bucket`,
 }
 
 // DerivedRows returns, per table filled by a materialized view from
-// views_raw (page_rollup, dim_rollup, page_views, rejected_rollup), every row as one line
+// views_raw (page_rollup, dim_rollup, page_views, rejected_rollup,
+// engagement_rollup), every row as one line
 // of tab-separated cells, in a fixed order: two stores whose rows read the
 // same give equal maps. A rebuild's test compares them before and after.
 func DerivedRows(tb testing.TB, st store.Store) map[string][]string {

@@ -31,9 +31,16 @@ type HistoryConfig struct {
 	// FilteredPercent is the share of rejected events, 0-100; default 15.
 	// Negative means none.
 	FilteredPercent int
-	Seed            uint64    // the PCG seed; the same config gives the same rows
-	Batch           int       // rows per InsertViews; default 50_000
-	Progress        io.Writer // a line every ~1M rows; nil = silent
+	Seed            uint64 // the PCG seed; the same config gives the same rows
+	// Visits gives every valid view the visit stage's delta of a visit of
+	// its own (a bounce) and makes about half of them send an engagement
+	// report in the same message, seconds to half an hour later, one in
+	// ten of them rejected (engagement_repeat): rows for
+	// engagement_rollup. The views are the same as without it (the
+	// reports draw from a random source of their own).
+	Visits   bool
+	Batch    int       // rows per InsertViews; default 50_000
+	Progress io.Writer // a line every ~1M rows; nil = silent
 }
 
 func (c *HistoryConfig) defaults() {
@@ -72,8 +79,9 @@ func (c HistoryConfig) Start() time.Time { return c.End.Add(-time.Duration(c.Day
 
 // HistoryTotals are the exact counts of what History inserted.
 type HistoryTotals struct {
-	Events   int                      // rows inserted
-	Valid    int                      // rows with verdict valid
+	Events   int                      // rows inserted, engagement reports (Visits) included
+	Valid    int                      // views with verdict valid
+	Reports  int                      // engagement reports (Visits), accepted or not
 	Filtered map[viewcount.Reason]int // rejected rows per reason
 	Sites    map[string]*SiteTotals
 	Elapsed  time.Duration // generation and inserts
@@ -146,7 +154,13 @@ func History(ctx context.Context, st store.Store, cfg HistoryConfig) (HistoryTot
 	for i := range g.slots {
 		for range g.slotCount[i] {
 			batch = append(batch, g.event(i))
-			if len(batch) == cfg.Batch {
+			if cfg.Visits {
+				if r, ok := g.report(&batch[len(batch)-1]); ok {
+					batch = append(batch, r)
+					tot.Reports++
+				}
+			}
+			if len(batch) >= cfg.Batch {
 				if err := flush(); err != nil {
 					return tot, err
 				}
@@ -176,6 +190,7 @@ func History(ctx context.Context, st store.Store, cfg HistoryConfig) (HistoryTot
 type generator struct {
 	cfg       HistoryConfig
 	rng       *rand.Rand
+	vrng      *rand.Rand // the engagement reports' (HistoryConfig.Visits)
 	zipf      *rand.Zipf
 	slots     []time.Time // hour-long slots from Start
 	slotCount []int       // events per slot, summing to cfg.Events
@@ -207,7 +222,7 @@ type person struct {
 }
 
 func newGenerator(cfg HistoryConfig) *generator {
-	g := &generator{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed_2026))}
+	g := &generator{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed_2026)), vrng: rand.New(rand.NewPCG(cfg.Seed, 0xe9a9e))}
 	g.zipf = rand.NewZipf(g.rng, 1.1, 8, uint64(cfg.Pages-1))
 	g.pages = make([]string, cfg.Pages)
 	g.pages[0] = "/"

@@ -43,13 +43,14 @@ func TestMigratedIsApplied(t *testing.T) {
 
 	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	rowsOf := []viewcount.Verdict{{Event: viewcount.Event{Time: at, Site: "a.example", Page: "/p", UA: "Mozilla/5.0", Visitor: 1, Source: viewcount.SourcePixel},
-		Reason: viewcount.Valid, Seq: 1}}
+		Reason: viewcount.Valid, Seq: 1, Visit: viewcount.VisitDelta{Set: true, ViewTime: at, VisitStart: at, EntryPage: "/p",
+			Visits: 1, Bounces: 1, EngagedFrom: -1, EngagedTo: -1, ScrollFrom: -1, ScrollTo: -1}}}
 	for _, s := range []store.Store{applied, copied} {
 		if err := storetest.InsertFed(t.Context(), s, "", rowsOf); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, table := range []string{"page_rollup", "dim_rollup", "page_views", "rejected_rollup", "rollup_feed", "views_raw"} {
+	for _, table := range []string{"page_rollup", "dim_rollup", "page_views", "rejected_rollup", "engagement_rollup", "rollup_feed", "views_raw"} {
 		q := "SELECT count() FROM " + table
 		want, got := rows(t, applied, q), rows(t, copied, q)
 		if !slices.Equal(got, want) || (table != "rejected_rollup" && slices.Equal(want, []string{"0"})) {
