@@ -32,7 +32,11 @@ var pageColumns = map[string]string{
 	"utm_campaign": "utm_campaign", "browser": "browser", "os": "os", "device": "device", "country": "country", "screen": "screen",
 }
 
-const byNames = "page, source, referrer, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen"
+// visitDims are the breakdowns read from engagement_rollup alone
+// (visitBreakdown).
+var visitDims = map[string]bool{"entry_page": true, "exit_page": true}
+
+const byNames = "page, entry_page, exit_page, source, referrer, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen"
 
 // emptyValue is how a breakdown names a value the store holds as the empty
 // string, which means different things by dimension (docs/stats.md,
@@ -57,6 +61,17 @@ type rowJSON struct {
 	Value   string `json:"value"`
 	Views   uint64 `json:"views"`
 	Uniques uint64 `json:"uniques"`
+	// A page's engagement (by=page; absent when none of its views
+	// reported): docs/engagement.md.
+	TimeOnPage   *float64 `json:"time_on_page,omitempty"`
+	ScrollDepth  *float64 `json:"scroll_depth,omitempty"`
+	EngagedViews *uint64  `json:"engaged_views,omitempty"`
+	// by=entry_page: the visits that entered there; by=exit_page: those
+	// that left from there (views and uniques are 0 then).
+	Visits        *uint64  `json:"visits,omitempty"`
+	BounceRate    *float64 `json:"bounce_rate,omitempty"`
+	VisitDuration *float64 `json:"visit_duration,omitempty"`
+	Exits         *uint64  `json:"exits,omitempty"`
 }
 
 type breakdownJSON struct {
@@ -85,7 +100,7 @@ func intParam(req *request, name string, def, lo, hi int) (int, error) {
 func (a *API) breakdown(req *request) (*answer, error) {
 	by := req.get("by")
 	dim, ok := dims[by]
-	if !ok {
+	if !ok && !visitDims[by] {
 		return nil, badParam("by", "want one of %s", byNames)
 	}
 	limit, err := intParam(req, "limit", 10, 1, 1000)
@@ -101,6 +116,9 @@ func (a *API) breakdown(req *request) (*answer, error) {
 		return nil, err
 	}
 	s := hourSpan(from, to)
+	if visitDims[by] {
+		return a.visitBreakdown(req, by, s, limit, offset)
+	}
 	if column, ok := pageColumns[by]; ok && req.page != "" {
 		return a.pageBreakdown(req, by, column, s, limit, offset)
 	}
@@ -135,6 +153,19 @@ func (a *API) breakdown(req *request) (*answer, error) {
 			out.UniquesError = max(out.UniquesError, dimSketch.uniquesError(u))
 		}
 		ans.rows = append(ans.rows, []string{v, strconv.FormatUint(r.Views, 10), strconv.FormatUint(u, 10)})
+	}
+	if by == "page" {
+		if err := a.pageEngagement(req.ctx, p, req.site, out.Rows); err != nil {
+			return nil, err
+		}
+		ans.header = append(ans.header, "time_on_page", "scroll_depth", "engaged_views")
+		for i, r := range out.Rows {
+			engaged := ""
+			if r.EngagedViews != nil {
+				engaged = strconv.FormatUint(*r.EngagedViews, 10)
+			}
+			ans.rows[i] = append(ans.rows[i], opt(r.TimeOnPage), opt(r.ScrollDepth), engaged)
+		}
 	}
 	if len(rows) == 0 && offset > 0 {
 		// Past the last value: count them for the client's pager.

@@ -52,7 +52,7 @@ func TestAnswerCache(t *testing.T) {
 
 	// A range that ended days ago is settled: kept however time goes on.
 	past := "summary?from=2026-03-25&to=2026-03-29"
-	first := want(past, 1) // totals and reasons in one query
+	first := want(past, 2) // totals and reasons in one query, engagement and visits in another
 	if got := want(past, 0); got != first {
 		t.Errorf("cached answer differs:\n%s\nwant\n%s", got, first)
 	}

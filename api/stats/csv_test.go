@@ -28,8 +28,10 @@ func testCSV(f *fixture) {
 	check("/v1/sites/csv.example/stats/timeseries?from=2026-03-01T10:00:00Z&to=2026-03-01T13:00:00Z&interval=hour",
 		"t,views,uniques\n2026-03-01T10:00:00Z,0,0\n2026-03-01T11:00:00Z,0,0\n2026-03-01T12:00:00Z,1,1\n", "Accept", "text/csv")
 	check("/v1/sites/csv.example/stats/summary?from=2026-03-01&to=2026-03-01&format=csv",
-		"from,to,views,uniques,uniques_error,filtered,previous_from,previous_to,previous_views,previous_uniques,previous_filtered\n"+
-			"2026-03-01T00:00:00Z,2026-03-02T00:00:00Z,1,1,0,0,2026-02-28T00:00:00Z,2026-03-01T00:00:00Z,0,0,0\n")
+		"from,to,views,uniques,uniques_error,filtered,previous_from,previous_to,previous_views,previous_uniques,previous_filtered,"+
+			"visits,bounce_rate,visit_duration,engaged_views,reported_views,time_on_page,scroll_depth,"+
+			"previous_visits,previous_bounce_rate,previous_visit_duration,previous_engaged_views,previous_time_on_page,previous_scroll_depth\n"+
+			"2026-03-01T00:00:00Z,2026-03-02T00:00:00Z,1,1,0,0,2026-02-28T00:00:00Z,2026-03-01T00:00:00Z,0,0,0,0,,,0,0,,,0,,,0,,\n")
 	check("/v1/sites/csv.example/stats/realtime?format=csv", "views_5m,visitors_now,lag_seconds\n0,0,1.5\n")
 	// Every endpoint's CSV is a header and rows of the same width.
 	for _, e := range []string{"summary", "timeseries", "breakdown?by=source", "realtime", "filtered"} {

@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"errors"
 	"strconv"
 	"time"
 
@@ -94,6 +95,12 @@ type summaryJSON struct {
 	FilteredByReason map[string]uint64 `json:"filtered_by_reason"`
 	Previous         period            `json:"previous"`
 	Change           change            `json:"change"`
+	// Engagement and visits (docs/engagement.md), with the previous
+	// period's and the change; EngagedAfter is the site's threshold.
+	engagementJSON
+	EngagedAfter       float64          `json:"engaged_after"`
+	PreviousEngagement engagementJSON   `json:"previous_engagement"`
+	EngagementChange   engagementChange `json:"engagement_change"`
 }
 
 // relChange is (cur-prev)/prev, nil when prev is 0.
@@ -112,10 +119,24 @@ func (a *API) summary(req *request) (*answer, error) {
 	}
 	s := hourSpan(from, to)
 	prev := s.previous()
-	sc, err := a.summaryCounts(req.ctx, req.site, req.page, s, prev)
-	if err != nil {
+	var (
+		sc                 summary
+		engNow, engBefore  engagement
+		engErr, engagedErr error
+		engagedAfter       time.Duration
+		done               = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		engNow, engBefore, engErr = a.engagementFigures(req.ctx, req.site, req.page, s, prev)
+		engagedAfter, engagedErr = a.cfg.EngagedAfter(req.ctx, req.site)
+	}()
+	sc, err = a.summaryCounts(req.ctx, req.site, req.page, s, prev)
+	<-done
+	if err = errors.Join(err, engErr, engagedErr); err != nil {
 		return nil, err
 	}
+	engCur, engPrev := engNow.json(engagedAfter), engBefore.json(engagedAfter)
 	cur, before, byReason, filtered, prevFiltered := sc.now.shown(), sc.before.shown(), sc.byReason, sc.filtered, sc.prevFiltered
 	uerr := dimSketch.uniquesError(cur.uniques)
 	if req.page != "" {
@@ -123,12 +144,17 @@ func (a *API) summary(req *request) (*answer, error) {
 	}
 	out := summaryJSON{meta: req.meta(s), Views: cur.views, Uniques: cur.uniques, UniquesError: uerr,
 		Filtered: filtered, FilteredByReason: byReason,
-		Previous: period{From: req.format(prev.from), To: req.format(prev.to), Views: before.views, Uniques: before.uniques, Filtered: prevFiltered},
-		Change:   change{relChange(cur.views, before.views), relChange(cur.uniques, before.uniques), relChange(filtered, prevFiltered)}}
+		Previous:       period{From: req.format(prev.from), To: req.format(prev.to), Views: before.views, Uniques: before.uniques, Filtered: prevFiltered},
+		Change:         change{relChange(cur.views, before.views), relChange(cur.uniques, before.uniques), relChange(filtered, prevFiltered)},
+		engagementJSON: engCur, EngagedAfter: engagedAfter.Seconds(), PreviousEngagement: engPrev, EngagementChange: changeOf(engCur, engPrev)}
 	return &answer{json: out, end: s.to,
-		header: []string{"from", "to", "views", "uniques", "uniques_error", "filtered", "previous_from", "previous_to", "previous_views", "previous_uniques", "previous_filtered"},
+		header: []string{"from", "to", "views", "uniques", "uniques_error", "filtered", "previous_from", "previous_to", "previous_views", "previous_uniques", "previous_filtered",
+			"visits", "bounce_rate", "visit_duration", "engaged_views", "reported_views", "time_on_page", "scroll_depth",
+			"previous_visits", "previous_bounce_rate", "previous_visit_duration", "previous_engaged_views", "previous_time_on_page", "previous_scroll_depth"},
 		rows: [][]string{{out.From, out.To, u(out.Views), u(out.Uniques), f(out.UniquesError), u(out.Filtered),
-			out.Previous.From, out.Previous.To, u(before.views), u(before.uniques), u(prevFiltered)}}}, nil
+			out.Previous.From, out.Previous.To, u(before.views), u(before.uniques), u(prevFiltered),
+			u(engCur.Visits), opt(engCur.BounceRate), opt(engCur.VisitDuration), u(engCur.EngagedViews), u(engCur.Reported), opt(engCur.TimeOnPage), opt(engCur.ScrollDepth),
+			u(engPrev.Visits), opt(engPrev.BounceRate), opt(engPrev.VisitDuration), u(engPrev.EngagedViews), opt(engPrev.TimeOnPage), opt(engPrev.ScrollDepth)}}}, nil
 }
 
 type bucketJSON struct {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/sql/store"
 )
 
@@ -36,6 +37,9 @@ type Config struct {
 	Auth func(*gin.Context) (site string, ok bool)
 	// Zones gives each site's zone; ZoneNames adapts the site registry.
 	Zones Zones
+	// EngagedAfter gives a site's engaged-view threshold (viewcount.Site's
+	// Engaged); nil reads viewcount.DefaultEngagedAfter for every site.
+	EngagedAfter func(ctx context.Context, site string) (time.Duration, error)
 	// NormPage is ingest's page normalisation, so ?page=/blog/ reads /blog.
 	NormPage func(string) (string, error)
 	// Lag is how far counting of a site is behind: the age of the oldest
@@ -69,6 +73,9 @@ func New(cfg Config) (*API, error) {
 	}
 	if cfg.Lag == nil {
 		cfg.Lag = func(string) time.Duration { return 0 }
+	}
+	if cfg.EngagedAfter == nil {
+		cfg.EngagedAfter = func(context.Context, string) (time.Duration, error) { return viewcount.DefaultEngagedAfter, nil }
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

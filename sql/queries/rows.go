@@ -16,60 +16,63 @@ type NoRows struct{}
 func RowType(name string) any { return rowTypes[name] }
 
 var rowTypes = map[string]any{
-	ClusterCheck:              ClusterCheckRow{},
-	CorrectionsList:           CorrectionsListRow{},
-	CorrectionsRecord:         NoRows{},
-	DetachedParts:             DetachedPartsRow{},
-	ExplainEvent:              ExplainEventRow{},
-	ExplainHistory:            ExplainHistoryRow{},
-	Feed:                      NoRows{},
-	FeedBacklog:               FeedBacklogRow{},
-	FeedDone:                  NoRows{},
-	FeedNextBatch:             FeedNextBatchRow{},
-	FeedProgress:              FeedProgressRow{},
-	FeedRecord:                NoRows{},
-	InvalidASNs:               InvalidASNsRow{},
-	InvalidByDay:              InvalidByDayRow{},
-	InvalidOrigins:            InvalidOriginsRow{},
-	InvalidTopAgents:          InvalidTopAgentsRow{},
-	InvalidTopClasses:         InvalidTopClassesRow{},
-	MigrationsApplied:         MigrationsAppliedRow{},
-	MigrationsInit:            NoRows{},
-	MigrationsRecord:          NoRows{},
-	PageCount:                 PageCountRow{},
-	PageCounts:                PageCountsRow{},
-	PartitionEvents:           PartitionEventsRow{},
-	PartitionMaxSeq:           PartitionMaxSeqRow{},
-	PendingStored:             PendingStoredRow{},
-	PendingUnfed:              PendingUnfedRow{},
-	"raw_dims":                RawDimsRow{},
-	RawLost:                   RawLostRow{},
-	RawMonths:                 RawMonthsRow{},
-	RawRetention:              RawRetentionRow{},
-	RawRetentionSet:           NoRows{},
-	"raw_signals":             RawSignalsRow{},
-	Reasons:                   ReasonsRow{},
-	RevalidateEvents:          RevalidateEventsRow{},
-	RevalidatePageValid:       RevalidatePageValidRow{},
-	RevalidateRecord:          NoRows{},
-	RevalidateStored:          RevalidateStoredRow{},
-	RuleVersions:              RuleVersionsRow{},
-	SiteCount:                 SiteCountRow{},
-	SiteDelete:                NoRows{},
-	SiteRows:                  SiteRowsRow{},
-	SiteTables:                SiteTablesRow{},
-	SitesLastView:             SitesLastViewRow{},
-	"stats_breakdown":         StatsBreakdownRow{},
-	"stats_breakdown_uniques": StatsBreakdownUniquesRow{},
-	"stats_filtered_pages":    StatsFilteredPagesRow{},
-	"stats_filtered_reasons":  StatsFilteredReasonsRow{},
-	"stats_page_exact":        StatsPageExactRow{},
-	"stats_page_total":        StatsPageTotalRow{},
-	"stats_realtime":          StatsRealtimeRow{},
-	"stats_reasons":           StatsReasonsRow{},
-	"stats_summary":           StatsSummaryRow{},
-	TopPages:                  TopPagesRow{},
-	Verdicts:                  VerdictsRow{}, // Statements that need a cluster, a detached part or a revalidation's
+	ClusterCheck:               ClusterCheckRow{},
+	CorrectionsList:            CorrectionsListRow{},
+	CorrectionsRecord:          NoRows{},
+	DetachedParts:              DetachedPartsRow{},
+	ExplainEvent:               ExplainEventRow{},
+	ExplainHistory:             ExplainHistoryRow{},
+	Feed:                       NoRows{},
+	FeedBacklog:                FeedBacklogRow{},
+	FeedDone:                   NoRows{},
+	FeedNextBatch:              FeedNextBatchRow{},
+	FeedProgress:               FeedProgressRow{},
+	FeedRecord:                 NoRows{},
+	InvalidASNs:                InvalidASNsRow{},
+	InvalidByDay:               InvalidByDayRow{},
+	InvalidOrigins:             InvalidOriginsRow{},
+	InvalidTopAgents:           InvalidTopAgentsRow{},
+	InvalidTopClasses:          InvalidTopClassesRow{},
+	MigrationsApplied:          MigrationsAppliedRow{},
+	MigrationsInit:             NoRows{},
+	MigrationsRecord:           NoRows{},
+	PageCount:                  PageCountRow{},
+	PageCounts:                 PageCountsRow{},
+	PartitionEvents:            PartitionEventsRow{},
+	PartitionMaxSeq:            PartitionMaxSeqRow{},
+	PendingStored:              PendingStoredRow{},
+	PendingUnfed:               PendingUnfedRow{},
+	"raw_dims":                 RawDimsRow{},
+	RawLost:                    RawLostRow{},
+	RawMonths:                  RawMonthsRow{},
+	RawRetention:               RawRetentionRow{},
+	RawRetentionSet:            NoRows{},
+	"raw_signals":              RawSignalsRow{},
+	Reasons:                    ReasonsRow{},
+	RevalidateEvents:           RevalidateEventsRow{},
+	RevalidatePageValid:        RevalidatePageValidRow{},
+	RevalidateRecord:           NoRows{},
+	RevalidateStored:           RevalidateStoredRow{},
+	RuleVersions:               RuleVersionsRow{},
+	SiteCount:                  SiteCountRow{},
+	SiteDelete:                 NoRows{},
+	SiteRows:                   SiteRowsRow{},
+	SiteTables:                 SiteTablesRow{},
+	SitesLastView:              SitesLastViewRow{},
+	"stats_breakdown":          StatsBreakdownRow{},
+	"stats_breakdown_uniques":  StatsBreakdownUniquesRow{},
+	"stats_filtered_pages":     StatsFilteredPagesRow{},
+	"stats_filtered_reasons":   StatsFilteredReasonsRow{},
+	"stats_page_exact":         StatsPageExactRow{},
+	"stats_page_total":         StatsPageTotalRow{},
+	"stats_realtime":           StatsRealtimeRow{},
+	"stats_reasons":            StatsReasonsRow{},
+	"stats_summary":            StatsSummaryRow{},
+	"stats_engagement":         StatsEngagementRow{},
+	"stats_engagement_values":  StatsEngagementValuesRow{},
+	"stats_engagement_ranking": StatsEngagementRankingRow{},
+	TopPages:                   TopPagesRow{},
+	Verdicts:                   VerdictsRow{}, // Statements that need a cluster, a detached part or a revalidation's
 	// table to run; their rows are checked where those exist.
 	ClusterDatabase:          NoRows{},
 	ClusterMigrationsApplied: MigrationsAppliedRow{},
@@ -454,6 +457,29 @@ type StatsReasonsRow struct {
 	Current uint8  `ch:"current"`
 	Reason  string `ch:"reason"`
 	Events  uint64 `ch:"events"`
+}
+
+// StatsEngagementRow is a row of stats_engagement.sql.
+type StatsEngagementRow struct {
+	Current uint8  `ch:"current"`
+	Part    string `ch:"part"`
+	Key     int16  `ch:"key"`
+	N       int64  `ch:"n"`
+}
+
+// StatsEngagementValuesRow is a row of stats_engagement_values.sql.
+type StatsEngagementValuesRow struct {
+	Value string `ch:"value"`
+	Part  string `ch:"part"`
+	Key   int16  `ch:"key"`
+	N     int64  `ch:"n"`
+}
+
+// StatsEngagementRankingRow is a row of stats_engagement_ranking.sql.
+type StatsEngagementRankingRow struct {
+	Value       string `ch:"value"`
+	N           int64  `ch:"n"`
+	TotalValues uint64 `ch:"total_values"`
 }
 
 // StatsSummaryRow is a row of stats_summary.sql.

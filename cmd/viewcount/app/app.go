@@ -211,7 +211,11 @@ func (m *Main) Run(ctx context.Context) error {
 			Zones: stats.ZoneNames(func(ctx context.Context, site string) (string, error) {
 				reg, err := m.sites.Get(ctx, site)
 				return reg.Timezone, err
-			}, m.logger)})
+			}, m.logger),
+			EngagedAfter: func(ctx context.Context, site string) (time.Duration, error) {
+				reg, err := m.sites.Get(ctx, site)
+				return reg.Engaged(), err
+			}})
 		if err != nil {
 			return err
 		}
