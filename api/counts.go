@@ -99,6 +99,11 @@ func (s *Server) counts(c *gin.Context) {
 		own uint64
 	}
 	var mine map[string]withOwn
+	if s.snap.countsEngaged(site) {
+		// A view just made is not engaged yet: an engaged count has no
+		// own view to add.
+		own = nil
+	}
 	if len(own) > 0 {
 		mine = make(map[string]withOwn, len(pages))
 	}

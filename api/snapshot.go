@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -95,6 +97,7 @@ type Snapshot struct {
 
 	pendingFunc PendingFunc
 	pending     atomic.Pointer[pendingReading]
+	counting    CountingFunc
 
 	// reads orders count queries and feed progress reads (own.go); a
 	// counter, not the clock, which tests stop and which may step back.
@@ -102,6 +105,61 @@ type Snapshot struct {
 	fedFunc FedFunc
 	fed     atomic.Pointer[fedState]
 	ownWait time.Duration
+}
+
+// CountingFunc says what a site's public counts count (viewcount.CountMode)
+// and its engaged-view threshold.
+type CountingFunc func(site string) (viewcount.CountMode, time.Duration)
+
+// CountBy makes the snapshot ask f what each site counts: a site counting
+// engaged views (docs/engagement.md) gets its engaged views as its
+// counts. Without it every site counts views.
+func (s *Snapshot) CountBy(f CountingFunc) { s.counting = f }
+
+// countsEngaged reports whether site's public counts count engaged views.
+func (s *Snapshot) countsEngaged(site string) bool {
+	if s.counting == nil {
+		return false
+	}
+	mode, _ := s.counting(site)
+	return mode == viewcount.CountEngaged
+}
+
+// engaged turns the counts of a site counting engaged views into engaged
+// counts: views are its engaged views; uniques, which the engagement
+// rollup does not keep, are the counted views' capped at them; pending
+// gains the views of the last horizon not engaged yet, whose reports may
+// still come.
+func (s *Snapshot) engaged(ctx context.Context, site string, counts map[string]Count) error {
+	if s.counting == nil || len(counts) == 0 {
+		return nil
+	}
+	mode, after := s.counting(site)
+	if mode != viewcount.CountEngaged {
+		return nil
+	}
+	pages := make([]string, 0, len(counts))
+	for p := range counts {
+		pages = append(pages, p)
+	}
+	rows, err := store.Select[queries.PageEngagedCountsRow](ctx, s.q, queries.Text(queries.PageEngagedCounts), store.Params{
+		"site": site, "pages": store.ArrayParam(pages),
+		"bucket":  strconv.Itoa(int(viewcount.EngagedBucket(uint32(after.Milliseconds())))),
+		"horizon": strconv.Itoa(int(viewcount.EngagementHorizon.Seconds()))})
+	if err != nil {
+		return fmt.Errorf("api: engaged counts of %s: %w", site, err)
+	}
+	got := make(map[string]queries.PageEngagedCountsRow, len(rows))
+	for _, r := range rows {
+		got[r.Page] = r
+	}
+	for p, c := range counts {
+		r := got[p]
+		c.Views, c.Pending = r.Views, c.Pending+r.Open
+		c.Uniques = viewcount.CapUniques(c.Views, c.Uniques)
+		counts[p] = c
+	}
+	return nil
 }
 
 // CountPending makes the snapshot count what is pending with f before each
@@ -282,7 +340,11 @@ func (s *Snapshot) fetch(ctx context.Context, k key) (Count, error) {
 		}
 		c.Uniques = viewcount.CapUniques(c.Views, c.Uniques)
 	}
-	return c, nil
+	one := map[string]Count{k.page: c}
+	if err := s.engaged(ctx, k.site, one); err != nil {
+		return Count{}, err
+	}
+	return one[k.page], nil
 }
 
 // Run loads the most viewed pages (Warm) and then refreshes the snapshot
@@ -392,5 +454,19 @@ func (s *Snapshot) fetchMany(ctx context.Context, site string, pages []string) (
 		}
 		out[page] = Count{Views: views, Uniques: viewcount.CapUniques(views, uniques), AsOf: asOf, Pending: s.pendingOf(key{site, page}), begin: begin, done: done, before: before}
 	}
+	if err := res.Err(); err != nil {
+		return nil, fmt.Errorf("api: counts of %s: %w", site, err)
+	}
+	// The site's total (page "") went through fetch, engaged there.
+	pageCounts := make(map[string]Count, len(out))
+	for p, c := range out {
+		if p != "" {
+			pageCounts[p] = c
+		}
+	}
+	if err := s.engaged(ctx, site, pageCounts); err != nil {
+		return nil, err
+	}
+	maps.Copy(out, pageCounts)
 	return out, nil
 }

@@ -27,12 +27,14 @@ const maxHostHistory = 16
 type registration struct {
 	created time.Time
 	hosts   []viewcount.Hostnames
+	engaged time.Duration       // viewcount.Site.Engaged
+	mode    viewcount.CountMode // viewcount.Site.CountMode
 }
 
 func newRegistration(domain string, site viewcount.Site) registration {
 	hosts := make([]viewcount.Hostnames, 0, 1+len(site.Hosts))
 	hosts = append(hosts, viewcount.Hostnames{Hosts: viewcount.DefaultHostnames(domain)})
-	return registration{created: site.Created, hosts: append(hosts, site.Hosts...)}
+	return registration{created: site.Created, hosts: append(hosts, site.Hosts...), engaged: site.Engaged(), mode: site.CountMode}
 }
 
 // hostsAt is the version of the hostnames in force at t: the newest that
@@ -151,6 +153,18 @@ func (s *Sites) Registered(domain string) (since time.Time, ok bool) {
 	defer s.mu.RUnlock()
 	r, ok := s.known[domain]
 	return r.created, ok
+}
+
+// Counting is what domain's public counts count and its engaged-view
+// threshold, from the watched registry (no round trip: the counts and
+// the stats ask on every read); the defaults for a site not registered.
+func (s *Sites) Counting(domain string) (mode viewcount.CountMode, engagedAfter time.Duration) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if r, ok := s.known[domain]; ok {
+		return r.mode, r.engaged
+	}
+	return viewcount.CountViews, viewcount.DefaultEngagedAfter
 }
 
 // AllowsHost reports whether a view of domain received at t from a page on

@@ -87,6 +87,7 @@ func hasCode(s string) bool {
 const (
 	PageCount              = "page_count"               // params site, page → views, uniques
 	PageCounts             = "page_counts"              // params site, pages (Array(String)) → page, views, uniques
+	PageEngagedCounts      = "page_engaged_counts"      // params site, pages, bucket, horizon → page, views (engaged), open
 	SiteCount              = "site_count"               // params site → views, uniques
 	TopPages               = "top_pages"                // params since, limit → site, page: the most viewed since
 	Reasons                = "reasons"                  // params site → verdict, views

@@ -38,6 +38,7 @@ var rowTypes = map[string]any{
 	MigrationsRecord:           NoRows{},
 	PageCount:                  PageCountRow{},
 	PageCounts:                 PageCountsRow{},
+	PageEngagedCounts:          PageEngagedCountsRow{},
 	PartitionEvents:            PartitionEventsRow{},
 	PartitionMaxSeq:            PartitionMaxSeqRow{},
 	PendingStored:              PendingStoredRow{},
@@ -480,6 +481,13 @@ type StatsEngagementRankingRow struct {
 	Value       string `ch:"value"`
 	N           int64  `ch:"n"`
 	TotalValues uint64 `ch:"total_values"`
+}
+
+// PageEngagedCountsRow is a row of page_engaged_counts.sql.
+type PageEngagedCountsRow struct {
+	Page  string `ch:"page"`
+	Views uint64 `ch:"views"`
+	Open  uint64 `ch:"open"`
 }
 
 // StatsSummaryRow is a row of stats_summary.sql.

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -128,6 +129,31 @@ func TestEngagementEndToEnd(t *testing.T) {
 	if sum.EngagedViews != 1 || sum.BounceRate == nil || *sum.BounceRate != 0.5 || sum.VisitDuration == nil || math.Abs(*sum.VisitDuration-14) > 1 {
 		t.Errorf("summary: engaged %d, bounce rate %v, visit duration %v; want 1, 0.5, 14", sum.EngagedViews, deref(sum.BounceRate), deref(sum.VisitDuration))
 	}
+	// Counting engaged views: /a's 14 s view is one, its 2 s view is not
+	// (yet: it is of the last hour, so the count says it may come); at a
+	// 15 s threshold neither is.
+	patch := func(body string) {
+		t.Helper()
+		req, _ := http.NewRequest("PATCH", c.Base+"/v1/admin/sites/eng.example", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+apptest.AdminToken)
+		if code, b := c.Do(req); code != http.StatusOK {
+			t.Fatalf("PATCH %s: %d %s", body, code, b)
+		}
+	}
+	patch(`{"count_mode":"engaged"}`)
+	apptest.Eventually(t, 30*time.Second, func() string {
+		if _, got, _ := c.Count("eng.example", "/a"); got.Views != 1 || got.Pending < 1 {
+			return fmt.Sprintf("engaged count of /a: %d views, %d pending; want 1 and at least 1", got.Views, got.Pending)
+		}
+		return ""
+	})
+	patch(`{"engaged_after":15}`)
+	apptest.Eventually(t, 30*time.Second, func() string {
+		if _, got, _ := c.Count("eng.example", "/a"); got.Views != 0 {
+			return fmt.Sprintf("engaged count of /a at 15 s: %d views, want 0", got.Views)
+		}
+		return ""
+	})
 	rep, err := apptest.Reconcile(t, m, clk.now().Add(-time.Hour), clk.now().Add(time.Hour))
 	if err != nil || !rep.OK() {
 		t.Errorf("reconcile: %+v, %v", rep, err)

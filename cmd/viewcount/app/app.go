@@ -179,6 +179,7 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 		snap := api.NewSnapshot(m.store, m.cfg.API.PublicLag, 0, m.now, m.logger)
 		snap.CountPending(m.pendingCounter().Count)
+		snap.CountBy(m.sites.Counting)
 		snap.TrackFeeds(func(ctx context.Context) (map[int]feed.Fed, error) { return feed.FedThrough(ctx, m.store) })
 		ruleSets, err := m.stream.KV(ctx, viewcount.BucketRules)
 		if err != nil {
