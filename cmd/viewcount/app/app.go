@@ -213,9 +213,9 @@ func (m *Main) Run(ctx context.Context) error {
 				reg, err := m.sites.Get(ctx, site)
 				return reg.Timezone, err
 			}, m.logger),
-			EngagedAfter: func(ctx context.Context, site string) (time.Duration, error) {
-				reg, err := m.sites.Get(ctx, site)
-				return reg.Engaged(), err
+			EngagedAfter: func(_ context.Context, site string) (time.Duration, error) {
+				_, after := m.sites.Counting(site)
+				return after, nil
 			}})
 		if err != nil {
 			return err
