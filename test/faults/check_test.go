@@ -24,6 +24,8 @@ var (
 	validIDsSQL string
 	//go:embed testdata/verdict_counts.sql
 	verdictCountsSQL string
+	//go:embed testdata/report_rows.sql
+	reportRowsSQL string
 )
 
 // liveValid reads the site's valid total from the running child's
@@ -83,12 +85,19 @@ type outcome struct {
 	missing      int    // acknowledged, not valid
 	duplicates   uint64 // valid rows beyond the first of an id
 	unexpected   int    // valid ids never sent by the load
-	rollupDiffs  []string
+	// Engagement reports: acknowledged, not stored, and stored with a
+	// verdict other than accepted or a repeat (a resent batch's), which
+	// the load never earns: it reports only on views it had acknowledged,
+	// with no more time than passed since.
+	reports, reportsMissing int
+	reportsRefused          []string
+	rollupDiffs             []string
 	verdicts     map[string]uint64
 }
 
 func (o outcome) ok() bool {
-	return o.missing == 0 && o.duplicates == 0 && o.unexpected == 0 && len(o.rollupDiffs) == 0
+	return o.missing == 0 && o.duplicates == 0 && o.unexpected == 0 && len(o.rollupDiffs) == 0 &&
+		o.reportsMissing == 0 && len(o.reportsRefused) == 0
 }
 
 // inspect opens the stopped child's store directly and compares it with
@@ -121,6 +130,23 @@ func inspect(ctx context.Context, data, site string, l *load) (outcome, error) {
 	for id := range l.acked {
 		if !seen[id] {
 			o.missing++
+		}
+	}
+	if res, err = s.Query(ctx, reportRowsSQL, store.Params{"site": site}); err != nil {
+		return o, fmt.Errorf("reports: %w", err)
+	}
+	stored := map[report]bool{}
+	for _, r := range res.TextRows() {
+		engaged, _ := strconv.ParseInt(r[1], 10, 64)
+		stored[report{r[0], engaged}] = true
+		if r[2] != "valid" && r[2] != "engagement_repeat" && len(o.reportsRefused) < 10 {
+			o.reportsRefused = append(o.reportsRefused, fmt.Sprintf("%s %dms: %s", r[0], engaged, r[2]))
+		}
+	}
+	o.reports = len(l.reports)
+	for rep := range l.reports {
+		if !stored[rep] {
+			o.reportsMissing++
 		}
 	}
 	// The recount `viewcount check` runs too (repair.Recount): one

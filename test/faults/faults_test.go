@@ -224,8 +224,8 @@ func runScenario(t *testing.T, sc scenario, seed int64, i int, soak bool, report
 	if err != nil {
 		t.Fatalf("inspect the store: %v", err)
 	}
-	line := fmt.Sprintf("scenario=%s acknowledged=%d counted=%d missing=%d duplicates=%d recovered_without_restart=%s rollup_mismatches=%d unexpected=%d readyz_degraded=%s acked_during_fault=%d acked_while_held=%d fault=%s retries=%d took=%s",
-		sc.name, o.acknowledged, o.counted, o.missing, o.duplicates, recovered, len(o.rollupDiffs), o.unexpected,
+	line := fmt.Sprintf("scenario=%s acknowledged=%d counted=%d missing=%d duplicates=%d reports=%d reports_missing=%d reports_refused=%d recovered_without_restart=%s rollup_mismatches=%d unexpected=%d readyz_degraded=%s acked_during_fault=%d acked_while_held=%d fault=%s retries=%d took=%s",
+		sc.name, o.acknowledged, o.counted, o.missing, o.duplicates, o.reports, o.reportsMissing, len(o.reportsRefused), recovered, len(o.rollupDiffs), o.unexpected,
 		yesNo(degraded.Load()), servedDuring, e.held, faultTook.Round(100*time.Millisecond), l.retries.Load(), time.Since(began).Round(time.Second))
 	t.Log(line)
 	report(line)
@@ -233,8 +233,8 @@ func runScenario(t *testing.T, sc scenario, seed int64, i int, soak bool, report
 
 	var problems []string
 	if !o.ok() {
-		problems = append(problems, fmt.Sprintf("store differs from the acknowledged ids (missing %d, duplicates %d, unexpected %d) or the rollups from a recount (%d rows, first: %v)",
-			o.missing, o.duplicates, o.unexpected, len(o.rollupDiffs), first(o.rollupDiffs)))
+		problems = append(problems, fmt.Sprintf("store differs from the acknowledged ids (missing %d, duplicates %d, unexpected %d; reports missing %d, refused %v) or the rollups from a recount (%d rows, first: %v)",
+			o.missing, o.duplicates, o.unexpected, o.reportsMissing, o.reportsRefused, len(o.rollupDiffs), first(o.rollupDiffs)))
 	}
 	if len(checkProblems) > 0 {
 		problems = append(problems, fmt.Sprintf("viewcount check found %d problem(s), first: %s", len(checkProblems), checkProblems[0]))

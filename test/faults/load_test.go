@@ -53,6 +53,21 @@ type visitor struct {
 	ip      string
 	browser int
 	pages   int
+	// The visitor's last view sent by the beacon, which its next beacon
+	// batch may report engagement for, as vc.js does when the page is
+	// hidden: acked is when the view was acknowledged (its server time is
+	// earlier), engaged what the last report said.
+	view struct {
+		id, page string
+		acked    time.Time
+		engaged  int64
+	}
+}
+
+// report is an engagement report the load sent, by its view's id.
+type report struct {
+	id      string
+	engaged int64
 }
 
 // load sends pixel hits and beacon batches, each retried with the same
@@ -65,6 +80,7 @@ type load struct {
 
 	mu      sync.Mutex
 	acked   map[string]int  // id → acknowledgements (a retry after a lost answer may ack twice)
+	reports map[report]bool // engagement reports acknowledged
 	gaveUp  map[string]bool // ids of pending
 	pending []request       // requests given up on, unacknowledged
 	refused []string        // 4xx answers other than 429: a harness bug, fails the scenario
@@ -76,7 +92,7 @@ type load struct {
 }
 
 func startLoad(base string, cfg loadConfig, rng *rand.Rand) *load {
-	l := &load{cfg: cfg, base: base, acked: map[string]int{}, gaveUp: map[string]bool{}, stop: make(chan struct{}),
+	l := &load{cfg: cfg, base: base, acked: map[string]int{}, reports: map[report]bool{}, gaveUp: map[string]bool{}, stop: make(chan struct{}),
 		hc: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: cfg.workers}}}
 	l.giveUpAt.Store(time.Now().Add(24 * time.Hour).UnixNano())
 	vs := make([]visitor, cfg.visitors)
@@ -110,11 +126,11 @@ func (l *load) worker(vs []*visitor, rng *rand.Rand) {
 		v := vs[i%len(vs)]
 		if rng.IntN(2) == 0 {
 			id := l.id(v)
-			l.send(request{l.pixel(v, id), []string{id}})
+			l.send(request{l.pixel(v, id), []string{id}, nil})
 			continue
 		}
 		n := 1 + rng.IntN(4)
-		evs := make([]ingest.BeaconEvent, n)
+		evs := make([]ingest.BeaconEvent, n, n+1)
 		ids := make([]string, n)
 		for j := range evs {
 			ids[j] = l.id(v)
@@ -122,12 +138,27 @@ func (l *load) worker(vs []*visitor, rng *rand.Rand) {
 				Referrer: "https://news.example.org/",
 				Hints:    &ingest.BeaconHints{ScreenW: 1920, ScreenH: 1080, Languages: 2, TZ: true, UAData: browsers[v.browser].uad, Secure: true}}
 		}
+		// Half the batches report on the visitor's last beacon view, with
+		// no more engaged time than passed since it was acknowledged, so
+		// no report is an overclaim however late the view was stored.
+		var reports []report
+		if v.view.id != "" && rng.IntN(2) == 0 {
+			age := time.Since(v.view.acked).Milliseconds()
+			engaged := min(age, v.view.engaged+1+rng.Int64N(5000))
+			scroll := rng.Int64N(101)
+			evs = append(evs, ingest.BeaconEvent{Type: "engagement", Site: l.cfg.site, Page: v.view.page, ID: v.view.id,
+				Referrer: "https://news.example.org/", EngagedMS: &engaged, Scroll: &scroll, AgeMS: &age})
+			reports = append(reports, report{v.view.id, engaged})
+			v.view.engaged = engaged
+		}
 		body, _ := json.Marshal(evs)
-		l.send(request{func() *http.Request {
+		if l.send(request{func() *http.Request {
 			req, _ := http.NewRequest("POST", l.base+"/v1/events", bytes.NewReader(body))
 			req.Header.Set("Content-Type", "text/plain;charset=UTF-8")
 			return l.headers(req, v)
-		}, ids})
+		}, ids, reports}) {
+			v.view.id, v.view.page, v.view.acked, v.view.engaged = ids[n-1], evs[n-1].Page, time.Now(), 0
+		}
 	}
 }
 
@@ -158,15 +189,16 @@ func (l *load) headers(req *http.Request, v *visitor) *http.Request {
 
 // request is one HTTP request of the load, remade for each attempt.
 type request struct {
-	make func() *http.Request
-	ids  []string
+	make    func() *http.Request
+	ids     []string
+	reports []report
 }
 
 // send retries one request with the same ids until it is acknowledged.
 // 503, 429, timeouts, resets and refused connections are what a browser's
 // retry would meet while the server is degraded or down. A request still
 // unacknowledged at the give-up time is kept for resend.
-func (l *load) send(r request) {
+func (l *load) send(r request) (acked bool) {
 	backoff := 50 * time.Millisecond
 	for {
 		l.attempts.Add(1)
@@ -178,8 +210,11 @@ func (l *load) send(r request) {
 				l.acked[id]++
 				delete(l.gaveUp, id)
 			}
+			for _, rep := range r.reports {
+				l.reports[rep] = true
+			}
 			l.mu.Unlock()
-			return
+			return true
 		case err == nil && code >= 400 && code < 500 && code != http.StatusTooManyRequests && code != http.StatusRequestTimeout:
 			l.mu.Lock()
 			l.refused = append(l.refused, fmt.Sprintf("%d for %s", code, r.ids[0]))
