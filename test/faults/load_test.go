@@ -117,11 +117,22 @@ func (l *load) worker(vs []*visitor, rng *rand.Rand) {
 	every := time.Duration(float64(time.Second) * float64(l.cfg.workers) / l.cfg.rate)
 	tick := time.NewTicker(every)
 	defer tick.Stop()
+	// Visitors whose last beacon view awaits its engagement report: vc.js
+	// sends one when the page is hidden, seconds to minutes after the view,
+	// so it comes back at one of the worker's next ticks.
+	var reporting []*visitor
 	for i := 0; ; i++ {
 		select {
 		case <-l.stop:
 			return
 		case <-tick.C:
+		}
+		if len(reporting) > 0 && rng.IntN(3) == 0 {
+			j := rng.IntN(len(reporting))
+			v := reporting[j]
+			reporting = append(reporting[:j], reporting[j+1:]...)
+			l.report(v, rng)
+			continue
 		}
 		v := vs[i%len(vs)]
 		if rng.IntN(2) == 0 {
@@ -138,28 +149,50 @@ func (l *load) worker(vs []*visitor, rng *rand.Rand) {
 				Referrer: "https://news.example.org/",
 				Hints:    &ingest.BeaconHints{ScreenW: 1920, ScreenH: 1080, Languages: 2, TZ: true, UAData: browsers[v.browser].uad, Secure: true}}
 		}
-		// Half the batches report on the visitor's last beacon view, with
-		// no more engaged time than passed since it was acknowledged, so
-		// no report is an overclaim however late the view was stored.
+		// A visitor coming back reports on its last beacon view in the
+		// same batch.
 		var reports []report
 		if v.view.id != "" && rng.IntN(2) == 0 {
-			age := time.Since(v.view.acked).Milliseconds()
-			engaged := min(age, v.view.engaged+1+rng.Int64N(5000))
-			scroll := rng.Int64N(101)
-			evs = append(evs, ingest.BeaconEvent{Type: "engagement", Site: l.cfg.site, Page: v.view.page, ID: v.view.id,
-				Referrer: "https://news.example.org/", EngagedMS: &engaged, Scroll: &scroll, AgeMS: &age})
-			reports = append(reports, report{v.view.id, engaged})
-			v.view.engaged = engaged
+			ev, r := l.reportOf(v, rng)
+			evs, reports = append(evs, ev), append(reports, r)
 		}
 		body, _ := json.Marshal(evs)
-		if l.send(request{func() *http.Request {
-			req, _ := http.NewRequest("POST", l.base+"/v1/events", bytes.NewReader(body))
-			req.Header.Set("Content-Type", "text/plain;charset=UTF-8")
-			return l.headers(req, v)
-		}, ids, reports}) {
+		if l.send(l.beacon(v, body, ids, reports)) {
 			v.view.id, v.view.page, v.view.acked, v.view.engaged = ids[n-1], evs[n-1].Page, time.Now(), 0
+			if rng.IntN(2) == 0 {
+				reporting = append(reporting, v)
+			}
 		}
 	}
+}
+
+// reportOf is the engagement report of v's last beacon view, with no more
+// engaged time than passed since it was acknowledged (its server time is
+// earlier), so no report is an overclaim however late the view was
+// stored, and more than the last report said.
+func (l *load) reportOf(v *visitor, rng *rand.Rand) (ingest.BeaconEvent, report) {
+	age := time.Since(v.view.acked).Milliseconds()
+	engaged := min(age, v.view.engaged+1+rng.Int64N(5000))
+	scroll := rng.Int64N(101)
+	v.view.engaged = engaged
+	return ingest.BeaconEvent{Type: "engagement", Site: l.cfg.site, Page: v.view.page, ID: v.view.id,
+		Referrer: "https://news.example.org/", EngagedMS: &engaged, Scroll: &scroll, AgeMS: &age}, report{v.view.id, engaged}
+}
+
+// report sends a report on v's last beacon view alone, as vc.js does when
+// the page is hidden.
+func (l *load) report(v *visitor, rng *rand.Rand) {
+	ev, r := l.reportOf(v, rng)
+	body, _ := json.Marshal([]ingest.BeaconEvent{ev})
+	l.send(l.beacon(v, body, nil, []report{r}))
+}
+
+func (l *load) beacon(v *visitor, body []byte, ids []string, reports []report) request {
+	return request{func() *http.Request {
+		req, _ := http.NewRequest("POST", l.base+"/v1/events", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "text/plain;charset=UTF-8")
+		return l.headers(req, v)
+	}, ids, reports}
 }
 
 // id gives the visitor's next event id (and, through it, its next page).
@@ -217,7 +250,7 @@ func (l *load) send(r request) (acked bool) {
 			return true
 		case err == nil && code >= 400 && code < 500 && code != http.StatusTooManyRequests && code != http.StatusRequestTimeout:
 			l.mu.Lock()
-			l.refused = append(l.refused, fmt.Sprintf("%d for %s", code, r.ids[0]))
+			l.refused = append(l.refused, fmt.Sprintf("%d for %v %v", code, r.ids, r.reports))
 			l.mu.Unlock()
 			return
 		}
