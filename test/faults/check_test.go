@@ -92,7 +92,7 @@ type outcome struct {
 	reports, reportsMissing int
 	reportsRefused          []string
 	rollupDiffs             []string
-	verdicts     map[string]uint64
+	verdicts                map[string]uint64
 }
 
 func (o outcome) ok() bool {
