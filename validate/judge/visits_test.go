@@ -426,3 +426,33 @@ func TestReplayStart(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkVisits is the visit stage's cost per verdict, on a day of the
+// realistic mix with reports (BenchmarkValidate's stream): what it adds to
+// judging, and to a replay.
+func BenchmarkVisits(b *testing.B) {
+	evs := withReports(stream(1<<17, 24*time.Hour, 50_000, 3), 3)
+	r := newTestRules(b, Config{SettleWindow: -1})
+	out := judgeVisits(r, evs) // the verdicts, judged once
+	for i := range out {
+		if out[i].Kind == viewcount.KindEngagement {
+			out[i].Reason = ""
+		}
+	}
+	r.Reset()
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		if i == len(out) {
+			b.StopTimer()
+			r.Reset()
+			i = 0
+			b.StartTimer()
+		}
+		v := out[i]
+		r.Visit(&v)
+		i++
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/verdict")
+}
