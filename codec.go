@@ -11,19 +11,20 @@ import (
 // rather than as JSON: the decode runs once per event on every validator and
 // during every state rebuild, and the binary form is about a third the size.
 //
-//	message := version(1) uvarint(count) event*
-//	event   := varint(unix ms) flags(1) ext source(1) visitor(8, LE) network(8, LE)
-//	           str(site) str(page) str(referrer) str(ua) str(id) [hints] [utm] [country]
-//	           [headers] [asn] [window] [origin]
-//	ext     := uvarint(extension flags)                          version 4 only
-//	hints   := uvarint(screen w) uvarint(screen h) languages(1)   if flagHints
-//	utm     := str(source) str(medium) str(campaign)              if flagUTM
-//	country := two upper-case ASCII letters                        if flagCountry
-//	headers := uvarint(header flags)                               if extHeaders
-//	asn     := uvarint(autonomous system number)                   if extASN
-//	window  := uvarint(outer width) uvarint(outer height)          if extWindow
-//	origin  := str(page host)                                     if extOrigin
-//	str     := uvarint(len) bytes
+//	message    := version(1) uvarint(count) event*
+//	event      := varint(unix ms) flags(1) ext source(1) visitor(8, LE) network(8, LE)
+//	              str(site) str(page) str(referrer) str(ua) str(id) [hints] [utm] [country]
+//	              [headers] [asn] [window] [origin] [engagement]
+//	ext        := uvarint(extension flags)                               version 4 only
+//	hints      := uvarint(screen w) uvarint(screen h) languages(1)       if flagHints
+//	utm        := str(source) str(medium) str(campaign)                  if flagUTM
+//	country    := two upper-case ASCII letters                           if flagCountry
+//	headers    := uvarint(header flags)                                  if extHeaders
+//	asn        := uvarint(autonomous system number)                      if extASN
+//	window     := uvarint(outer width) uvarint(outer height)             if extWindow
+//	origin     := str(page host)                                         if extOrigin
+//	engagement := uvarint(engaged ms) scroll(1) uvarint(age ms)          if extEngagement
+//	str        := uvarint(len) bytes
 //
 // Version 1 had no hints and only the webdriver flag; version 2 had no UTM
 // tags and no country; version 3 had no extension flags (its flags byte is
@@ -31,6 +32,11 @@ import (
 // while fewer than seven are used). All still decode, so messages retained
 // from before an upgrade are validated after it. The fields are behind
 // flags, so a view without them costs only the extension byte.
+//
+// extEngagement is the event's Kind: set, it is a KindEngagement and its
+// Engagement follows (scroll 0 to 100, the two times within 32 bits); unset,
+// a view, encoded exactly as before engagements existed (a view carries no
+// Engagement, so none is written).
 const (
 	codecVersion   = 4
 	codecVersionV3 = 3
@@ -53,12 +59,13 @@ const (
 
 // Extension flags, version 4 on.
 const (
-	extHeaders = 1 << iota // header flags follow
-	extASN                 // an autonomous system number follows
-	extWindow              // the window's outer size follows (Hints.Window)
-	extOrigin              // the page's host follows (Event.Origin)
+	extHeaders    = 1 << iota // header flags follow
+	extASN                    // an autonomous system number follows
+	extWindow                 // the window's outer size follows (Hints.Window)
+	extOrigin                 // the page's host follows (Event.Origin)
+	extEngagement             // an engagement report (KindEngagement): its Engagement follows
 
-	extKnown = extOrigin<<1 - 1 // a decoder refuses bits it does not know: they would misalign the rest
+	extKnown = extEngagement<<1 - 1 // a decoder refuses bits it does not know: they would misalign the rest
 )
 
 // MaxBatch bounds the events one message may carry, so a corrupt count can
@@ -86,7 +93,9 @@ func appendEvent(dst []byte, e *Event) []byte {
 		bit(e.Hints.TZ, flagTZ) | bit(e.Hints.UAData, flagUAData) | bit(e.Hints.Secure, flagSecure) |
 		bit(utm, flagUTM) | bit(country, flagCountry)
 	window := e.Hints.Present && e.Hints.Window
-	ext := bit(e.Headers != 0, extHeaders) | bit(e.ASN != 0, extASN) | bit(window, extWindow) | bit(e.Origin != "", extOrigin)
+	engagement := e.Kind == KindEngagement
+	ext := bit(e.Headers != 0, extHeaders) | bit(e.ASN != 0, extASN) | bit(window, extWindow) | bit(e.Origin != "", extOrigin) |
+		bit(engagement, extEngagement)
 	dst = append(dst, flags, ext, byte(e.Source))
 	dst = binary.LittleEndian.AppendUint64(dst, e.Visitor)
 	dst = binary.LittleEndian.AppendUint64(dst, e.Network)
@@ -122,6 +131,14 @@ func appendEvent(dst []byte, e *Event) []byte {
 		dst = binary.AppendUvarint(dst, uint64(len(e.Origin)))
 		dst = append(dst, e.Origin...)
 	}
+	if engagement {
+		dst = binary.AppendUvarint(dst, uint64(e.Engagement.EngagedMS))
+		// Capped as the decoder requires: one message carries many clients'
+		// events, and one it refuses would lose them all (ingest refuses a
+		// depth over 100 anyway).
+		dst = append(dst, min(e.Engagement.Scroll, 100))
+		dst = binary.AppendUvarint(dst, uint64(e.Engagement.AgeMS))
+	}
 	return dst
 }
 
@@ -129,9 +146,9 @@ func appendEvent(dst []byte, e *Event) []byte {
 // size messages without encoding: 19 fixed (flags, extension flags,
 // source, visitor, network), a time varint of at most 10, nine string
 // length prefixes of at most 10, 7 for hints, 2 for the country, 3 for the
-// header flags, 5 for the ASN and 6 for the window.
+// header flags, 5 for the ASN, 6 for the window and 11 for an engagement.
 func EncodedSize(e *Event) int {
-	return 19 + 10 + 9*10 + 7 + 2 + 3 + 5 + 6 + len(e.Site) + len(e.Page) + len(e.Referrer) + len(e.UA) + len(e.ID) +
+	return 19 + 10 + 9*10 + 7 + 2 + 3 + 5 + 6 + 11 + len(e.Site) + len(e.Page) + len(e.Referrer) + len(e.UA) + len(e.ID) +
 		len(e.UTM.Source) + len(e.UTM.Medium) + len(e.UTM.Campaign) + len(e.Origin)
 }
 
@@ -249,6 +266,14 @@ func DecodeEvents(dst []Event, b []byte) ([]Event, error) {
 			if e.Origin = d.str(); e.Origin == "" && d.err == nil {
 				d.fail(errors.New("empty origin"))
 			}
+		}
+		if ext&extEngagement != 0 {
+			engaged, scroll, age := d.uvarint(), d.byte(), d.uvarint()
+			if (engaged > 0xffffffff || scroll > 100 || age > 0xffffffff) && d.err == nil {
+				d.fail(errors.New("engagement out of range"))
+			}
+			e.Kind = KindEngagement
+			e.Engagement = Engagement{EngagedMS: uint32(engaged), Scroll: scroll, AgeMS: uint32(age)}
 		}
 		if d.err != nil {
 			return dst, fmt.Errorf("%w: event %d: %v", ErrCorrupt, i, d.err)

@@ -1,6 +1,7 @@
 package viewcount
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"reflect"
@@ -92,6 +93,58 @@ func TestCodecRoundTripV4(t *testing.T) {
 	}
 }
 
+// engagementEvents are signalEvents with engagement reports among them:
+// one with every field, one of zeros (a report sent at once, before any
+// scroll) and one at the limits of the types.
+func engagementEvents() []Event {
+	evs := signalEvents()
+	full := evs[1]
+	full.Kind, full.Engagement = KindEngagement, Engagement{EngagedMS: 12_345, Scroll: 80, AgeMS: 60_000}
+	full.Webdriver, full.Hints = false, Hints{} // ingest carries neither on an engagement
+	zero := evs[0]
+	zero.Kind = KindEngagement
+	limits := evs[2]
+	limits.Kind, limits.Engagement = KindEngagement, Engagement{EngagedMS: 1<<32 - 1, Scroll: 100, AgeMS: 1<<32 - 1}
+	return append(evs, full, zero, limits)
+}
+
+func TestCodecEngagement(t *testing.T) {
+	in := engagementEvents()
+	out, err := DecodeEvents(nil, AppendEvents(nil, in))
+	if err != nil || !reflect.DeepEqual(in, out) {
+		t.Fatalf("round trip: %v\n got %+v\nwant %+v", err, out, in)
+	}
+	// An engagement is its view's encoding with the extension bit set and
+	// its three numbers after everything else; a view is unchanged.
+	f := func(eng Engagement, tail ...byte) {
+		t.Helper()
+		view := signalEvents()[1]
+		e := view
+		e.Kind, e.Engagement = KindEngagement, eng
+		vb, eb := appendEvent(nil, &view), appendEvent(nil, &e)
+		at := len(binary.AppendVarint(nil, view.Time.UnixMilli())) + 1 // the extension flags, after time and flags
+		want := append(append([]byte{}, vb...), tail...)
+		want[at] |= extEngagement
+		if !bytes.Equal(eb, want) {
+			t.Errorf("%+v:\n got %x\nwant %x", eng, eb, want)
+		}
+	}
+	f(Engagement{}, 0, 0, 0)
+	f(Engagement{EngagedMS: 300, Scroll: 100, AgeMS: 5}, 0xac, 0x02, 100, 5)
+	f(Engagement{EngagedMS: MaxEngagedMS, Scroll: 7, AgeMS: MaxEngagedMS}, 0x80, 0xb8, 0x99, 0x29, 7, 0x80, 0xb8, 0x99, 0x29)
+	// A depth over 100 never reaches the stream: it would make the whole
+	// message, other clients' events with it, undecodable.
+	over := Event{Time: time.UnixMilli(0).UTC(), Kind: KindEngagement, Engagement: Engagement{Scroll: 101}}
+	if got, err := DecodeEvents(nil, AppendEvents(nil, []Event{over})); err != nil || got[0].Engagement.Scroll != 100 {
+		t.Errorf("scroll 101: %+v, %v; want 100", got, err)
+	}
+	// A view's Engagement is not the codec's to carry (there is none).
+	view := Event{Time: time.UnixMilli(0).UTC(), Engagement: Engagement{EngagedMS: 5}}
+	if b := AppendEvents(nil, []Event{view}); b[2+1+1] != 0 || len(b) != len(AppendEvents(nil, []Event{{Time: view.Time}})) {
+		t.Errorf("a view with engagement numbers encodes as %x", b)
+	}
+}
+
 func TestCodecDecodesV3(t *testing.T) {
 	in := enrichedEvents()
 	out, err := DecodeEvents(nil, appendOld(3, in))
@@ -111,6 +164,18 @@ func TestCodecExtension(t *testing.T) {
 	b[ext] = 1 << 5
 	if _, err := DecodeEvents(nil, b); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("unknown extension: err = %v, want ErrCorrupt", err)
+	}
+	// An engagement's numbers are within their types, its depth a
+	// percentage, and all three are there.
+	for _, tail := range [][]byte{
+		append(binary.AppendUvarint(nil, 1<<32), 0, 0), {0, 101, 0}, binary.AppendUvarint([]byte{0, 0}, 1<<32),
+		{0, 0}, {0}, {0x80},
+	} {
+		b := AppendEvents(nil, []Event{{Time: time.UnixMilli(0).UTC()}})
+		b[ext] = extEngagement
+		if _, err := DecodeEvents(nil, append(b, tail...)); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("engagement %x: err = %v, want ErrCorrupt", tail, err)
+		}
 	}
 	// Present fields must hold a value: zero is written by leaving the bit out.
 	for _, f := range []byte{extHeaders, extASN, extOrigin} {
@@ -243,6 +308,7 @@ func FuzzDecodeEvents(f *testing.F) {
 	f.Add(appendOld(2, sampleEvents()))
 	f.Add(appendOld(3, enrichedEvents()))
 	f.Add(AppendEvents(nil, signalEvents()))
+	f.Add(AppendEvents(nil, engagementEvents()))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		evs, err := DecodeEvents(nil, b)
 		if err != nil {

@@ -98,7 +98,7 @@ func (p *beaconParser) space() {
 // object reads one event object at p.i ('{').
 func (p *beaconParser) object(h *Hit) bool {
 	sawHints := false
-	return p.members(func(key string) bool {
+	ok := p.members(func(key string) bool {
 		var ok bool
 		switch key {
 		case "site":
@@ -113,6 +113,14 @@ func (p *beaconParser) object(h *Hit) bool {
 			h.Webdriver, ok = p.boolean()
 		case "host":
 			h.Host, ok = p.str()
+		case "type":
+			h.report().Type, ok = p.str()
+		case "engaged_ms":
+			h.report().EngagedMS, ok = p.wireInt()
+		case "scroll":
+			h.report().Scroll, ok = p.wireInt()
+		case "age_ms":
+			h.report().AgeMS, ok = p.wireInt()
 		case "hints":
 			// A repeated hints object would merge into the first in
 			// encoding/json; not worth mirroring.
@@ -124,6 +132,21 @@ func (p *beaconParser) object(h *Hit) bool {
 		}
 		return ok
 	})
+	// encoding/json cannot tell "type":"" from no type: neither is a
+	// report (BeaconEvent.hit).
+	if h.Report != nil && *h.Report == (WireReport{}) {
+		h.Report = nil
+	}
+	return ok
+}
+
+// report is h's Report, made on the first of its keys: a view without them
+// allocates nothing for them.
+func (h *Hit) report() *WireReport {
+	if h.Report == nil {
+		h.Report = new(WireReport)
+	}
+	return h.Report
 }
 
 // hints reads the hints object at p.i ('{') into h.Hints, clamped as
@@ -238,6 +261,13 @@ func (p *beaconParser) boolean() (bool, bool) {
 		return false, true
 	}
 	return false, false
+}
+
+// wireInt reads an integer as encoding/json sets a *int64 (BeaconEvent's
+// engagement numbers): sent, whatever its value.
+func (p *beaconParser) wireInt() (WireInt, bool) {
+	v, ok := p.integer()
+	return WireInt{V: v, Set: true}, ok
 }
 
 // integer reads a JSON integer of at most 18 digits (no fraction or

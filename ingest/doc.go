@@ -24,7 +24,8 @@ import "errors"
 // handlers map them to status codes in one place (statusOf).
 var (
 	// ErrBadInput: the hit cannot be parsed (missing or malformed site,
-	// page, id, JSON). Answered 400; nothing is published.
+	// page, id, type, engagement numbers, JSON). Answered 400; nothing is
+	// published.
 	ErrBadInput = errors.New("bad input")
 	// ErrTooLarge: the request body exceeds the limit. Answered 413.
 	ErrTooLarge = errors.New("request too large")

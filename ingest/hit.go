@@ -20,8 +20,8 @@ import (
 // MaxBeaconEvents is the most events one POST /v1/events may carry.
 const MaxBeaconEvents = 100
 
-// Hit is one view as a client reported it: decoded from a request, not yet
-// normalised or trusted.
+// Hit is one event as a client reported it, a view or an engagement
+// report: decoded from a request, not yet normalised or trusted.
 type Hit struct {
 	Site      string
 	Page      string
@@ -33,6 +33,27 @@ type Hit struct {
 	// location.hostname); evidence of the page only when the request's
 	// headers give none (pageOrigin).
 	Host string
+	// Report is what the beacon's event says of engagement: its type and
+	// numbers as sent, unchecked (Handler.event checks them). nil when it
+	// says nothing, as every view vc.js sends says, so that a view costs
+	// no more than before engagements existed (BenchmarkBeacon).
+	Report *WireReport
+}
+
+// WireReport is an event object's "type" and engagement numbers as sent
+// (docs/engagement.md). Type "" (absent) or "view" is a view, which must
+// carry none of the numbers; "engagement" is an engagement report; any
+// other is refused.
+type WireReport struct {
+	Type                     string
+	EngagedMS, Scroll, AgeMS WireInt
+}
+
+// WireInt is a whole number as a client sent it, and whether it sent one
+// (JSON null is sending none).
+type WireInt struct {
+	V   int64
+	Set bool
 }
 
 // client is what ingest knows of the requester. It exists only for the
@@ -82,36 +103,38 @@ func (h *Handler) accept(ctx context.Context, hits []Hit, field func(i int) stri
 	h.metrics.Received.Add(uint64(len(evs)))
 	salt, err := h.salts.For(ctx, now)
 	if err != nil {
-		// Answered 503 like a failed publish, and counted as one.
-		h.metrics.PublishErrors.Add(uint64(len(evs)))
-		return viewcount.StreamPosition{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return viewcount.StreamPosition{}, h.noSalt(len(evs), err)
 	}
 	// The visitor id's low 32 bits (its partition) come from the /24 or
-	// the /32 (PartitionKey).
-	var network, key uint64
-	if cl.IP.IsValid() {
-		network = NetworkID(salt, cl.IP)
-		key = network
-		if !cl.IP.Unmap().Is4() {
-			key = BlockID(salt, cl.IP)
-		}
-	}
+	// the /32 (PartitionKey), under the salt of the event's day: today's,
+	// or for an engagement its view's (viewDay).
+	today := idsOf(dayOf(now), salt, cl.IP)
+	var earlier dayIDs
 	// The datacenter check is the one rule that needs the IP itself, so it
 	// runs here, before the address is dropped.
 	datacenter := cl.IP.IsValid() && h.cfg.Datacenter != nil && h.cfg.Datacenter.Contains(cl.IP)
 	var v uint64
+	var vids *dayIDs // the ids v was hashed under
 	for i := range evs {
-		// One request has one client, so the visitor changes only with
-		// the site: hash once per run of events of the same site.
-		if i == 0 || evs[i].Site != evs[i-1].Site {
-			if cl.IP.IsValid() {
-				v = visitorID(salt, evs[i].Site, cl.IP, cl.UA)
-			} else {
-				v = visitorHash(salt, evs[i].Site, nil, cl.UA)
+		ids := &today
+		if evs[i].Kind == viewcount.KindEngagement {
+			if ids, err = h.viewDay(ctx, now, &evs[i], cl.IP, &today, &earlier); err != nil {
+				return viewcount.StreamPosition{}, h.noSalt(len(evs), err)
 			}
 		}
-		evs[i].Visitor = viewcount.NetworkKey(v, key)
-		evs[i].Network = network
+		// One request has one client, so the visitor changes only with
+		// the site and the day: hash once per run of events of the same
+		// site and salt.
+		if i == 0 || evs[i].Site != evs[i-1].Site || ids != vids {
+			if cl.IP.IsValid() {
+				v = visitorID(ids.salt, evs[i].Site, cl.IP, cl.UA)
+			} else {
+				v = visitorHash(ids.salt, evs[i].Site, nil, cl.UA)
+			}
+			vids = ids
+		}
+		evs[i].Visitor = viewcount.NetworkKey(v, ids.key)
+		evs[i].Network = ids.network
 		evs[i].Datacenter = datacenter
 		evs[i].Country = cl.Country
 		evs[i].Headers = cl.Headers
@@ -133,11 +156,22 @@ func (h *Handler) accept(ctx context.Context, hits []Hit, field func(i int) stri
 	return pos, nil
 }
 
+// noSalt is the error of a request none of whose n events could be given
+// a visitor id: answered 503 like a failed publish, and counted as one.
+func (h *Handler) noSalt(n int, err error) error {
+	h.metrics.PublishErrors.Add(uint64(n))
+	return fmt.Errorf("%w: %w", ErrUnavailable, err)
+}
+
 // event validates and normalises one hit into e (all but the referrer and
 // the hashes, which accept fills in). field(i) prefixes error messages; it
 // is called only on an error, since building it for every event of a batch
 // cost more than the rest of the validation.
 func (h *Handler) event(e *viewcount.Event, hit *Hit, field func(int) string, i int, src viewcount.Source, ua string, now time.Time) error {
+	kind, ok := hit.kind()
+	if !ok {
+		return badInput("%stype: %s", field(i), wantType)
+	}
 	if hit.Site == "" {
 		return badInput("%ssite: required", field(i))
 	}
@@ -158,10 +192,34 @@ func (h *Handler) event(e *viewcount.Event, hit *Hit, field func(int) string, i 
 		return badInput("%sreferrer: invalid UTF-8", field(i))
 	}
 	id := hit.ID
-	if id == "" {
+	switch {
+	case id == "" && kind == viewcount.KindEngagement:
+		// An engagement names its view by id: one made up names none.
+		return badInput("%sid: required for an engagement", field(i))
+	case id == "":
 		id = newEventID()
-	} else if err := checkID(id); err != nil {
-		return badInput("%sid: %s", field(i), reason(err))
+	default:
+		if err := checkID(id); err != nil {
+			return badInput("%sid: %s", field(i), reason(err))
+		}
+	}
+	if kind == viewcount.KindEngagement {
+		eng, err := hit.engagement(field, i)
+		if err != nil {
+			return err
+		}
+		// The tracker's webdriver and hints describe the browser, which
+		// its view already told: an engagement carries neither.
+		*e = viewcount.Event{
+			Time: now, Site: site, Page: page, UA: ua, ID: id, Source: src, UTM: ParseUTM(hit.Page),
+			Kind: viewcount.KindEngagement, Engagement: eng,
+		}
+		return nil
+	}
+	// A view with an engagement's numbers is a client's bug: refused, so it
+	// shows, rather than counted as a view.
+	if name := hit.engagementField(); name != "" {
+		return badInput("%s%s: only for an engagement", field(i), name)
 	}
 	*e = viewcount.Event{
 		Time:      now,
@@ -224,6 +282,13 @@ type BeaconEvent struct {
 	// older trackers): what the page says of itself, used when the
 	// request's Origin and Referer headers name no host.
 	Host string `json:"host,omitempty"`
+	// Type is "view" (or absent) for a view, "engagement" for an
+	// engagement report, which carries the numbers below
+	// (docs/engagement.md).
+	Type      string `json:"type,omitempty"`
+	EngagedMS *int64 `json:"engaged_ms,omitempty"`
+	Scroll    *int64 `json:"scroll,omitempty"`
+	AgeMS     *int64 `json:"age_ms,omitempty"`
 }
 
 // BeaconHints are what vc.js reports of the browser (see viewcount.Hints).
@@ -307,7 +372,18 @@ func decodeBeacon(body []byte) (hits []Hit, array bool, err error) {
 }
 
 func (e *BeaconEvent) hit() Hit {
-	return Hit{Site: e.Site, Page: e.Page, Referrer: e.Referrer, ID: e.ID, Webdriver: e.Webdriver, Hints: e.Hints.hints(), Host: e.Host}
+	h := Hit{Site: e.Site, Page: e.Page, Referrer: e.Referrer, ID: e.ID, Webdriver: e.Webdriver, Hints: e.Hints.hints(), Host: e.Host}
+	if e.Type != "" || e.EngagedMS != nil || e.Scroll != nil || e.AgeMS != nil {
+		h.Report = &WireReport{Type: e.Type, EngagedMS: wireInt(e.EngagedMS), Scroll: wireInt(e.Scroll), AgeMS: wireInt(e.AgeMS)}
+	}
+	return h
+}
+
+func wireInt(v *int64) WireInt {
+	if v == nil {
+		return WireInt{}
+	}
+	return WireInt{V: *v, Set: true}
 }
 
 // eventField is the error prefix of the i-th event of an array body.
@@ -319,6 +395,11 @@ func jsonError(field string, err error) error {
 	if errors.As(err, &te) {
 		if te.Field == "" {
 			return badInput("body must be a JSON object or array")
+		}
+		if want := engagementWant(te.Field); want != "" {
+			// Worded as Handler.event words a value of the right type
+			// out of range: the client's fix is the same.
+			return badInput("%s%s: %s", field, te.Field, want)
 		}
 		want := "a string"
 		if te.Type != nil {

@@ -79,10 +79,14 @@ type EventPublisher interface {
 	Publish(ctx context.Context, evs []viewcount.Event) (viewcount.StreamPosition, error)
 }
 
-// SaltSource returns the visitor-id salt of t's UTC day; an error means no
-// visitor id can be computed and the hit is answered 503. *Salts satisfies it.
+// SaltSource hands out the visitor-id salts; *Salts satisfies it. For
+// returns the salt of t's UTC day, creating it if need be; Existing returns
+// it only if it exists (ok false once it is deleted), never creating one.
+// An error from either means no visitor id can be computed and the hit is
+// answered 503.
 type SaltSource interface {
 	For(ctx context.Context, t time.Time) ([]byte, error)
+	Existing(ctx context.Context, t time.Time) (salt []byte, ok bool, err error)
 }
 
 // MaxBodyBytes bounds a beacon body.

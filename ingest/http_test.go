@@ -493,6 +493,7 @@ func TestScript(t *testing.T) {
 func FuzzDecodeBeacon(f *testing.F) {
 	for _, s := range []string{
 		`{"site":"example.com","page":"/a"}`, `[{"site":"a","page":"/"},{"page":1}]`, `[]`, `[1]`, `{"webdriver":"x"}`, ` `, `[{}`,
+		`{"type":"engagement","site":"a","page":"/","id":"x","engaged_ms":1,"scroll":2,"age_ms":3}`, `{"engaged_ms":"x"}`, `{"type":7}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -534,18 +535,23 @@ func BenchmarkPixel(b *testing.B) {
 
 // BenchmarkBeacon is BenchmarkPixel for JSON beacons of 10 events and for
 // the batch endpoint's 100 (what loadgen --endpoint batch sends), with
-// hints as the tracker reports them.
+// hints as the tracker reports them, and for one engagement report (what
+// vc.js sends when a page is hidden).
 func BenchmarkBeacon(b *testing.B) {
-	for _, n := range []int{10, 100} {
-		b.Run("events="+strconv.Itoa(n), func(b *testing.B) { benchmarkBeacon(b, n) })
-	}
-}
-
-func benchmarkBeacon(b *testing.B, n int) {
-	srv := newTestServer(b, nopPublisher{}, fixedSalt(b, testSalt), time.Now, nil)
 	ev := `{"site":"example.com","page":"/blog/2026/some-post","referrer":"https://www.google.com/","id":"0123456789abcdef0123","webdriver":false,` +
 		`"hints":{"sw":1920,"sh":1080,"lang":2,"tz":true,"uad":true,"sec":true}}`
-	body := "[" + strings.TrimSuffix(strings.Repeat(ev+",", n), ",") + "]"
+	for _, n := range []int{10, 100} {
+		body := "[" + strings.TrimSuffix(strings.Repeat(ev+",", n), ",") + "]"
+		b.Run("events="+strconv.Itoa(n), func(b *testing.B) { benchmarkBeacon(b, body, n) })
+	}
+	b.Run("engagement", func(b *testing.B) {
+		benchmarkBeacon(b, `{"type":"engagement","site":"example.com","page":"/blog/2026/some-post","referrer":"https://www.google.com/",`+
+			`"id":"0123456789abcdef0123","engaged_ms":48210,"scroll":75,"age_ms":61034}`, 1)
+	})
+}
+
+func benchmarkBeacon(b *testing.B, body string, n int) {
+	srv := newTestServer(b, nopPublisher{}, fixedSalt(b, testSalt), time.Now, nil)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {

@@ -34,6 +34,7 @@ type Salts struct {
 
 	mu    sync.RWMutex
 	cache map[int64][]byte // by day number since the epoch; today and yesterday
+	gone  map[int64]bool   // days whose salt Existing found deleted (or never made)
 
 	fetch sync.Mutex // one bucket round trip at a time; also serialises random
 }
@@ -41,7 +42,7 @@ type Salts struct {
 // NewSalts returns salts backed by kv. random is the source of new salts
 // (crypto/rand.Reader in production; a fixed reader makes tests exact).
 func NewSalts(kv jetstream.KeyValue, random io.Reader, logger *slog.Logger) *Salts {
-	return &Salts{kv: kv, random: random, logger: logger.With("component", "ingest"), cache: map[int64][]byte{}}
+	return &Salts{kv: kv, random: random, logger: logger.With("component", "ingest"), cache: map[int64][]byte{}, gone: map[int64]bool{}}
 }
 
 // For returns the salt of t's UTC day. It fails (wrapped ErrUnavailable)
@@ -70,19 +71,79 @@ func (s *Salts) For(ctx context.Context, t time.Time) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: salt %s: %v", ErrUnavailable, key, err)
 	}
-	s.mu.Lock()
-	s.cache[day] = salt
-	for d := range s.cache {
-		if d < day-1 {
-			delete(s.cache, d) // only today's and yesterday's are ever asked for
-		}
-	}
-	s.mu.Unlock()
+	s.remember(day, salt)
 	if created {
 		s.logger.Info("created daily salt", "day", key)
 		s.deleteOld(ctx, t)
 	}
 	return salt, nil
+}
+
+// Existing returns the salt of t's UTC day if it still exists, and never
+// creates one: ok is false once it is deleted (two days on), or when no hit
+// of that day made one. It is for a day that is over (an engagement
+// report's view's, ingest's engagement routing), where a new salt could
+// only give ids that match nothing, and would outlive the day's deletion.
+// A day found gone is remembered, so reports naming it cost no further
+// round trips. Errors as For.
+func (s *Salts) Existing(ctx context.Context, t time.Time) (salt []byte, ok bool, err error) {
+	day := dayOf(t)
+	if salt, ok, known := s.known(day); known {
+		return salt, ok, nil
+	}
+
+	s.fetch.Lock()
+	defer s.fetch.Unlock()
+	if salt, ok, known := s.known(day); known {
+		return salt, ok, nil // another caller fetched it while we waited
+	}
+	key := t.UTC().Format(dayKey)
+	e, err := s.kv.Get(ctx, key)
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		s.mu.Lock()
+		s.gone[day] = true
+		s.mu.Unlock()
+		return nil, false, nil
+	case err != nil:
+		return nil, false, fmt.Errorf("%w: salt %s: get: %v", ErrUnavailable, key, err)
+	}
+	if salt, err = checkSalt(e.Value()); err != nil {
+		return nil, false, fmt.Errorf("%w: salt %s: %v", ErrUnavailable, key, err)
+	}
+	s.remember(day, salt)
+	return salt, true, nil
+}
+
+// known is what the cache says of day's salt: known is false when it says
+// nothing.
+func (s *Salts) known(day int64) (salt []byte, ok, known bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	salt, ok = s.cache[day]
+	return salt, ok, ok || s.gone[day]
+}
+
+// remember caches day's salt, forgetting days before the day before the
+// newest known: only today's and yesterday's are ever asked for.
+func (s *Salts) remember(day int64, salt []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cache[day] = salt
+	newest := day
+	for d := range s.cache {
+		newest = max(newest, d)
+	}
+	for d := range s.cache {
+		if d < newest-1 {
+			delete(s.cache, d)
+		}
+	}
+	for d := range s.gone {
+		if d < newest-1 {
+			delete(s.gone, d)
+		}
+	}
 }
 
 // load gets the day's salt from the bucket or creates it.

@@ -161,3 +161,50 @@ func TestSaltsRaceAndCache(t *testing.T) {
 		t.Fatalf("uncached day, bucket down: %v, want ErrUnavailable", err)
 	}
 }
+
+// Existing gives a day's salt only if it exists: it never makes one, a day
+// found gone costs one round trip, and a bucket it cannot reach is an
+// outage, not a deleted salt.
+func TestSaltsExisting(t *testing.T) {
+	ctx := context.Background()
+	spy := &kvSpy{KeyValue: saltBucket(t)}
+	kept := bytes.Repeat([]byte{42}, SaltLen)
+	if _, err := spy.Put(ctx, "2026-03-01", kept); err != nil {
+		t.Fatal(err)
+	}
+	s := NewSalts(spy, &countingRandom{next: 1}, discard())
+	day := time.Date(2026, 3, 1, 23, 0, 0, 0, time.UTC)
+
+	if salt, ok, err := s.Existing(ctx, day); err != nil || !ok || !bytes.Equal(salt, kept) {
+		t.Fatalf("kept salt: %x %v %v", salt, ok, err)
+	}
+	gone := day.Add(-24 * time.Hour)
+	for range 3 {
+		if salt, ok, err := s.Existing(ctx, gone); err != nil || ok || salt != nil {
+			t.Fatalf("gone salt: %x %v %v", salt, ok, err)
+		}
+	}
+	if _, err := spy.Get(ctx, "2026-02-28"); !errors.Is(err, jetstream.ErrKeyNotFound) {
+		t.Fatalf("Existing made a salt: %v", err)
+	}
+	if n := spy.gets.Load(); n != 1+1+1 { // the kept day, the gone one once, the check above
+		t.Errorf("%d bucket reads, want 3: both answers are remembered", n)
+	}
+	// What For made or read is what Existing gives, from the cache.
+	today, err := s.For(ctx, day.Add(2*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spy.fail.Store(true)
+	if salt, ok, err := s.Existing(ctx, day.Add(time.Hour)); err != nil || !ok || !bytes.Equal(salt, today) {
+		t.Fatalf("today's salt from the cache: %x %v %v", salt, ok, err)
+	}
+	if salt, ok, err := s.Existing(ctx, day); err != nil || !ok || !bytes.Equal(salt, kept) {
+		t.Fatalf("yesterday's salt from the cache: %x %v %v", salt, ok, err)
+	}
+	// An uncached day with the bucket gone: ErrUnavailable.
+	fresh := NewSalts(spy, &countingRandom{next: 1}, discard())
+	if _, _, err := fresh.Existing(ctx, day); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("bucket down: %v, want ErrUnavailable", err)
+	}
+}
