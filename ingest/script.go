@@ -9,7 +9,7 @@ import (
 
 // trimScript drops vc.js's whole-line comments, blank lines and
 // indentation: they are for its readers, and the script, on every page of
-// every site, has a budget of 2 KB gzipped. Every line keeps its end, so
+// every site, has a budget of 2.5 KB gzipped. Every line keeps its end, so
 // JavaScript's automatic semicolons fall where they did, and comments at
 // the end of a line stay (a "//" there may be inside a string).
 func trimScript(src []byte) []byte {
@@ -25,7 +25,7 @@ func trimScript(src []byte) []byte {
 }
 
 // trackerGzip is vc.js compressed once: the script is on every page of
-// every site, its budget is 2 KB on the wire, and no proxy in front of
+// every site, its budget is 2.5 KB on the wire, and no proxy in front of
 // the process can be assumed to compress it.
 var trackerGzip = gzipBytes(trackerJS)
 

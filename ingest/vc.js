@@ -1,5 +1,7 @@
 // Viewcount tracker: a view per page load and per SPA navigation. No cookies.
 // <script defer src="https://stats.example.com/vc.js" data-site="example.com"></script>
+// Per view, once it is sent, an engagement event: the time the page was
+// visible and focused, and how far it was scrolled (docs/engagement.md).
 // Counts on the page, filled once it has loaded, all with one request:
 // <span data-vc-count></span> shows this page's ("12,345 views"), with the
 // reader's own view at once; data-vc-count="/other/page" another page's,
@@ -38,6 +40,61 @@
     requestAnimationFrame(function () { drawn = 1; go(); });
     setTimeout(go, 1e3);
   }
+  // The view being measured: its event e, when it was sent (t), its
+  // engaged time (ms, counting since at while the page is visible and
+  // focused, else at is false), its deepest scroll (sc), and what the last
+  // report said (rm, rs). Times by performance.now: monotonic.
+  var cur;
+  function depth() {
+    // (|| 0: a document not laid out yet, 0 / 0)
+    if (cur) cur.sc = Math.max(cur.sc, Math.min(100, Math.round((scrollY + innerHeight) / d.documentElement.scrollHeight * 100)) || 0);
+  }
+  // Adds the time since the last tick; counts on only if go and the page is
+  // visible and focused.
+  function tick(go) {
+    var t = performance.now();
+    if (cur) {
+      depth();
+      if (cur.at) cur.ms += t - cur.at;
+      cur.at = go && !d.hidden && d.hasFocus() && t;
+    }
+  }
+  function start(e) {
+    cur = { e: e, t: performance.now(), ms: 0, sc: 0 };
+    tick(1);
+  }
+  // The view's engagement so far, unless the last report said as much. The
+  // values are cumulative: a lost report loses nothing the next carries.
+  // Not after a day, which ingest refuses (validators after an hour).
+  function report() {
+    tick();
+    var c = cur, v = c && c.e, g;
+    if (!c) return;
+    g = { type: 'engagement', site: site, page: v.page, referrer: v.referrer, id: v.id, host: v.host,
+      engaged_ms: Math.round(c.ms), scroll: c.sc, age_ms: Math.round(performance.now() - c.t) };
+    if (g.age_ms < 864e5 && (g.engaged_ms !== c.rm || g.scroll !== c.rs)) {
+      c.rm = g.engaged_ms;
+      c.rs = g.scroll;
+      send(g);
+    }
+  }
+  function post(e) {
+    return fetch(base + '/v1/events', { method: 'POST', body: JSON.stringify(e), keepalive: true });
+  }
+  // e by sendBeacon; without it, or when it refuses: a view by the pixel
+  // (img-src), an engagement, which the pixel cannot carry, by fetch.
+  function send(e) {
+    try {
+      if (n.sendBeacon && n.sendBeacon(base + '/v1/events', JSON.stringify(e))) {
+        // Chromium returns true even when the page's CSP (connect-src) then
+        // blocks the beacon: only the violation event below tells.
+        pend.push(e);
+        setTimeout(function () { var i = pend.indexOf(e); if (i >= 0) pend.splice(i, 1); }, 5e3);
+        return;
+      }
+    } catch (_) {}
+    e.type ? window.fetch && post(e).catch(function () {}) : pixel(e);
+  }
   function q(k, v) { return k + '=' + encodeURIComponent(v); }
   function rnd() { return Math.random().toString(36).slice(2); }
   function pixel(e) {
@@ -71,6 +128,9 @@
     // pushState to the same path: not a new view
     if (off || page === last) return;
     last = page;
+    // the previous view's engagement, before this one's
+    report();
+    cur = 0;
     // The query goes along for its utm_* tags (the rest is dropped unless
     // --keep-query); the id makes a pixel sent after its beacon count once.
     var e = { site: site, page: page + l.search, referrer: ref, id: rnd() + rnd(), webdriver: !!n.webdriver, hints: hints, host: l.hostname };
@@ -84,7 +144,7 @@
     if (load && m && shows()) {
       // This page's count waits for the answer: by fetch, which reads it.
       mine = !first ? Promise.resolve(m.p[page]) : !window.fetch ? 0 : new Promise(sized)
-        .then(function () { return fetch(base + '/v1/events', { method: 'POST', body: JSON.stringify(e), keepalive: true }); })
+        .then(function () { start(e); return post(e); })
         .then(function (r) { return r.json(); })
         .then(function (j) {
           var p = j.position || '';
@@ -95,24 +155,26 @@
       if (first && window.fetch) return;
     }
     sized(function () {
-      try {
-        if (n.sendBeacon && n.sendBeacon(base + '/v1/events', JSON.stringify(e))) {
-          // Chromium returns true even when the page's CSP (connect-src) then
-          // blocks the beacon: only the violation event below tells.
-          pend.push(e);
-          setTimeout(function () { var i = pend.indexOf(e); if (i >= 0) pend.splice(i, 1); }, 5e3);
-          return;
-        }
-      } catch (_) {}
-      // no sendBeacon, or it refused: the pixel (img-src) instead
-      pixel(e);
+      start(e);
+      send(e);
     });
   }
   d.addEventListener('securitypolicyviolation', function (v) {
-    // a Report-Only policy blocks nothing: no pixel then
-    var u = v.blockedURI;
-    if (pend.length && v.disposition != 'report' && (u == base || u.indexOf(base + '/v1/events') == 0)) pixel(pend.shift());
+    // A Report-Only policy blocks nothing: no pixel then. A blocked
+    // engagement is dropped: connect-src, which blocked it, blocks fetch
+    // too, and the pixel cannot carry it.
+    var u = v.blockedURI, e;
+    if (pend.length && v.disposition != 'report' && (u == base || u.indexOf(base + '/v1/events') == 0) && !(e = pend.shift()).type) pixel(e);
   });
+  d.addEventListener('visibilitychange', function () { d.hidden ? report() : tick(1); });
+  addEventListener('pagehide', report);
+  // back from the back-forward cache: counting again
+  addEventListener('pageshow', function (v) { v.persisted && tick(1); });
+  addEventListener('focus', function () { tick(1); });
+  // Focus moving into an iframe blurs the window but not the page: the
+  // focus is read once the blur is over.
+  addEventListener('blur', function () { setTimeout(tick, 0, 1); });
+  addEventListener('scroll', depth, { passive: true });
   function fill() {
     var els = [].slice.call(d.querySelectorAll('[data-vc-count]'));
     Promise.resolve(mine).then(function (pos) {

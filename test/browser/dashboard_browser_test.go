@@ -20,9 +20,15 @@ import (
 
 // testSite is a creator's site on another origin: every path is a page with
 // the vc.js tag, and a link that moves to /spa/route with history.pushState
-// as a single-page app does.
+// as a single-page app does. The tag loads vc.js through a requestLog,
+// which keeps its engagement events from the server: the test counts
+// views' verdicts.
 func testSite(t *testing.T, stats, site string) string {
 	t.Helper()
+	var reqs requestLog
+	vc := httptest.NewServer(reqs.handler(stats))
+	t.Cleanup(vc.Close)
+	stats = vc.URL
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/favicon.ico" {
 			http.NotFound(w, r)

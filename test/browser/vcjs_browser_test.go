@@ -92,6 +92,13 @@ var personWindow = []chromedp.ExecAllocatorOption{chromedp.WindowSize(1280, 720)
 // records every request it passes on: the test's view of what the browser
 // actually sent, and to where.
 type requestLog struct {
+	// Engagements passes the tracker's engagement events on to the
+	// server. Without it they are recorded and answered, not passed on:
+	// vc.js sends one for each view whose page is hidden or left, and each
+	// would be a row of its own in views_raw, which the verdict counts of
+	// the tests of views are not about (TestTrackerEngagement's are).
+	Engagements bool
+
 	mu      sync.Mutex
 	seen    []string // "METHOD /path?query"
 	headers []string // "METHOD /path Origin=… Referer=…", for the log
@@ -114,17 +121,22 @@ func (l *requestLog) handler(target string) http.Handler {
 		l.seen = append(l.seen, r.Method+" "+r.URL.RequestURI())
 		l.headers = append(l.headers, fmt.Sprintf("%s %s Origin=%q Referer=%q", r.Method, r.URL.Path, r.Header.Get("Origin"), r.Header.Get("Referer")))
 		l.mu.Unlock()
+		if !l.Engagements && bytes.Contains(body, []byte(`"type":"engagement"`)) {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
 		proxy.ServeHTTP(w, r)
 	})
 }
 
-// beacons returns the beacon bodies that name page.
+// beacons returns the bodies of the views of page sent by beacon (not
+// their engagements, which name the page too).
 func (l *requestLog) beacons(page string) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []string
 	for _, b := range l.bodies {
-		if strings.Contains(b, `"page":"`+page+`"`) {
+		if strings.Contains(b, `"page":"`+page+`"`) && !strings.Contains(b, `"type":"engagement"`) {
 			out = append(out, b)
 		}
 	}
