@@ -307,6 +307,79 @@ func TestTrackerEngagement(t *testing.T) {
 		t.Errorf("prerendered page never activated sent %q", b)
 	}
 	t.Logf("prerendered: ran %v; pages' load reports %q", prerenderRan, ran.all())
+
+	// As the validator judged and stored them (docs/engagement.md): the
+	// article and its comments are two views of one visit, entered on the
+	// article and left from the comments; the article's report is accepted
+	// and makes it an engaged view (12 s, at least the default 10 s); the
+	// background tab's report, if it sent one, is accepted at 0 s, so its
+	// view is not engaged.
+	type row struct {
+		kind        uint8
+		verdict     string
+		engaged     uint32
+		visits      int8
+		entry, prev string
+		engagedTo   int8
+	}
+	var rows map[string][]row
+	apptest.Eventually(t, 30*time.Second, func() string {
+		res, err := m.Store.Query(context.Background(), `SELECT event_id, kind, toString(verdict) AS verdict, engaged_ms, d_visits, entry_page, prev_page, eng_to
+			FROM views_raw WHERE site = 'example.com' ORDER BY seq, idx`, nil)
+		if err != nil {
+			return err.Error()
+		}
+		rows = map[string][]row{}
+		last := false
+		for res.Next() {
+			id := res.String("event_id")
+			rows[id] = append(rows[id], row{res.Uint8("kind"), res.String("verdict"), res.Uint32("engaged_ms"), int8(res.Int64("d_visits")),
+				res.String("entry_page"), res.String("prev_page"), int8(res.Int64("eng_to"))})
+			last = last || res.String("event_id") == sent[len(sent)-1].ev.ID
+		}
+		if len(rows[view2.ev.ID]) < 2 {
+			return fmt.Sprintf("the comments' view and reports are not stored yet (%d rows of its id)", len(rows[view2.ev.ID]))
+		}
+		return ""
+	})
+	first := func(id string, kind uint8) (row, bool) {
+		for _, r := range rows[id] {
+			if r.kind == kind {
+				return r, true
+			}
+		}
+		return row{}, false
+	}
+	if v, ok := first(view1.ev.ID, 0); !ok || v.verdict != "valid" || v.visits != 1 || v.entry != "/article" {
+		t.Errorf("the article's view: %+v, want a valid view opening a visit on /article", v)
+	}
+	if v, ok := first(view2.ev.ID, 0); !ok || v.verdict != "valid" || v.visits != 0 || v.entry != "/article" || v.prev != "/article" {
+		t.Errorf("the comments' view: %+v, want the same visit, its exit moved from /article", v)
+	}
+	if e, ok := first(view1.ev.ID, 1); !ok || e.verdict != "valid" || e.engaged != uint32(*eng1.ev.EngagedMS) ||
+		e.engagedTo < viewcount.EngagedBucket(uint32(viewcount.DefaultEngagedAfter.Milliseconds())) {
+		t.Errorf("the article's report: %+v, want accepted with %d ms, an engaged view", e, *eng1.ev.EngagedMS)
+	}
+	for _, b := range bgSent {
+		if b.ev.Type != "" {
+			continue
+		}
+		// Sent on close (pagehide), so with the browser's own user agent
+		// when CDP overrides the tab's (see streamed): another visitor's
+		// report, an orphan. Either way no engaged view.
+		sameUA := true
+		for _, e := range byID[b.ev.ID] {
+			sameUA = sameUA && e.UA == byID[b.ev.ID][0].UA
+		}
+		e, ok := first(b.ev.ID, 1)
+		switch {
+		case !ok:
+		case sameUA && (e.verdict != "valid" || e.engaged != 0 || e.engagedTo != 0):
+			t.Errorf("the background tab's report: %+v, want accepted at 0 s (not an engaged view)", e)
+		case !sameUA && e.verdict != "engagement_orphan":
+			t.Errorf("the background tab's report, under another user agent: %+v, want an orphan", e)
+		}
+	}
 }
 
 // checkEngagement checks an engagement event vc.js sent against its view
