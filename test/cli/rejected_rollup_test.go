@@ -90,7 +90,7 @@ func TestRejectedRollupFollowsCorrections(t *testing.T) {
 	clean := func(when string) {
 		t.Helper()
 		rep, err := apptest.Reconcile(t, m, start.Add(-time.Hour), time.Now().Add(time.Hour))
-		if err != nil || !rep.OK() || rep.Differing["rejected_rollup"] != 0 || len(rep.Differing) != 4 {
+		if err != nil || !rep.OK() || rep.Differing["rejected_rollup"] != 0 || len(rep.Differing) != 5 {
 			t.Errorf("reconcile %s: %v %+v", when, err, rep)
 		}
 	}

@@ -83,7 +83,7 @@ func TestCheckAndRepairRollups(t *testing.T) {
 	want := totals(t, s)
 
 	out, err := runCmd(append([]string{"check"}, flags...)...)
-	if err != nil || !strings.HasPrefix(out, "ok: every rollup (page_rollup, dim_rollup, page_views, rejected_rollup) equals its recount") {
+	if err != nil || !strings.HasPrefix(out, "ok: every rollup (page_rollup, dim_rollup, page_views, rejected_rollup, engagement_rollup) equals its recount") {
 		t.Fatalf("check of a sound store: %v\n%s", err, out)
 	}
 
@@ -111,7 +111,7 @@ func TestCheckAndRepairRollups(t *testing.T) {
 	if err != nil {
 		t.Fatalf("repair rollups: %v\n%s", err, out)
 	}
-	for _, w := range []string{"rebuilding page_rollup, dim_rollup, page_views, rejected_rollup from views_raw", "page_rollup: month 1/", "page_views: month 1/", "rejected_rollup: month 1/", "4 rollup(s) rebuilt", "1 damaged part(s) dropped"} {
+	for _, w := range []string{"rebuilding page_rollup, dim_rollup, page_views, rejected_rollup, engagement_rollup from views_raw", "page_rollup: month 1/", "page_views: month 1/", "rejected_rollup: month 1/", "engagement_rollup: month 1/", "5 rollup(s) rebuilt", "1 damaged part(s) dropped"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("repair output lacks %q:\n%s", w, out)
 		}
