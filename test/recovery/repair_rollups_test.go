@@ -102,8 +102,8 @@ func TestCheckAndRepairRollups(t *testing.T) {
 	if jerr := json.Unmarshal([]byte(out[:strings.LastIndex(out, "}")+1]), &rep); err == nil || jerr != nil {
 		t.Fatalf("check --json: err %v, decode %v:\n%s", err, jerr, out)
 	}
-	if rep.OK || len(rep.DamagedParts) != 1 || rep.DamagedParts[0].Table != "page_rollup" || len(rep.Rollups) != 4 || rep.Rollups[0].Table != "page_rollup" || rep.Rollups[0].Differing == 0 ||
-		rep.Rollups[1].Differing != 0 || rep.Rollups[2].Differing != 0 || rep.Rollups[3].Differing != 0 {
+	if rep.OK || len(rep.DamagedParts) != 1 || rep.DamagedParts[0].Table != "page_rollup" || len(rep.Rollups) != 5 || rep.Rollups[0].Table != "page_rollup" || rep.Rollups[0].Differing == 0 ||
+		rep.Rollups[1].Differing != 0 || rep.Rollups[2].Differing != 0 || rep.Rollups[3].Differing != 0 || rep.Rollups[4].Differing != 0 {
 		t.Errorf("check --json = %+v", rep)
 	}
 
