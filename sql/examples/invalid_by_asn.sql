@@ -18,6 +18,7 @@ SELECT
 FROM views_raw
 WHERE site = {site:String}
   AND verdict != 'valid'
+  AND kind = 0 -- views; engagement reports are rows too (migration 021)
   AND toDate(time, 'UTC') BETWEEN {from:Date} AND {to:Date}
 GROUP BY asn
 ORDER BY events DESC, asn

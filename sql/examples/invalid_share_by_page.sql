@@ -15,6 +15,7 @@ SELECT
     sumMapIf(map(toString(verdict), toUInt64(1)), verdict != 'valid') AS by_reason
 FROM views_raw
 WHERE site = {site:String}
+  AND kind = 0 -- views; engagement reports are rows too (migration 021)
   AND toDate(time, 'UTC') BETWEEN {from:Date} AND {to:Date}
 GROUP BY page
 HAVING events >= 20

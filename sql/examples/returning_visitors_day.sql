@@ -25,6 +25,7 @@ FROM
     FROM views_raw
     WHERE site = {site:String}
       AND verdict = 'valid'
+      AND kind = 0 -- views; engagement reports are rows too (migration 021)
       AND toDate(time, 'UTC') BETWEEN {from:Date} AND {to:Date}
     GROUP BY day, visitor
 )

@@ -2,8 +2,8 @@
 -- (at {at} ms, stream position {partition}/{seq}/{idx}) that the rules
 -- depending on earlier views read: only views that reached those rules
 -- count (a view the stateless rules rejected leaves no state behind), and
--- only on the event's site. Windows in ms: {w_retry}, {w_rate}, {w_rotation},
--- {w_dup}. → earlier events with its id, the visitor's and the network's
+-- only on the event's site; an engagement report (kind 1) is no view.
+-- Windows in ms: {w_retry}, {w_rate}, {w_rotation}, {w_dup}. → earlier events with its id, the visitor's and the network's
 -- views in the rate window, the network's distinct user agents in the
 -- rotation window, the visitor's earlier views of the page in the
 -- duplicate window and the last one's time (ms, 0 if none).
@@ -20,5 +20,6 @@ SELECT
     toUnixTimestamp64Milli(maxIf(time, before AND stateful AND visitor = {visitor:UInt64} AND page = {page:String} AND time >= at - toIntervalMillisecond({w_dup:Int64}))) AS last_page_view_ms
 FROM views_raw
 WHERE site = {site:String}
+  AND kind = 0
   AND time >= at - toIntervalMillisecond(greatest({w_retry:Int64}, {w_rate:Int64}, {w_rotation:Int64}, {w_dup:Int64}))
   AND time <= at

@@ -14,16 +14,24 @@ import (
 // busy partition runs them: 50k-row batches into views_raw, and every
 // fourth batch a feed of the last 200k rows into the rollups (the
 // Writer's FeedConfig.Rows). rows/s is what the store sustains end to end,
-// counts included; cpu-ns/row is the machine's cost of both.
+// counts included; cpu-ns/row is the machine's cost of both. visits is
+// the same with a third of the rows engagement reports and the visit
+// stage's delta on every valid row (withVisits), which engagement_rollup's
+// view sums.
 //
 //	go test -run '^$' -bench BenchmarkInsertFed -benchtime 40x ./sql/store/
 func BenchmarkInsertFed(b *testing.B) {
 	for _, c := range []struct {
-		name  string
-		pages uint64
-	}{{"spread", 100_000}, {"hot", 1}} {
+		name   string
+		pages  uint64
+		visits bool
+	}{{"spread", 100_000, false}, {"hot", 1, false}, {"spread/visits", 100_000, true}, {"hot/visits", 1, true}} {
 		b.Run(c.name+"/batch=50000/feed=200000", func(b *testing.B) {
-			fedLoop(b, migrated(b, openTestStore), loadRows(50_000, c.pages, time.Now().UTC().Add(-time.Hour)), 4)
+			rows := loadRows(50_000, c.pages, time.Now().UTC().Add(-time.Hour))
+			if c.visits {
+				withVisits(rows)
+			}
+			fedLoop(b, migrated(b, openTestStore), rows, 4)
 		})
 	}
 }

@@ -12,11 +12,13 @@ import (
 // Batches of 50k rows fed every 200k show the cost per row; batches of 100
 // fed every 400 rows the fixed cost per insert and per feed (cpu-us/feed
 // is the feed's own CPU). raw_only is views_raw without any feed: the
-// validator's insert path alone. Test-only SQL.
+// validator's insert path alone. visits is the traffic of a site whose
+// tracker reports engagement: a third of the rows are reports, and every
+// valid row carries the visit stage's delta (withVisits). Test-only SQL.
 //
 //	go test -run '^$' -bench BenchmarkInsertParts -benchtime 40x ./sql/store/
 func BenchmarkInsertParts(b *testing.B) {
-	wide := []string{"views_raw", "page_rollup", "dim_rollup", "page_views", "rejected_rollup"}
+	wide := []string{"views_raw", "page_rollup", "dim_rollup", "page_views", "rejected_rollup", "engagement_rollup"}
 	for _, v := range []struct {
 		name  string
 		stmts []string
@@ -34,12 +36,15 @@ func BenchmarkInsertParts(b *testing.B) {
 		{"without_dim_rollup_mv", []string{"DROP VIEW dim_rollup_mv"}, true},
 		{"without_page_views_mv", []string{"DROP VIEW page_views_mv"}, true},
 		{"without_rejected_rollup_mv", []string{"DROP VIEW rejected_rollup_mv"}, true},
+		{"without_engagement_rollup_mv", []string{"DROP VIEW engagement_rollup_mv"}, true},
 		{"raw_only", nil, false},
 	} {
 		for _, c := range []struct {
 			name         string
 			pages, batch int
-		}{{"spread/batch=50000", 100_000, 50_000}, {"hot/batch=50000", 1, 50_000}, {"spread/batch=100", 100_000, 100}} {
+			visits       bool
+		}{{"spread/batch=50000", 100_000, 50_000, false}, {"hot/batch=50000", 1, 50_000, false}, {"spread/batch=100", 100_000, 100, false},
+			{"spread/visits/batch=50000", 100_000, 50_000, true}, {"spread/visits/batch=100", 100_000, 100, true}} {
 			b.Run(v.name+"/"+c.name, func(b *testing.B) {
 				s := migrated(b, openTestStore)
 				for _, st := range v.stmts {
@@ -49,7 +54,11 @@ func BenchmarkInsertParts(b *testing.B) {
 				if v.feed {
 					every = 4
 				}
-				fedLoop(b, s, loadRows(c.batch, uint64(c.pages), time.Now().UTC().Add(-time.Hour)), every)
+				rows := loadRows(c.batch, uint64(c.pages), time.Now().UTC().Add(-time.Hour))
+				if c.visits {
+					withVisits(rows)
+				}
+				fedLoop(b, s, rows, every)
 			})
 		}
 	}

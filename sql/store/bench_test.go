@@ -91,3 +91,43 @@ func loadRows(n int, pages uint64, start time.Time) []viewcount.Verdict {
 	}
 	return rows
 }
+
+// withVisits makes every third row of load rows an engagement report of
+// the view before it, and gives every valid row the delta the visit stage
+// would: a view opening a visit (one in four) or continuing one from the
+// page before (its exit moves), a report moving its view's engaged-time
+// and scroll buckets, adding to the visit's duration, ending a bounce.
+func withVisits(rows []viewcount.Verdict) {
+	for i := range rows {
+		r := &rows[i]
+		report := i%3 == 2
+		if report {
+			view := rows[i-1]
+			r.Kind, r.Page, r.Dims, r.UTM, r.Country, r.Visitor = viewcount.KindEngagement, view.Page, view.Dims, view.UTM, view.Country, view.Visitor
+			r.Engagement = viewcount.Engagement{EngagedMS: uint32(i%90) * 1000, Scroll: uint8(i % 101), AgeMS: uint32(i%90)*1000 + 300}
+		}
+		if r.Reason != viewcount.Valid {
+			continue
+		}
+		start := r.Time.Add(-time.Duration(i%1200) * time.Second)
+		d := viewcount.VisitDelta{Set: true, ViewTime: r.Time, VisitStart: start, EntryPage: "/post/" + strconv.Itoa(i%50),
+			EntryRefHost: r.Dims.RefHost, EntryRefSource: r.Dims.RefSource, EntryUTM: r.UTM,
+			EngagedFrom: -1, EngagedTo: -1, ScrollFrom: -1, ScrollTo: -1}
+		switch {
+		case report:
+			ms := r.Engagement.EngagedMS
+			d.ViewTime = r.Time.Add(-time.Duration(r.Engagement.AgeMS) * time.Millisecond)
+			d.EngagedMS, d.VisitMS = int32(ms), int32(r.Engagement.AgeMS)
+			d.EngagedFrom, d.EngagedTo = viewcount.EngagedBucket(ms/2)-int8(i%2), viewcount.EngagedBucket(ms)
+			d.ScrollFrom, d.ScrollTo = -1, viewcount.ScrollBucket(r.Engagement.Scroll)
+			if ms >= 10_000 && i%4 == 2 {
+				d.Bounces = -1
+			}
+		case i%4 == 0:
+			d.VisitStart, d.EntryPage, d.Visits, d.Bounces = r.Time, r.Page, 1, 1
+		default:
+			d.PrevPage, d.VisitMS = "/post/"+strconv.Itoa((i+7)%100), int32(i%600)*1000
+		}
+		r.Visit = d
+	}
+}

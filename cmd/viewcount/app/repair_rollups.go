@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -208,7 +209,8 @@ func writeProblems(w io.Writer, rep *checkReport) {
 // dimension's value (and page, for a page's rejected events), page_views'
 // a page's day with a checksum of its rows instead of uniques,
 // rejected_rollup's a reason's user agent and class in an hour with the
-// newest event's time instead of uniques.
+// newest event's time instead of uniques, engagement_rollup's a
+// dimension's value in an hour or day with the figures that differ.
 func describeDifference(d repair.Difference) string {
 	views := fmt.Sprintf("views %d (recount %d)", d.StoredViews, d.RecountViews)
 	switch d.Table {
@@ -229,6 +231,8 @@ func describeDifference(d repair.Difference) string {
 			key += fmt.Sprintf(" from %q", d.Origin)
 		}
 		return fmt.Sprintf("%s %s: events %d (recount %d), newest %s (recount %s)", key, d.Bucket, d.StoredViews, d.RecountViews, d.StoredLast, d.RecountLast)
+	case migrations.EngagementRollupTable:
+		return fmt.Sprintf("%s %s %s %q %s: %s", d.Grain, d.Site, d.Dim, d.Value, d.Bucket, describeFigures(d.StoredFigures, d.RecountFigures))
 	}
 	return fmt.Sprintf("%s %s %q %s: %s, uniques %d (recount %d)", d.Grain, d.Site, d.Page, d.Bucket, views, d.StoredUniques, d.RecountUniques)
 }
@@ -276,4 +280,24 @@ func checkStore(ctx context.Context, s repair.Execer, now time.Time) (*checkRepo
 		}
 	}
 	return rep, nil
+}
+
+// describeFigures names engagement_rollup's figures that differ, each
+// stored (recount), as "visits 3 (recount 4), engaged_hist {2:1} (recount {2:2})".
+func describeFigures(stored, recount *repair.EngagementFigures) string {
+	if stored == nil || recount == nil {
+		return "figures differ"
+	}
+	values := func(f *repair.EngagementFigures) map[string]string {
+		return map[string]string{"engagements": strconv.FormatInt(f.Engagements, 10), "engaged_ms": strconv.FormatInt(f.EngagedMS, 10),
+			"engaged_hist": f.EngagedHist, "scroll_hist": f.ScrollHist, "visits": strconv.FormatInt(f.Visits, 10),
+			"bounces": strconv.FormatInt(f.Bounces, 10), "visit_ms": strconv.FormatInt(f.VisitMS, 10),
+			"exits": strconv.FormatInt(f.Exits, 10), "rejected": strconv.FormatInt(f.Rejected, 10)}
+	}
+	s, r := values(stored), values(recount)
+	var parts []string
+	for _, name := range stored.Differing(*recount) {
+		parts = append(parts, fmt.Sprintf("%s %s (recount %s)", name, s[name], r[name]))
+	}
+	return strings.Join(parts, ", ")
 }
