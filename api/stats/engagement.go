@@ -42,24 +42,32 @@ func (a *API) engagementFigures(ctx context.Context, site, page string, cur, pre
 		if r.Current == 1 {
 			e = &now
 		}
-		switch r.Part {
-		case "engagements":
-			e.engagements = r.N
-		case "engaged_ms":
-			e.engagedMS = r.N
-		case "visits":
-			e.visits = r.N
-		case "bounces":
-			e.bounces = r.N
-		case "visit_ms":
-			e.visitMS = r.N
-		case "engaged_hist":
-			e.engaged[int8(r.Key)] += r.N
-		case "scroll_hist":
-			e.scroll[int8(r.Key)] += r.N
-		}
+		e.add(r.Part, r.Key, r.N)
 	}
 	return now, before, nil
+}
+
+// add reads one row of the engagement queries' long form: a sum (key 0)
+// or a histogram bucket.
+func (e *engagement) add(part string, key int16, n int64) {
+	switch part {
+	case "engagements":
+		e.engagements += n
+	case "engaged_ms":
+		e.engagedMS += n
+	case "visits":
+		e.visits += n
+	case "bounces":
+		e.bounces += n
+	case "visit_ms":
+		e.visitMS += n
+	case "exits":
+		e.exits += n
+	case "engaged_hist":
+		e.engaged[int8(key)] += n
+	case "scroll_hist":
+		e.scroll[int8(key)] += n
+	}
 }
 
 // engagementJSON is what a summary says of engagement and visits. A
@@ -156,24 +164,7 @@ func (a *API) engagementOf(ctx context.Context, p store.Params, dim string, valu
 			e = &engagement{engaged: viewcount.Histogram{}, scroll: viewcount.Histogram{}}
 			out[r.Value] = e
 		}
-		switch r.Part {
-		case "engagements":
-			e.engagements = r.N
-		case "engaged_ms":
-			e.engagedMS = r.N
-		case "visits":
-			e.visits = r.N
-		case "bounces":
-			e.bounces = r.N
-		case "visit_ms":
-			e.visitMS = r.N
-		case "exits":
-			e.exits = r.N
-		case "engaged_hist":
-			e.engaged[int8(r.Key)] += r.N
-		case "scroll_hist":
-			e.scroll[int8(r.Key)] += r.N
-		}
+		e.add(r.Part, r.Key, r.N)
 	}
 	return out, nil
 }
