@@ -29,6 +29,7 @@ type registration struct {
 	hosts   []viewcount.Hostnames
 	engaged time.Duration       // viewcount.Site.Engaged
 	mode    viewcount.CountMode // viewcount.Site.CountMode
+	rev     uint64              // the bucket revision it was read from (Sites.applied)
 }
 
 func newRegistration(domain string, site viewcount.Site) registration {
@@ -134,7 +135,9 @@ func (s *Sites) apply(e jetstream.KeyValueEntry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e.Operation() == jetstream.KeyValuePut {
-		s.known[e.Key()] = newRegistration(e.Key(), site)
+		r := newRegistration(e.Key(), site)
+		r.rev = e.Revision()
+		s.known[e.Key()] = r
 	} else {
 		delete(s.known, e.Key())
 	}
@@ -153,6 +156,28 @@ func (s *Sites) Registered(domain string) (since time.Time, ok bool) {
 	defer s.mu.RUnlock()
 	r, ok := s.known[domain]
 	return r.created, ok
+}
+
+// applied waits until the watch has applied domain's entry at revision rev
+// or later: a change this process made is then what its own validators
+// judge by (a view received after a hostname change's Since must never be
+// judged by the list before it, or a replay would judge it otherwise).
+func (s *Sites) applied(ctx context.Context, domain string, rev uint64) error {
+	for {
+		s.mu.RLock()
+		r, ok := s.known[domain]
+		s.mu.RUnlock()
+		if ok && r.rev >= rev {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("sites: %s: change not applied by the watch: %w", domain, ctx.Err())
+		case <-s.done:
+			return fmt.Errorf("sites: %s: watch stopped", domain)
+		case <-time.After(time.Millisecond):
+		}
+	}
 }
 
 // Counting is what domain's public counts count and its engaged-view

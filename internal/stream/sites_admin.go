@@ -273,14 +273,14 @@ func (s *Sites) modify(ctx context.Context, domain string, change func(*viewcoun
 		if err != nil {
 			return viewcount.Site{}, fmt.Errorf("sites: encode %s: %w", domain, err)
 		}
-		_, err = s.kv.Update(ctx, domain, b, e.Revision())
+		rev, err := s.kv.Update(ctx, domain, b, e.Revision())
 		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 			continue
 		}
 		if err != nil {
 			return viewcount.Site{}, fmt.Errorf("sites: update %s: %w", domain, err)
 		}
-		return site, nil
+		return site, s.applied(ctx, domain, rev)
 	}
 }
 
