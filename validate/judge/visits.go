@@ -64,8 +64,8 @@ type openKey struct {
 type visitState struct {
 	horizon, gap, slack, bounce int64 // ms
 	maxViews, maxVisits         int
-	views                       map[uint64]*openView
-	order                       []openKey // views by arrival, for expiry; order[head:] live
+	views                       map[uint64]*openView // by Rules.idKey, the retry window's key
+	order                       []openKey            // views by arrival, for expiry; order[head:] live
 	head                        int
 	visits                      map[uint64]*visit
 	nextSweep                   int64
@@ -152,7 +152,7 @@ func (r *Rules) view(v *viewcount.Verdict, t int64) {
 	d.VisitStart = msTime(vis.start, v)
 	d.EntryPage, d.EntryRefHost, d.EntryRefSource, d.EntryUTM = vis.entry, vis.refHost, vis.refSource, vis.utm
 	v.Visit = d
-	s.open(s.openKey(v.Site, v.ID), &openView{at: t, visitor: v.Visitor, page: xxhash.Sum64String(v.Page),
+	s.open(r.idKey(&v.Event), &openView{at: t, visitor: v.Visitor, page: xxhash.Sum64String(v.Page),
 		screenW: v.Hints.ScreenW, screenH: v.Hints.ScreenH, hints: v.Hints.Present, visit: vis})
 }
 
@@ -163,7 +163,7 @@ func (r *Rules) engage(v *viewcount.Verdict, t int64) viewcount.Reason {
 	if int64(v.Engagement.AgeMS) > s.horizon {
 		return viewcount.EngagementLate
 	}
-	ov := s.views[s.openKey(v.Site, v.ID)]
+	ov := s.views[r.idKey(&v.Event)]
 	if ov == nil || ov.visitor != v.Visitor || ov.page != xxhash.Sum64String(v.Page) {
 		return viewcount.EngagementOrphan
 	}
@@ -212,15 +212,6 @@ func (vis *visit) extend(t int64) int32 {
 // msTime is Unix ms as a time in v's location (UTC).
 func msTime(ms int64, v *viewcount.Verdict) time.Time {
 	return time.UnixMilli(ms).In(v.Time.Location())
-}
-
-// openKey is the key of a view's id on its site, as the retry window's.
-func (s *visitState) openKey(site, id string) uint64 {
-	b := append(s.buf[:0], site...)
-	b = append(b, 0)
-	b = append(b, id...)
-	s.buf = b
-	return xxhash.Sum64(b)
 }
 
 // visitKey is the key of a visitor's visit on a site.
