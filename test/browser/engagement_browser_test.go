@@ -209,7 +209,7 @@ func TestTrackerEngagement(t *testing.T) {
 		// Not a failure of vc.js: the premise is not met, and reported.
 		t.Errorf("Chromium did not prerender /prerendered within 15 s (pages loaded: %q)", ran.all())
 	}
-	if _, err := cdp.Call(bctx, browser, target.CloseTarget, target.CloseTargetParams{TargetID: rules.TargetID}); err != nil {
+	if _, err := cdp.Call(bctx, browser, target.CloseTarget, target.CloseTargetParams(rules)); err != nil {
 		t.Fatal(err)
 	}
 
