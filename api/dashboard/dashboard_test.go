@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"compress/gzip"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -147,5 +148,91 @@ func TestTextOnly(t *testing.T) {
 		if m := markup.Find(b); m != nil {
 			t.Errorf("%s writes markup with %q: use textContent", name, m)
 		}
+	}
+}
+
+func TestAcceptsGzip(t *testing.T) {
+	f := func(header string, want bool) {
+		t.Helper()
+		if got := acceptsGzip(header); got != want {
+			t.Errorf("acceptsGzip(%q) = %v, want %v", header, got, want)
+		}
+	}
+	f("", false)
+	f("gzip", true)
+	f("gzip, deflate, br, zstd", true) // Chromium's
+	f("br;q=1.0, GZIP;q=0.5", true)
+	f("*", true)
+	f("gzip;q=0", false)
+	f("gzip; q=0.000", false)
+	f("deflate, br", false)
+	f("identity", false)
+	f("xgzip", false)
+}
+
+// TestGzip: the page and its files are gzipped for a client that takes
+// it, to the same bytes, under an ETag of their own; sent as they are
+// for one that does not.
+func TestGzip(t *testing.T) {
+	srv := newServer(t)
+	for _, path := range []string{"/dashboard/example.com", StaticPrefix + "app.js", StaticPrefix + "vendor/uplot/uPlot.iife.min.js"} {
+		plain, body := get(t, srv.URL+path, "Accept-Encoding", "identity")
+		zipped, zbody := get(t, srv.URL+path, "Accept-Encoding", "gzip")
+		if plain.Header.Get("Content-Encoding") != "" || zipped.Header.Get("Content-Encoding") != "gzip" {
+			t.Errorf("%s: Content-Encoding %q without gzip, %q with", path, plain.Header.Get("Content-Encoding"), zipped.Header.Get("Content-Encoding"))
+			continue
+		}
+		zr, err := gzip.NewReader(strings.NewReader(zbody))
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		unzipped, err := io.ReadAll(zr)
+		if err != nil || string(unzipped) != body || len(zbody) >= len(body) {
+			t.Errorf("%s: gzipped %d bytes to %d (%v), plain %d: want the same bytes, fewer sent", path, len(zbody), len(unzipped), err, len(body))
+		}
+		for _, r := range []*http.Response{plain, zipped} {
+			if r.Header.Get("Vary") != "Accept-Encoding" {
+				t.Errorf("%s: Vary %q", path, r.Header.Get("Vary"))
+			}
+		}
+		if et := plain.Header.Get("ETag"); et != "" && et == zipped.Header.Get("ETag") {
+			t.Errorf("%s: the gzipped and the plain body share the ETag %s", path, et)
+		}
+		if et := zipped.Header.Get("ETag"); et != "" {
+			if r, _ := get(t, srv.URL+path, "Accept-Encoding", "gzip", "If-None-Match", et); r.StatusCode != http.StatusNotModified {
+				t.Errorf("%s gzipped with its ETag: status %d, want 304", path, r.StatusCode)
+			}
+			if r, _ := get(t, srv.URL+path, "Accept-Encoding", "identity", "If-None-Match", et); r.StatusCode != http.StatusOK {
+				t.Errorf("%s plain with the gzipped ETag: status %d, want 200", path, r.StatusCode)
+			}
+		}
+	}
+}
+
+// TestTransferSize keeps a page load small: the page and the scripts and
+// styles it loads, as a browser receives them (gzipped), ours and in all
+// (uPlot is most of it).
+func TestTransferSize(t *testing.T) {
+	const ownBudget, allBudget = 20_000, 45_000
+	srv := newServer(t)
+	_, page := get(t, srv.URL+"/dashboard/example.com", "Accept-Encoding", "gzip")
+	_, plain := get(t, srv.URL+"/dashboard/example.com", "Accept-Encoding", "identity")
+	own, all, raw := len(page), len(page), len(plain)
+	for _, m := range refRE.FindAllStringSubmatch(plain, -1) {
+		name, _, _ := strings.Cut(strings.TrimPrefix(m[1], StaticPrefix), "?")
+		if !strings.HasSuffix(name, ".js") && !strings.HasSuffix(name, ".css") {
+			continue // the favicon and the license link: never loaded with the page
+		}
+		_, b := get(t, srv.URL+m[1], "Accept-Encoding", "gzip")
+		_, p := get(t, srv.URL+m[1], "Accept-Encoding", "identity")
+		all += len(b)
+		if !strings.HasPrefix(name, "vendor/") {
+			own += len(b)
+			raw += len(p)
+		}
+	}
+	t.Logf("a page load: %d bytes gzipped (ours %d, %d before gzip)", all, own, raw)
+	if own > ownBudget || all > allBudget {
+		t.Errorf("a page load sends %d bytes, %d of them ours: over the budget of %d and %d", all, own, allBudget, ownBudget)
 	}
 }

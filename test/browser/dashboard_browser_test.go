@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -64,7 +65,11 @@ func testSite(t *testing.T, stats, site string) string {
 // Headless Chromium reports navigator.webdriver, so the browser's own three
 // views are filtered as headless: the dashboard must show them in the
 // filtered panel, exactly, and count only the views sent another way (plain
-// pixel hits with a desktop browser's user agent, one address each).
+// pixel hits with a desktop browser's user agent, one address each, two
+// of them reported on through the beacon as vc.js does). The engagement
+// tiles and the Pages card's tabs (pages, entry and exit pages) show what
+// the stats API answers, for those views and for a stored history of
+// visits with engagement (dashboard_engagement_test.go).
 func TestDashboardBrowser(t *testing.T) {
 	b := newBrowser(t, 1400, 1000)
 	m := apptest.StartWith(t, t.TempDir(), apptest.NewDB(), func(c *app.Config) {
@@ -95,7 +100,7 @@ func TestDashboardBrowser(t *testing.T) {
 		{"/", ""}, {"/", "https://www.google.com/"}, {"/spa/route", ""},
 	}
 	for i, v := range valid {
-		q := url.Values{"site": {site}, "page": {v.page}}
+		q := url.Values{"site": {site}, "page": {v.page}, "id": {"px" + strconv.Itoa(i)}}
 		if v.ref != "" {
 			q.Set("ref", v.ref)
 		}
@@ -116,6 +121,37 @@ func TestDashboardBrowser(t *testing.T) {
 		}
 		return ""
 	})
+	// Engagement reports of two of them, once they are counted (a report
+	// names a view its validator has seen), engaged for less time than has
+	// passed: accepted, and neither engaged nor out of their bounce.
+	for _, r := range []struct {
+		i       int
+		engaged int
+		scroll  int
+	}{{0, 2000, 80}, {3, 1200, 35}} {
+		if code := postEvent(t, c, apptest.VisitorIP(100+r.i), map[string]any{"type": "engagement", "site": site,
+			"page": valid[r.i].page, "id": "px" + strconv.Itoa(r.i), "engaged_ms": r.engaged, "scroll": r.scroll}); code != http.StatusAccepted {
+			t.Fatalf("report of px%d: status %d", r.i, code)
+		}
+	}
+	apptest.Eventually(t, 60*time.Second, func() string {
+		if got := apptest.Reasons(t, m, site); len(got) != 3 || got["valid"] != 8 {
+			return fmt.Sprintf("views_raw by verdict = %v, want the two reports valid too (8)", got)
+		}
+		return ""
+	})
+	// And counted: insertHistory feeds the rollups itself, which must not
+	// overlap a validator's feed of the reports (feed.CatchUp is for when
+	// no validator feeds).
+	api := statsAPI{c: c, site: site, token: token}
+	week := days(dd.today.AddDate(0, 0, -6).Format(time.DateOnly), dd.today.Format(time.DateOnly))
+	apptest.Eventually(t, 60*time.Second, func() string {
+		var d engSummary
+		if api.json(t, "summary", week, &d); d.Reported != 2 || d.Visits != 6 {
+			return fmt.Sprintf("summary: %d visits, %d views reported; want 6, 2", d.Visits, d.Reported)
+		}
+		return ""
+	})
 	// Weeks-old views at known times, for the range, interval, pager and
 	// CSV checks (outside the 7 days the checks before those read).
 	insertHistory(t, m, site, dd)
@@ -123,7 +159,7 @@ func TestDashboardBrowser(t *testing.T) {
 	// Sign in with a wrong token, then the site's.
 	dash := base + "/dashboard/" + site
 	load := signInWrongThenRight(t, b, dash, token)
-	checkDashboard(t, b, "signed in")
+	checkDashboard(t, b, api, week, "signed in")
 	b.screenshot(t, "dashboard-signed-in.png")
 
 	// The page filter: click a page in the top pages, then clear it.
@@ -132,9 +168,15 @@ func TestDashboardBrowser(t *testing.T) {
 	if v, f := elemText(t, b, "t-views"), elemText(t, b, "filter-page"); v != "3" || f != "/article" {
 		t.Errorf("filtered to /article: views %q, filter %q; want 3, /article", v, f)
 	}
-	if got := tableRows(t, b, "#panel-page"); !slices.Equal(flatRows(got), []string{"/article", "3", "3"}) || elemText(t, b, "t-uniques") != got[0][2] {
+	if got := tableRows(t, b, "#panel-page"); len(got) != 1 || !slices.Equal(got[0][:3], []string{"/article", "3", "3"}) || elemText(t, b, "t-uniques") != got[0][2] {
 		t.Errorf("top pages filtered to /article = %v, the tile %s unique visitors: want one row, the tile's number", got, elemText(t, b, "t-uniques"))
 	}
+	// The tiles' visits are those that entered on /article (3, one view
+	// each), its engagement the one report of its views.
+	if d := checkTiles(t, b, api, "filtered to /article", cloneWith(week, "page", "/article")); d.Visits != 3 || d.Reported != 1 {
+		t.Errorf("filtered to /article: the API's summary %+v, want 3 visits, 1 view reported", d)
+	}
+	checkTabs(t, b, api, "filtered to /article", cloneWith(week, "page", "/article"))
 	// Other breakdowns show the page's views, or, where the store keeps
 	// them for the whole site only, the site's with a note saying so.
 	whole := evalJS[bool](t, b, `!document.querySelector('#panel-source .note').hidden`)
@@ -150,7 +192,8 @@ func TestDashboardBrowser(t *testing.T) {
 	if v := elemText(t, b, "t-views"); v != "6" {
 		t.Errorf("filter cleared: views %q, want 6", v)
 	}
-	checkControls(t, b, dd, load)
+	load = checkControls(t, b, api, dd, load)
+	t.Run("engagement", func(t *testing.T) { load = checkEngagement(t, b, api, dd, load) })
 
 	// The owner makes a share link, signs out, and opens the link.
 	b.do(t, "create a share link",
@@ -168,7 +211,7 @@ func TestDashboardBrowser(t *testing.T) {
 	}
 	b.do(t, "open the share link", chromedp.Navigate("about:blank"), chromedp.Navigate(link))
 	b.waitLoaded(t, "")
-	checkDashboard(t, b, "share link")
+	checkDashboard(t, b, api, week, "share link")
 	if vis := evalJS[[]bool](t, b, `['signin','owner-actions','mode'].map(id => !document.getElementById(id).hidden)`); !slices.Equal(vis, []bool{false, false, true}) {
 		t.Errorf("share view: sign-in, owner actions, mode visible = %v, want false false true", vis)
 	}
@@ -205,8 +248,9 @@ func TestDashboardBrowser(t *testing.T) {
 	}
 }
 
-// checkDashboard asserts what the dashboard shows for the test's views.
-func checkDashboard(t *testing.T, b *browser, when string) {
+// checkDashboard asserts what the dashboard shows for the test's views,
+// over the week q the page shows by default.
+func checkDashboard(t *testing.T, b *browser, api statsAPI, q url.Values, when string) {
 	t.Helper()
 	tiles := map[string]string{"t-views": "6", "t-uniques": "6", "t-filtered": "4", "t-now": "6", "site-name": "dash.example"}
 	for id, want := range tiles {
@@ -224,8 +268,27 @@ func checkDashboard(t *testing.T, b *browser, when string) {
 	if len(chart) != 7*24 || views != 6 || uniques < 6 {
 		t.Errorf("%s: chart data %d buckets, %d views, %d uniques; want 168, 6, ≥ 6", when, len(chart), views, uniques)
 	}
-	if got, want := tableRows(t, b, "#panel-page"), [][]string{{"/article", "3", "3"}, {"/", "2", "2"}, {"/spa/route", "1", "1"}}; !equalRows(got, want) {
-		t.Errorf("%s: top pages = %v, want %v", when, got, want)
+	var pages [][]string
+	for _, r := range tableRows(t, b, "#panel-page") {
+		pages = append(pages, r[:min(3, len(r))])
+	}
+	if want := [][]string{{"/article", "3", "3"}, {"/", "2", "2"}, {"/spa/route", "1", "1"}}; !equalRows(pages, want) {
+		t.Errorf("%s: top pages = %v, want %v", when, pages, want)
+	}
+	// Six visits of one view each, two of them reported on: every one a
+	// bounce. The tiles and tabs show what the API says of them.
+	if d := checkTiles(t, b, api, when, q); d.Visits != 6 || d.Reported != 2 || d.BounceRate == nil || *d.BounceRate != 1 || d.EngagedViews != 0 {
+		t.Errorf("%s: the API's summary %+v, want 6 visits, all bounces, 2 views reported, none engaged", when, d)
+	}
+	rows := checkTabs(t, b, api, when, q)
+	for _, by := range []string{"entry_page", "exit_page"} {
+		var got []string
+		for _, r := range rows[by] {
+			got = append(got, fmt.Sprintf("%s %d", r.Value, r.Visits+r.Exits))
+		}
+		if want := []string{"/article 3", "/ 2", "/spa/route 1"}; !slices.Equal(got, want) {
+			t.Errorf("%s: the API's %s = %q, want %q", when, by, got, want)
+		}
 	}
 	// Where the counted views came from and on what (the pixel hits'
 	// referrers and user agent, as the validators classify them).
@@ -270,14 +333,6 @@ func cellInt(t *testing.T, s string) int {
 		t.Fatalf("not a number: %q", s)
 	}
 	return n
-}
-
-func flatRows(rows [][]string) []string {
-	var out []string
-	for _, r := range rows {
-		out = append(out, r...)
-	}
-	return out
 }
 
 func equalRows(a, b [][]string) bool {

@@ -17,19 +17,19 @@ import (
 
 // checkControls runs the custom range, interval, pager and CSV checks on a
 // signed-in dashboard showing the default 7 days, and returns the last load.
-func checkControls(t *testing.T, b *browser, dd dashDays, load string) string {
+func checkControls(t *testing.T, b *browser, api statsAPI, dd dashDays, load string) string {
 	watchCalls(t, b)
-	t.Run("custom range", func(t *testing.T) { load = checkCustomRange(t, b, dd, load) })
+	t.Run("custom range", func(t *testing.T) { load = checkCustomRange(t, b, api, dd, load) })
 	t.Run("interval", func(t *testing.T) { load = checkIntervals(t, b, dd, load) })
 	t.Run("pager", func(t *testing.T) { load = checkPager(t, b, dd, load) })
-	t.Run("CSV", func(t *testing.T) { load = checkCSV(t, b, dd, load) })
+	t.Run("CSV", func(t *testing.T) { load = checkCSV(t, b, api, dd, load) })
 	return load
 }
 
 // checkCustomRange picks [d0, d0+2]: every call asks for exactly those
 // dates (the API reads them in the site's zone) and the tiles and tables
 // show the views of those local days only.
-func checkCustomRange(t *testing.T, b *browser, dd dashDays, load string) string {
+func checkCustomRange(t *testing.T, b *browser, api statsAPI, dd dashDays, load string) string {
 	load = pickCustom(t, b, dd.date(0), dd.date(2), load)
 	for _, what := range []string{"summary", "timeseries", "breakdown", "filtered"} {
 		cs := calls(t, b, "/stats/"+what)
@@ -59,6 +59,16 @@ func checkCustomRange(t *testing.T, b *browser, dd dashDays, load string) string
 	if got, want := tableRows(t, b, "#panel-source"), [][]string{{"(direct)", "15", "15"}}; !equalRows(got, want) {
 		t.Errorf("custom range: sources = %v, want %v", got, want)
 	}
+	// Every view a visit and a bounce, none reported on: the engagement
+	// figures are dashes that say why.
+	q := days(dd.date(0), dd.date(2))
+	if d := checkTiles(t, b, api, "custom range", q); d.Visits != 15 || d.Previous.Visits != 1 || d.Reported != 0 || d.TimeOnPage != nil {
+		t.Errorf("custom range: the API's summary %+v, want 15 visits (1 before), none reported", d)
+	}
+	if got := evalJS[string](t, b, `document.getElementById('t-top').title`); got != noReports {
+		t.Errorf("custom range: time on page's title %q, want %q", got, noReports)
+	}
+	checkTabs(t, b, api, "custom range", q)
 	return load
 }
 
@@ -83,10 +93,7 @@ func checkIntervals(t *testing.T, b *browser, dd dashDays, load string) string {
 	// The presets choose for themselves: 30 days by day, today and
 	// 24 hours by hour.
 	load = pickRange(t, b, "30d", load)
-	want := map[string]int{}
-	for _, r := range dd.series(-1, 3, "day") {
-		want[r[0]] = cellInt(t, r[1])
-	}
+	want := dd.dayViews()
 	var live int
 	rows := checkInterval(t, b, "30 days", "day", 30)
 	for i, r := range rows {
@@ -126,11 +133,12 @@ func checkIntervals(t *testing.T, b *browser, dd dashDays, load string) string {
 // checkPager turns the top pages (12 in [d0, d0+2], 10 a page) forth and back.
 func checkPager(t *testing.T, b *browser, dd dashDays, load string) string {
 	load = pickCustom(t, b, dd.date(0), dd.date(2), load)
-	first := [][]string{{"/p/01", "3", "3"}, {"/p/02", "2", "2"}}
+	// No view of the history reported: no time on page or scroll depth.
+	first := [][]string{{"/p/01", "3", "3", dash, dash}, {"/p/02", "2", "2", dash, dash}}
 	for i := 3; i <= 10; i++ {
-		first = append(first, []string{fmt.Sprintf("/p/%02d", i), "1", "1"})
+		first = append(first, []string{fmt.Sprintf("/p/%02d", i), "1", "1", dash, dash})
 	}
-	second := [][]string{{"/p/11", "1", "1"}, {"/p/12", "1", "1"}}
+	second := [][]string{{"/p/11", "1", "1", dash, dash}, {"/p/12", "1", "1", dash, dash}}
 	pageIs(t, b, "first page", first, "1–10 of 12", true, false)
 	calls(t, b, "") // forget the load's calls
 	b.do(t, "next page", chromedp.Click(chromedp.CSS(`#panel-page .next`)),
@@ -150,8 +158,9 @@ func checkPager(t *testing.T, b *browser, dd dashDays, load string) string {
 }
 
 // checkCSV downloads the top pages and the chart as CSV with the buttons
-// and compares the files with the tables and the calls with the range.
-func checkCSV(t *testing.T, b *browser, dd dashDays, load string) string {
+// and compares the files with the tables (and the API's CSV) and the
+// calls with the range.
+func checkCSV(t *testing.T, b *browser, api statsAPI, dd dashDays, load string) string {
 	dl := t.TempDir()
 	if _, err := chromedp.Call(b.ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
 		Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dl,
@@ -160,24 +169,22 @@ func checkCSV(t *testing.T, b *browser, dd dashDays, load string) string {
 	}
 	calls(t, b, "") // forget the loads' calls
 	name := fmt.Sprintf("dash.example-page-%s-%s.csv", dd.date(0), dd.date(2))
-	b.do(t, "top pages as CSV", chromedp.Click(chromedp.CSS(`#panel-page .csv`)))
+	b.do(t, "top pages as CSV", chromedp.Click(chromedp.CSS(`#pages .csv`)))
 	got := downloaded(t, filepath.Join(dl, name))
-	want := append([][]string{{"page", "views", "uniques"}}, tableRows(t, b, "#panel-page")...)
+	table := tableRows(t, b, "#panel-page")
 	b.do(t, "next page", chromedp.Click(chromedp.CSS(`#panel-page .next`)),
 		untilJS(`document.querySelector('#panel-page .range').textContent === '11–12 of 12'`))
-	want = append(want, tableRows(t, b, "#panel-page")...)
-	// The CSV also carries each page's engagement (docs/stats-api.md),
-	// which the table does not show: the table's columns are its first
-	// three.
-	if len(got) == 0 || strings.Join(got[0], ",") != "page,views,uniques,time_on_page,scroll_depth,engaged_views" {
-		t.Errorf("top pages CSV header %v, want the table's columns and the engagement ones", got[:min(len(got), 1)])
+	table = append(table, tableRows(t, b, "#panel-page")...)
+	// The table's pages, views and uniques; no engagement (empty cells).
+	want := [][]string{{"page", "views", "uniques", "time_on_page", "scroll_depth", "engaged_views"}}
+	for _, r := range table {
+		want = append(want, append(slices.Clone(r[:3]), "", "", ""))
 	}
-	shown := make([][]string, len(got))
-	for i, r := range got {
-		shown[i] = r[:min(len(r), 3)]
-	}
-	if !equalRows(shown, want) {
+	if !equalRows(got, want) {
 		t.Errorf("top pages CSV = %v, want the table's pages %v", got, want)
+	}
+	if fromAPI := api.csv(t, "breakdown", url.Values{"from": {dd.date(0)}, "to": {dd.date(2)}, "by": {"page"}, "limit": {"1000"}}); !equalRows(got, fromAPI) {
+		t.Errorf("top pages CSV = %v, want the API's %v", got, fromAPI)
 	}
 	cs := calls(t, b, "/stats/breakdown")
 	wantQ := url.Values{"from": {dd.date(0)}, "to": {dd.date(2)}, "by": {"page"}, "limit": {"1000"}, "format": {"csv"}}
@@ -188,7 +195,7 @@ func checkCSV(t *testing.T, b *browser, dd dashDays, load string) string {
 	name = fmt.Sprintf("dash.example-timeseries-%s-%s.csv", dd.date(0), dd.date(2))
 	b.do(t, "chart as CSV", chromedp.Click(chromedp.CSS(`.csv[data-csv=timeseries]`)))
 	got = downloaded(t, filepath.Join(dl, name))
-	table := tableRows(t, b, "#chart-data")
+	table = tableRows(t, b, "#chart-data")
 	if len(got) != 1+len(table) || len(table) != 72 || !slices.Equal(got[0], []string{"t", "views", "uniques"}) {
 		t.Fatalf("chart CSV: %d lines (header %v), table %d rows; want 73, 72", len(got), got[0], len(table))
 	}

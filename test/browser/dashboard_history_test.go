@@ -4,15 +4,17 @@ package browser
 
 import (
 	"context"
-	"github.com/viewcount/viewcount/sql/store/storetest"
-	"github.com/viewcount/viewcount/test/apptest"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/sql/store/storetest"
+	"github.com/viewcount/viewcount/test/apptest"
+	"github.com/viewcount/viewcount/validate/judge"
 )
 
 // The dashboard's controls (custom range, interval, pager, CSV, sign-in
@@ -88,31 +90,76 @@ func setZone(t *testing.T, c *apptest.Client, site, zone string) {
 	}
 }
 
-// insertHistory writes dashHistory into the store the serve counts into.
-// Ingest stamps every event with the server's receive time (a client's
-// clock is not trusted) and the serve's clock also drives salts and the
-// validators' windows, so views weeks old cannot come through the pixel:
-// they go in as verdicts through the store's real insert path, which feeds
-// the same materialized views. Partition 4000 is none the stream has, so
-// no validator's progress check ever reads these rows.
+// insertHistory writes dashHistory and engHistory into the store the
+// serve counts into. Ingest stamps every event with the server's receive
+// time (a client's clock is not trusted) and the serve's clock also drives
+// salts and the validators' windows, so views weeks old cannot come
+// through the pixel: they go in as verdicts through the store's real
+// insert path, which feeds the same materialized views. Their visit and
+// engagement deltas, and the reports' own verdicts, are the validator's
+// visit stage's (judge.Rules.Visit) over the rows in stream order, as a
+// validator decides them. Partition 4000 is none the stream has, so no
+// validator's progress check ever reads these rows.
 func insertHistory(t *testing.T, m *apptest.Server, site string, dd dashDays) {
 	t.Helper()
-	rows := make([]viewcount.Verdict, len(dashHistory))
-	for i, v := range dashHistory {
-		rows[i] = viewcount.Verdict{
+	var rows []viewcount.Verdict
+	view := func(at time.Time, page, id string, visitor uint64, reason viewcount.Reason, src viewcount.Source) {
+		rows = append(rows, viewcount.Verdict{
 			Event: viewcount.Event{
-				Time: v.at(dd).UTC(), Site: site, Page: v.page, UA: apptest.FirefoxUA, ID: "past" + strconv.Itoa(i),
-				Visitor: uint64(7000 + i), Network: uint64(7000 + i), Source: viewcount.SourcePixel,
+				Time: at.UTC(), Site: site, Page: page, UA: apptest.FirefoxUA, ID: id,
+				Visitor: visitor, Network: visitor, Source: src,
 			},
-			Reason: v.reason, Partition: 4000, Seq: uint64(1 + i),
+			Reason: reason, Partition: 4000,
 			Dims: viewcount.Dims{RefSource: "(direct)", Browser: "Firefox", OS: "Linux", Device: "desktop"},
+		})
+	}
+	for i, v := range dashHistory {
+		view(v.at(dd), v.page, "past"+strconv.Itoa(i), uint64(7000+i), v.reason, viewcount.SourcePixel)
+	}
+	for i, v := range engHistory {
+		id := "eng" + strconv.Itoa(i)
+		view(v.at(dd), v.page, id, uint64(8000+v.visitor), viewcount.Valid, viewcount.SourceBeacon)
+		for _, r := range v.reports {
+			rep := rows[len(rows)-1]
+			rep.Time = rep.Time.Add(r.after)
+			rep.Kind, rep.Reason = viewcount.KindEngagement, ""
+			rep.Engagement = viewcount.Engagement{EngagedMS: uint32(r.engaged.Milliseconds()), Scroll: r.scroll, AgeMS: uint32(r.after.Milliseconds())}
+			rows = append(rows, rep)
 		}
+	}
+	slices.SortStableFunc(rows, func(a, b viewcount.Verdict) int { return a.Time.Compare(b.Time) })
+	rules, err := judge.NewRules(judge.DefaultConfig(), everySite{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range rows {
+		rows[i].Seq = uint64(1 + i)
+		rules.Visit(&rows[i])
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := storetest.InsertFed(ctx, m.Store, "dashboard-test-history", rows); err != nil {
 		t.Fatalf("insert the history: %v", err)
 	}
+}
+
+// everySite is the visit stage's site lookup: every site registered.
+type everySite struct{}
+
+func (everySite) Registered(string) (time.Time, bool) { return time.Time{}, true }
+
+// dayViews are the valid views of both histories by local day.
+func (dd dashDays) dayViews() map[string]int {
+	out := map[string]int{}
+	for _, v := range dashHistory {
+		if v.reason == viewcount.Valid {
+			out[v.at(dd).Format(time.DateOnly)]++
+		}
+	}
+	for _, v := range engHistory {
+		out[v.at(dd).Format(time.DateOnly)]++
+	}
+	return out
 }
 
 // series is what the chart's table must show for [from, to] (days relative

@@ -12,14 +12,23 @@
   const site = decodeURIComponent(location.pathname.split('/')[2] || '');
   const storeKey = 'viewcount.token.' + site;
   const LIVE_MS = 10000;
+  // The Pages card's tabs: breakdown, title, columns, headings, and what
+  // an empty one says. Entry and exit pages rank the site's visits: the
+  // API keeps them for the whole site only.
+  const TABS = [
+    ['page', 'Pages', ['views', 'uniques', 'time_on_page', 'scroll_depth'], ['Views', 'Uniques', 'Time on page', 'Scroll depth'], 'No views in this range'],
+    ['entry_page', 'Entry pages', ['visits', 'bounce_rate', 'visit_duration'], ['Visits', 'Bounce rate', 'Visit duration'], 'No visits in this range'],
+    ['exit_page', 'Exit pages', ['exits'], ['Exits'], 'No visits in this range'],
+  ];
+  const tabOf = Object.fromEntries(TABS.map((t) => [t[0], t]));
   const PANELS = [
-    ['page', 'Top pages', 'Page'], ['source', 'Sources', 'Source'], ['referrer', 'Referrers', 'Referrer'],
+    ['source', 'Sources', 'Source'], ['referrer', 'Referrers', 'Referrer'],
     ['utm_source', 'UTM sources', 'utm_source'], ['utm_medium', 'UTM mediums', 'utm_medium'],
     ['utm_campaign', 'UTM campaigns', 'utm_campaign'], ['browser', 'Browsers', 'Browser'],
     ['os', 'Operating systems', 'OS'], ['device', 'Devices', 'Device'], ['country', 'Countries', 'Country'],
     ['screen', 'Screen classes', 'Screen'],
   ];
-  const state = { token: '', verified: false, share: false, tz: 'UTC', range: '7d', from: '', to: '', interval: 'hour', page: '', offsets: {}, gen: 0, live: 0, wholeSite: {}, rejected: null, reason: '' };
+  const state = { token: '', verified: false, share: false, tz: 'UTC', range: '7d', from: '', to: '', interval: 'hour', page: '', offsets: {}, gen: 0, live: 0, wholeSite: { entry_page: true, exit_page: true }, tab: 'page', rejected: null, reason: '' };
   const panels = {};
 
   class HTTPError extends Error {
@@ -109,7 +118,9 @@
       d = await stats('breakdown', p);
     }
     if (gen !== state.gen) return;
-    R.panel(panels[by], by, d, state.page, by === 'page' ? pickPage : null);
+    const tab = tabOf[by];
+    if (tab) R.panel(panels[by], by, d, state.page, pickPage, tab[2], tab[4]);
+    else R.panel(panels[by], by, d, state.page, null);
     panels[by].querySelector('.note').hidden = !(state.page && !p.page);
   }
 
@@ -142,14 +153,14 @@
     const only = (f) => (d) => { if (gen === state.gen) f(d); };
     const filtered = coarsening('filtered', p, span <= 7 ? 'hour' : 'day');
     const jobs = [
-      stats('summary', p).then(only((d) => { R.summary(d, $); showAsOf(d); })),
+      stats('summary', p).then(only((d) => { R.summary(d, $, state.page); showAsOf(d); })),
       coarsening('timeseries', p, state.interval).then(only((d) => {
         if (d.interval !== state.interval) { state.interval = d.interval; $('interval').value = d.interval; }
         R.timeseries(d, state.tz, $);
       })),
       filtered.then(only((d) => R.filtered(d, state.tz, $))),
       filtered.then((d) => loadRejected(d, gen)),
-      ...PANELS.map(([by]) => loadPanel(by, gen)),
+      ...TABS.concat(PANELS).map(([by]) => loadPanel(by, gen)),
     ];
     const failed = (await Promise.allSettled(jobs)).filter((r) => r.status === 'rejected').map((r) => r.reason);
     if (gen !== state.gen) return;
@@ -284,6 +295,22 @@
     }
   }
 
+  // panelBody fills a panel's table head and pager from the template's
+  // body, for the breakdown by, titled title.
+  function panelBody(body, by, title, heads) {
+    const tr = body.querySelector('thead tr');
+    tr.append(...heads.map((h) => { const th = R.el('th', 'n', h); th.scope = 'col'; return th; }));
+    const turn = (dir) => {
+      state.offsets[by] = Math.max(0, (state.offsets[by] || 0) + dir * 10);
+      loadPanel(by, state.gen).catch((e) => { if (e.status === 401) unauthorised(); else $('error').textContent = e.message; });
+    };
+    body.querySelector('.prev').setAttribute('aria-label', 'Previous ' + title.toLowerCase());
+    body.querySelector('.next').setAttribute('aria-label', 'Next ' + title.toLowerCase());
+    body.querySelector('.prev').addEventListener('click', () => turn(-1));
+    body.querySelector('.next').addEventListener('click', () => turn(1));
+    panels[by] = body;
+  }
+
   function buildPanels() {
     const tpl = $('panel-tpl');
     for (const [by, title, col] of PANELS) {
@@ -294,18 +321,57 @@
       sec.querySelector('h2').id = 'h-' + by;
       sec.setAttribute('aria-labelledby', 'h-' + by);
       sec.querySelector('th').textContent = col;
-      const turn = (dir) => {
-        state.offsets[by] = Math.max(0, (state.offsets[by] || 0) + dir * 10);
-        loadPanel(by, state.gen).catch((e) => { if (e.status === 401) unauthorised(); else $('error').textContent = e.message; });
-      };
-      sec.querySelector('.prev').setAttribute('aria-label', 'Previous ' + title.toLowerCase());
-      sec.querySelector('.next').setAttribute('aria-label', 'Next ' + title.toLowerCase());
       sec.querySelector('.csv').setAttribute('aria-label', title + ' as CSV');
-      sec.querySelector('.prev').addEventListener('click', () => turn(-1));
-      sec.querySelector('.next').addEventListener('click', () => turn(1));
       sec.querySelector('.csv').addEventListener('click', () => download('breakdown', { by, limit: 1000 }));
-      panels[by] = sec;
+      panelBody(sec, by, title, ['Views', 'Uniques']);
       $('panels').append(sec);
+    }
+    buildTabs(tpl);
+  }
+
+  // buildTabs makes the Pages card: one tab and tab panel per TABS entry,
+  // as the WAI-ARIA tabs pattern has them (arrow keys, Home and End move
+  // between the tabs; only the selected one is in the tab order).
+  function buildTabs(tpl) {
+    const card = $('pages'), list = card.querySelector('[role=tablist]');
+    const tabs = TABS.map(([by, title, , heads]) => {
+      const tab = R.el('button', null, title);
+      Object.assign(tab, { type: 'button', id: 'tab-' + by });
+      tab.setAttribute('role', 'tab');
+      tab.setAttribute('aria-controls', 'panel-' + by);
+      tab.addEventListener('click', () => selectTab(by));
+      list.append(tab);
+      const body = tpl.content.querySelector('.body').cloneNode(true);
+      Object.assign(body, { id: 'panel-' + by, tabIndex: 0 });
+      body.dataset.by = by;
+      body.setAttribute('role', 'tabpanel');
+      body.setAttribute('aria-labelledby', 'tab-' + by);
+      body.querySelector('th').textContent = 'Page';
+      if (by !== 'page') body.querySelector('.note').textContent = 'Whole site: entry and exit pages rank all of the site\'s visits.';
+      panelBody(body, by, title, heads);
+      card.append(body);
+      return tab;
+    });
+    list.addEventListener('keydown', (ev) => {
+      const i = TABS.findIndex((t) => t[0] === state.tab), n = TABS.length;
+      const to = { ArrowRight: (i + 1) % n, ArrowLeft: (i + n - 1) % n, Home: 0, End: n - 1 }[ev.key];
+      if (to == null) return;
+      ev.preventDefault();
+      selectTab(TABS[to][0]);
+      tabs[to].focus();
+    });
+    card.querySelector('.csv').addEventListener('click', () => download('breakdown', { by: state.tab, limit: 1000 }));
+    selectTab(state.tab);
+  }
+
+  function selectTab(by) {
+    state.tab = by;
+    for (const [b, title] of TABS) {
+      const tab = $('tab-' + b), on = b === by;
+      tab.setAttribute('aria-selected', String(on));
+      tab.tabIndex = on ? 0 : -1;
+      $('panel-' + b).hidden = !on;
+      if (on) $('pages').querySelector('.csv').setAttribute('aria-label', title + ' as CSV');
     }
   }
 

@@ -35,15 +35,32 @@ window.vcRender = (() => {
     tbody.append(tr);
   }
 
-  // panel fills one breakdown table; onPick makes each value a button (pages).
-  function panel(sec, by, d, selected, onPick) {
+  // Figures as a person reads them. A figure the API has no measure of
+  // (null: no visit, no engagement report) is a dash, and its title says why.
+  const NONE = '\u2014';
+  const pad = (n) => String(n).padStart(2, '0');
+  function dur(x) {
+    const s = Math.round(x);
+    if (s < 60) return s + 's';
+    const m = Math.floor(s / 60);
+    return m < 60 ? `${m}m ${pad(s % 60)}s` : `${Math.floor(m / 60)}h ${pad(m % 60)}m`;
+  }
+  const rate = (x) => (Math.round(x * 1000) / 10).toFixed(1) + '%';
+  const pct = (x) => Math.round(x) + '%';
+  const COL = { time_on_page: dur, visit_duration: dur, bounce_rate: rate, scroll_depth: pct };
+  const cell = (k, v) => (v == null ? NONE : (COL[k] || fmt)(v));
+
+  // panel fills one breakdown table: a column per cols key (views and
+  // uniques unless told), a bar as long as the first one's share;
+  // onPick makes each value a button (pages).
+  function panel(sec, by, d, selected, onPick, cols = ['views', 'uniques'], none = 'No views in this range') {
     const tbody = sec.querySelector('tbody');
     tbody.replaceChildren();
-    const max = Math.max(1, ...d.rows.map((r) => r.views));
+    const max = Math.max(1, ...d.rows.map((r) => r[cols[0]] || 0));
     for (const r of d.rows) {
       const tr = el('tr', r.value === selected ? 'selected' : null);
       const td = el('td', 'v');
-      td.style.setProperty('--w', (100 * r.views / max).toFixed(1) + '%');
+      td.style.setProperty('--w', (100 * (r[cols[0]] || 0) / max).toFixed(1) + '%');
       td.title = r.value;
       if (onPick) {
         const b = el('button', null, r.value);
@@ -54,10 +71,10 @@ window.vcRender = (() => {
       } else {
         td.append(el('span', null, label(by, r.value)));
       }
-      tr.append(td, el('td', 'n', fmt(r.views)), el('td', 'n', fmt(r.uniques)));
+      tr.append(td, ...cols.map((k) => el('td', 'n', cell(k, r[k]))));
       tbody.append(tr);
     }
-    if (!d.rows.length) emptyRow(tbody, 3, 'No views in this range');
+    if (!d.rows.length) emptyRow(tbody, 1 + cols.length, none);
     const first = d.rows.length ? d.offset + 1 : 0;
     sec.querySelector('.range').textContent = `${fmt(first)}–${fmt(d.offset + d.rows.length)} of ${fmt(d.total_values)}`;
     sec.querySelector('.prev').disabled = d.offset === 0;
@@ -65,18 +82,34 @@ window.vcRender = (() => {
     sec.querySelector('.pager').hidden = d.total_values <= d.limit && d.offset === 0;
   }
 
-  function change(node, v, what) {
-    node.classList.remove('up', 'down');
+  // change says how a figure moved against the previous period: v is the
+  // relative change (pts: the difference of two rates, in points); null
+  // says the previous period had none (was: what it had instead). A rise
+  // is good unless worse says otherwise; filtered events are neither.
+  function change(node, v, what, { pts, worse, was } = {}) {
+    node.classList.remove('good', 'bad');
     if (v == null) {
-      node.textContent = 'no ' + what + ' in the previous period';
+      node.textContent = was || 'no ' + what + ' in the previous period';
       return;
     }
-    const pct = Math.round(v * 1000) / 10;
-    node.textContent = (pct > 0 ? '▲ +' : pct < 0 ? '▼ ' : '± ') + pct + '% vs previous period';
-    if (what !== 'filtered events' && pct !== 0) node.classList.add(pct > 0 ? 'up' : 'down');
+    const n = Math.round(v * 1000) / 10;
+    node.textContent = (n > 0 ? '▲ +' : n < 0 ? '▼ \u2212' : '± ') + Math.abs(n) + (pts ? ' pts' : '%') + ' vs previous period';
+    if (what !== 'filtered events' && n !== 0) node.classList.add((n > 0) !== !!worse ? 'good' : 'bad');
   }
 
-  function summary(d, $) {
+  // The engagement tiles: id, figure, format, what "none" is of, and
+  // whether a rise is bad news (a bounce rate).
+  const NO_REPORTS = 'No engagement reports in this range: vc.js sends them as a page is hidden or left; the pixel cannot';
+  const ENGAGEMENT = [
+    ['visits', 'visits', fmt, 'visits'],
+    ['bounce', 'bounce_rate', rate, 'visits', true],
+    ['duration', 'visit_duration', dur, 'visits'],
+    ['engaged', 'engaged_views', fmt, 'engaged views'],
+    ['top', 'time_on_page', dur, 'engagement reports'],
+    ['scroll', 'scroll_depth', pct, 'engagement reports'],
+  ];
+
+  function summary(d, $, page) {
     $('t-views').textContent = fmt(d.views);
     $('t-uniques').textContent = fmt(d.uniques);
     const e = Math.round(d.uniques * (d.uniques_error || 0));
@@ -88,6 +121,30 @@ window.vcRender = (() => {
     change($('c-views'), d.change.views, 'views');
     change($('c-uniques'), d.change.uniques, 'visitors');
     change($('c-filtered'), d.change.filtered, 'filtered events');
+
+    const prev = d.previous_engagement || {}, ch = d.engagement_change || {};
+    const noVisits = page ? 'No visit entered on this page in this range' : 'No visits in this range';
+    for (const [id, key, f, what, worse] of ENGAGEMENT) {
+      // Engaged views are a count, never null, but without a report they
+      // are not measured either.
+      const measured = (o) => (key === 'engaged_views' ? o.reported_views > 0 : o[key] != null);
+      const num = $('t-' + id), c = $('c-' + id);
+      num.textContent = measured(d) ? f(d[key]) : NONE;
+      num.title = measured(d) ? '' : what === 'visits' ? noVisits : NO_REPORTS;
+      if (!measured(d)) {
+        c.textContent = '';
+        c.classList.remove('good', 'bad');
+        continue;
+      }
+      // No change: the previous period had none, or a 0 no change is
+      // relative to (a duration or depth then says what it was).
+      const none = key === 'engaged_views' && !measured(prev) ? 'engagement reports' : what;
+      const was = measured(prev) && f !== fmt ? `${f(prev[key])} in the previous period` : '';
+      change(c, ch[key], none, { pts: key === 'bounce_rate', worse, was });
+    }
+    $('s-visits').textContent = page ? 'that entered on this page' : '';
+    $('s-engaged').textContent = `≥ ${fmt(d.engaged_after)} s engaged, of ${fmt(d.reported_views)} measured`;
+    $('s-top').textContent = $('s-scroll').textContent = `median of ${fmt(d.reported_views)} measured views`;
   }
 
   // wall-clock start of a bucket in the site's zone: the API writes it with
