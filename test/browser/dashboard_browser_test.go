@@ -193,7 +193,7 @@ func TestDashboardBrowser(t *testing.T) {
 		t.Errorf("filter cleared: views %q, want 6", v)
 	}
 	load = checkControls(t, b, api, dd, load)
-	t.Run("engagement", func(t *testing.T) { load = checkEngagement(t, b, api, dd, load) })
+	t.Run("engagement", func(t *testing.T) { load = checkEngagementTiles(t, b, api, dd, load) })
 
 	// The owner makes a share link, signs out, and opens the link.
 	b.do(t, "create a share link",

@@ -96,10 +96,10 @@ func pressKey(t *testing.T, b *browser, key string) {
 	b.do(t, "press "+key, chromedp.KeyEvent(key))
 }
 
-// checkEngagement reads the engagement history's days: the tiles and all
+// checkEngagementTiles reads the engagement history's days: the tiles and all
 // three tabs against the API, the tabs by keyboard, each tab's CSV, a
 // page picked from the entry pages, and a range with nothing to measure.
-func checkEngagement(t *testing.T, b *browser, api statsAPI, dd dashDays, load string) string {
+func checkEngagementTiles(t *testing.T, b *browser, api statsAPI, dd dashDays, load string) string {
 	from, to := dd.date(7), dd.date(8)
 	load = pickCustom(t, b, from, to, load)
 	q := days(from, to)
