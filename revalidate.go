@@ -17,17 +17,24 @@ type RevalidateRequest struct {
 // RevalidateResult says what a revalidation judged, from where, and what
 // changed (or would, on a dry run).
 type RevalidateResult struct {
-	Site     string            `json:"site"`
-	From     time.Time         `json:"from"`
-	To       time.Time         `json:"to"`
-	Rules    string            `json:"rules"`
-	DryRun   bool              `json:"dry_run"`
-	Sources  []PartitionSource `json:"sources"`
-	Judged   int               `json:"judged"`
-	Changed  int               `json:"changed"`
-	ByReason []ReasonChange    `json:"by_reason"`
-	ByPage   []PageChange      `json:"by_page"`
-	Note     string            `json:"note,omitempty"` // e.g. the range was cut to what views_raw holds
+	Site    string            `json:"site"`
+	From    time.Time         `json:"from"`
+	To      time.Time         `json:"to"`
+	Rules   string            `json:"rules"`
+	DryRun  bool              `json:"dry_run"`
+	Sources []PartitionSource `json:"sources"`
+	Judged  int               `json:"judged"`
+	Changed int               `json:"changed"`
+	// Visits counts the rows, in the range and up to the visit stage's
+	// reach after it (the end of its last UTC day plus the engagement
+	// horizon), whose visit and engagement columns were recomputed to new
+	// values; Followed the engagement reports after the range whose
+	// verdict changed with their view's (docs/engagement.md).
+	Visits   int            `json:"visits_rewritten"`
+	Followed int            `json:"reports_followed"`
+	ByReason []ReasonChange `json:"by_reason"`
+	ByPage   []PageChange   `json:"by_page"`
+	Note     string         `json:"note,omitempty"` // e.g. the range was cut to what views_raw holds
 }
 
 // PartitionSource says where a partition's events were read from, and why.

@@ -434,7 +434,7 @@ func (l *partitionLoop) message(ctx context.Context, msg jetstream.Msg) error {
 	}
 	replay := seq <= l.resume
 	// Only the state is rebuilt in a replay: dimensions would be thrown away.
-	l.out = judgeEvents(l.rules, &l.q, l.version, l.p, seq, l.evs, !replay, l.out[:0])
+	l.out = judgeEvents(l.rules, &l.q, l.version, l.p, seq, l.evs, !replay, nil, l.out[:0])
 	if replay {
 		l.rp.add(l.v.logger, len(l.evs), seq) // written before the restart
 		return nil
@@ -461,8 +461,10 @@ func (l *partitionLoop) message(ctx context.Context, msg jetstream.Msg) error {
 // views of watched traffic (held in q), and the held verdicts whose settle
 // window has passed. The validator and a revalidation share it, so both
 // reach the same verdicts from the same stream. dims says whether to
-// derive the verdicts' dimensions.
-func judgeEvents(rules *judge.Rules, q *holdQueue, version string, p int, seq uint64, evs []viewcount.Event, dims bool, out []viewcount.Verdict) []viewcount.Verdict {
+// derive the verdicts' dimensions. before, if not nil, sees each final
+// verdict before the visit stage does: a revalidation gives the views
+// outside its range their stored verdicts there.
+func judgeEvents(rules *judge.Rules, q *holdQueue, version string, p int, seq uint64, evs []viewcount.Event, dims bool, before func(*viewcount.Verdict), out []viewcount.Verdict) []viewcount.Verdict {
 	start := len(out)
 	for i := range evs {
 		e := &evs[i]
@@ -491,6 +493,9 @@ func judgeEvents(rules *judge.Rules, q *holdQueue, version string, p int, seq ui
 	}
 	out = q.release(out, rules.Settle)
 	for i := start; i < len(out); i++ {
+		if before != nil {
+			before(&out[i])
+		}
 		rules.Visit(&out[i])
 	}
 	return out

@@ -66,7 +66,7 @@ func TestHeldViewHoldsItsReports(t *testing.T) {
 			n = 40 // over the 30 a minute
 		}
 		for i := range n {
-			out = judgeEvents(rules, &q, "v", 0, uint64(i+1), []viewcount.Event{view(i)}, false, out)
+			out = judgeEvents(rules, &q, "v", 0, uint64(i+1), []viewcount.Event{view(i)}, false, nil, out)
 		}
 		held := view(6)
 		rep := held
@@ -75,7 +75,7 @@ func TestHeldViewHoldsItsReports(t *testing.T) {
 		if !q.holds(&rep) {
 			t.Fatalf("flood %v: view 6 is not held", flood)
 		}
-		out = judgeEvents(rules, &q, "v", 0, 100, []viewcount.Event{rep}, false, out)
+		out = judgeEvents(rules, &q, "v", 0, 100, []viewcount.Event{rep}, false, nil, out)
 		for _, v := range out {
 			if v.Kind == viewcount.KindEngagement {
 				t.Fatalf("flood %v: the report was judged before its view: %s", flood, v.Reason)
@@ -86,7 +86,7 @@ func TestHeldViewHoldsItsReports(t *testing.T) {
 		}
 		// A tick past the settle window releases everything.
 		q.observe(t0.Add(10 * time.Minute).UnixMilli())
-		out = judgeEvents(rules, &q, "v", 0, 101, nil, false, out)
+		out = judgeEvents(rules, &q, "v", 0, 101, nil, false, nil, out)
 		var viewReason, repReason viewcount.Reason
 		for _, v := range out {
 			switch {

@@ -25,17 +25,27 @@ const (
 type rejudged struct {
 	source string
 	judged int // the site's events in the range with a verdict now
-	// rewrite are those whose verdict, or only the rule set that judged
-	// it, differs from views_raw's: all get the new rule set's version.
+	// rewrite are the stored rows that differ from what the judging
+	// decided now: in the range, a verdict, the rule set that judged it
+	// or its visit columns; after it (up to judge.Rules.VisitReach), the
+	// visit columns, and an engagement report's verdict, which follows
+	// its view's.
 	rewrite []verdict
 }
 
-// verdict is one event's new verdict, with what the report needs.
+// verdict is one stored row's new verdict and visit columns, with what
+// the report needs.
 type verdict struct {
 	seq      uint64
 	idx      uint32
+	t        int64 // receive time, Unix ms
 	page     string
 	old, new viewcount.Reason
+	rules    string // written: the new rule set's in the range, the stored one after it
+	inRange  bool
+	moved    bool // the visit columns differ from the stored ones
+	visit    visitCols
+	report   *reportHints // an engagement report's borrowed hints; nil on a view
 }
 
 type seqIdx struct {
@@ -43,19 +53,70 @@ type seqIdx struct {
 	idx uint32
 }
 
+// visitCols is a verdict's VisitDelta as views_raw's columns hold it
+// (sql/store's native encoding: times as Unix ms, 0 for none; buckets -1
+// unless the visit stage decided the verdict), so a stored row and a
+// recomputed one compare as values.
+type visitCols struct {
+	set                  bool
+	viewMS, startMS      int64
+	entryPage, entryHost string
+	entrySource          string
+	utm                  viewcount.UTM
+	prevPage             string
+	visits, bounces      int8
+	visitMS, engagedMS   int32
+	engFrom, engTo       int8
+	scrollFrom, scrollTo int8
+}
+
+func colsOf(d *viewcount.VisitDelta) visitCols {
+	c := visitCols{set: d.Set, entryPage: d.EntryPage, entryHost: d.EntryRefHost, entrySource: d.EntryRefSource,
+		utm: d.EntryUTM, prevPage: d.PrevPage, visits: d.Visits, bounces: d.Bounces, visitMS: d.VisitMS, engagedMS: d.EngagedMS,
+		engFrom: -1, engTo: -1, scrollFrom: -1, scrollTo: -1}
+	if !d.ViewTime.IsZero() {
+		c.viewMS = d.ViewTime.UnixMilli()
+	}
+	if !d.VisitStart.IsZero() {
+		c.startMS = d.VisitStart.UnixMilli()
+	}
+	if d.Set {
+		c.engFrom, c.engTo, c.scrollFrom, c.scrollTo = d.EngagedFrom, d.EngagedTo, d.ScrollFrom, d.ScrollTo
+	}
+	return c
+}
+
+// reportHints are the hints an engagement report carries once the visit
+// stage lends it its view's (a report has none of its own), and the
+// screen class they give it.
+type reportHints struct {
+	present bool
+	w, h    uint16
+	screen  string
+}
+
 // storedVerdict is what views_raw holds for one event.
 type storedVerdict struct {
 	reason viewcount.Reason
+	kind   viewcount.Kind
+	t      int64
 	page   string
 	rules  string
+	visit  visitCols
+	hints  reportHints
 }
 
 // rejudgePartition judges partition p again with fresh rules, in stream
-// order, from one rule window before the range (which only rebuilds the
-// rules' state, as a validator's start does) until every event of the
-// range has its verdict: past its end by the settle window, or to the end
-// of the partition. Only the site's events in the range are compared with
-// views_raw. The stream is read when it still holds that start; else
+// order, from the rules' replay start before the range (which only
+// rebuilds the rules' and the visit stage's state, as a validator's start
+// does) until every event of the range has its verdict and every visit
+// row it can change is recomputed: past judge.Rules.VisitReach of its end
+// by the settle window, or to the end of the partition. Only the site's
+// events from the range on are compared with views_raw. The visit stage
+// sees the site's views outside the range with their stored verdicts,
+// which the revalidation keeps, so the rows it rewrites are those a
+// validator would have written had the range been judged so from the
+// start. The stream is read when it still holds that start; else
 // views_raw is, in the same order.
 func (r *Revalidator) rejudgePartition(ctx context.Context, p int, req viewcount.RevalidateRequest, rs ruleVersion) (rejudged, error) {
 	out := rejudged{source: SourceStream}
@@ -63,34 +124,70 @@ func (r *Revalidator) rejudgePartition(ctx context.Context, p int, req viewcount
 	if err != nil {
 		return out, err
 	}
-	stored, err := r.stored(ctx, p, req)
+	start := rules.ReplayStart(req.From).Add(-r.margin())
+	reach := rules.VisitReach(req.To.Add(-time.Millisecond))
+	stored, before, err := r.stored(ctx, p, req, start, reach)
 	if err != nil {
 		return out, err
 	}
-	start := rules.ReplayStart(req.From).Add(-r.margin())
-	end := req.To.Add(rules.SettleWindow() + r.margin())
+	end := reach.Add(rules.SettleWindow() + r.margin())
+	from, to, last := req.From.UnixMilli(), req.To.UnixMilli(), reach.UnixMilli()
 	q := holdQueue{window: rules.SettleWindow().Milliseconds(), max: rs.cfg.MaxHeld}
 	var buf []viewcount.Verdict
-	// take judges one message and reports whether every event of the range
-	// has its verdict: the rules' clock (the latest event or tick time)
-	// has passed the range by the settle window.
+	// keep gives the site's views outside the range their stored verdicts
+	// (and rows after it their stored rule set) before the visit stage.
+	keep := func(v *viewcount.Verdict) {
+		if v.Site != req.Site {
+			return
+		}
+		t, k := v.Time.UnixMilli(), seqIdx{v.Seq, v.Index}
+		switch {
+		case t < from:
+			if reason, ok := before[k]; ok && v.Kind == viewcount.KindView {
+				v.Reason = reason
+			}
+		case t >= to:
+			if old, ok := stored[k]; ok {
+				if v.Kind == viewcount.KindView {
+					v.Reason = old.reason
+				}
+				v.Rules = old.rules
+			}
+		}
+	}
+	// take judges one message and reports whether every row the range
+	// can change is decided: the rules' clock (the latest event or tick
+	// time) has passed the visit reach by the settle window.
 	take := func(seq uint64, evs []viewcount.Event, tick int64, isTick bool) (done bool) {
 		if isTick {
 			q.observe(tick)
 		}
-		buf = judgeEvents(rules, &q, rs.version, p, seq, evs, false, buf[:0])
+		buf = judgeEvents(rules, &q, rs.version, p, seq, evs, false, keep, buf[:0])
 		for i := range buf {
 			v := &buf[i]
-			if v.Site != req.Site || v.Time.Before(req.From) || !v.Time.Before(req.To) {
+			t := v.Time.UnixMilli()
+			if v.Site != req.Site || t < from || t > last {
 				continue
 			}
 			old, ok := stored[seqIdx{v.Seq, v.Index}]
 			if !ok {
 				continue // not stored yet: its validator judges it, with the rules it runs
 			}
-			out.judged++
-			if old.reason != v.Reason || old.rules != v.Rules {
-				out.rewrite = append(out.rewrite, verdict{seq: v.Seq, idx: v.Index, page: old.page, old: old.reason, new: v.Reason})
+			in := t < to
+			if in {
+				out.judged++
+			}
+			nv := verdict{seq: v.Seq, idx: v.Index, t: t, page: old.page, old: old.reason, new: v.Reason,
+				rules: v.Rules, inRange: in, visit: colsOf(&v.Visit)}
+			nv.moved = nv.visit != old.visit
+			changed := nv.moved || in && (old.reason != v.Reason || old.rules != v.Rules)
+			if v.Kind == viewcount.KindEngagement {
+				nv.report = &reportHints{present: v.Hints.Present, w: v.Hints.ScreenW, h: v.Hints.ScreenH,
+					screen: rules.Dims(&v.Event).Screen}
+				changed = changed || old.reason != v.Reason || *nv.report != old.hints
+			}
+			if changed {
+				out.rewrite = append(out.rewrite, nv)
 			}
 		}
 		return q.mark > end.UnixMilli()
@@ -113,23 +210,48 @@ func (r *Revalidator) rejudgePartition(ctx context.Context, p int, req viewcount
 	return out, r.readStream(ctx, p, start, take)
 }
 
-// stored reads views_raw's verdicts of the site's events of partition p in
-// the range: the memory a revalidation holds, a few dozen bytes an event.
-func (r *Revalidator) stored(ctx context.Context, p int, req viewcount.RevalidateRequest) (map[seqIdx]storedVerdict, error) {
+// stored reads what views_raw holds of the site's events of partition p:
+// the verdicts of its views from start to the range, which the visit
+// stage is fed, and every row from the range's start to reach, which the
+// judging is compared with. That is the memory a revalidation holds: a
+// few dozen bytes an event before the range, a few hundred from it on.
+func (r *Revalidator) stored(ctx context.Context, p int, req viewcount.RevalidateRequest, start, reach time.Time) (map[seqIdx]storedVerdict, map[seqIdx]viewcount.Reason, error) {
 	res, err := r.Store.Query(ctx, queries.Text(queries.RevalidateStored), store.Params{"site": req.Site,
-		"partition": strconv.Itoa(p), "from": ms(req.From), "to": ms(req.To)})
+		"partition": strconv.Itoa(p), "from": ms(start), "to": ms(reach.Add(time.Millisecond))})
 	if err != nil {
-		return nil, fmt.Errorf("validate: revalidate partition %d: stored verdicts: %w", p, err)
+		return nil, nil, fmt.Errorf("validate: revalidate partition %d: stored verdicts: %w", p, err)
 	}
-	out := make(map[seqIdx]storedVerdict, res.Len())
+	from := req.From.UnixMilli()
+	out, before := make(map[seqIdx]storedVerdict, res.Len()), map[seqIdx]viewcount.Reason{}
 	for res.Next() {
-		out[seqIdx{res.Uint64("seq"), res.Uint32("idx")}] = storedVerdict{reason: viewcount.Reason(res.String("verdict")),
-			page: res.String("page"), rules: res.String("rules")}
+		k, kind := seqIdx{res.Uint64("seq"), res.Uint32("idx")}, viewcount.Kind(res.Uint8("kind"))
+		t := res.Int64("t")
+		if t < from {
+			if kind == viewcount.KindView {
+				before[k] = viewcount.Reason(res.String("verdict"))
+			}
+			continue
+		}
+		out[k] = storedVerdict{reason: viewcount.Reason(res.String("verdict")), kind: kind, t: t,
+			page: res.String("page"), rules: res.String("rules"), visit: storedVisit(res),
+			hints: reportHints{present: res.Uint8("hints_present") != 0, w: res.Uint16("screen_w"), h: res.Uint16("screen_h"),
+				screen: res.String("screen")}}
 	}
 	if err := res.Err(); err != nil {
-		return nil, fmt.Errorf("validate: revalidate partition %d: stored verdicts: %w", p, err)
+		return nil, nil, fmt.Errorf("validate: revalidate partition %d: stored verdicts: %w", p, err)
 	}
-	return out, nil
+	return out, before, nil
+}
+
+// storedVisit reads a revalidate_stored row's visit columns.
+func storedVisit(res *store.Result) visitCols {
+	i8 := func(name string) int8 { return int8(res.Int64(name)) }
+	return visitCols{set: res.Uint8("visit_set") != 0, viewMS: res.Int64("view_ms"), startMS: res.Int64("start_ms"),
+		entryPage: res.String("entry_page"), entryHost: res.String("entry_ref_host"), entrySource: res.String("entry_ref_source"),
+		utm:      viewcount.UTM{Source: res.String("entry_utm_source"), Medium: res.String("entry_utm_medium"), Campaign: res.String("entry_utm_campaign")},
+		prevPage: res.String("prev_page"), visits: i8("d_visits"), bounces: i8("d_bounces"),
+		visitMS: int32(res.Int64("d_visit_ms")), engagedMS: int32(res.Int64("d_engaged_ms")),
+		engFrom: i8("eng_from"), engTo: i8("eng_to"), scrollFrom: i8("scroll_from"), scrollTo: i8("scroll_to")}
 }
 
 // streamHolds reports whether the stream still holds every message from

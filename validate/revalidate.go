@@ -171,8 +171,15 @@ func (r *Revalidator) Run(ctx context.Context, req viewcount.RevalidateRequest, 
 		changes := 0
 		for _, c := range j.rewrite {
 			rewrite = append(rewrite, changedVerdict{p: p, v: c})
+			if c.moved {
+				res.Visits++
+			}
 			if c.old == c.new {
-				continue // only the rule set's version is new
+				continue // only the rule set's version or the visit columns are new
+			}
+			if !c.inRange {
+				res.Followed++ // a report after the range, following its view's new verdict
+				continue
 			}
 			changes++
 			reasons[[2]viewcount.Reason{c.old, c.new}]++
@@ -207,8 +214,16 @@ func (r *Revalidator) Run(ctx context.Context, req viewcount.RevalidateRequest, 
 	}
 	// The rollups' rows of the site's days the range touches are recounted
 	// aside and swapped in; nothing else changed.
+	// So are those of the days after it whose visit rows were rewritten
+	// (a report after midnight, following its view's verdict).
 	day := func(t time.Time) time.Time { return t.UTC().Truncate(24 * time.Hour) }
-	from, to := day(req.From), day(req.To.Add(-time.Millisecond)).Add(24*time.Hour)
+	lastRow := req.To.Add(-time.Millisecond)
+	for _, c := range rewrite {
+		if t := time.UnixMilli(c.v.t); t.After(lastRow) {
+			lastRow = t
+		}
+	}
+	from, to := day(req.From), day(lastRow).Add(24*time.Hour)
 	err = r.Rollups.RebuildSite(work, req.Site, from, to, r.Now(), func(table string, done, total int, rows uint64) {
 		progress(fmt.Sprintf("rebuilding %s for %s %s – %s: month %d/%d", table, req.Site,
 			from.Format(time.DateOnly), to.Format(time.DateOnly), done, total))
@@ -269,7 +284,7 @@ func (r *Revalidator) rewrite(ctx context.Context, changed []changedVerdict, ver
 	}
 	var b strings.Builder
 	for i, c := range changed {
-		fmt.Fprintf(&b, "%d\t%d\t%d\t%s\t%s\n", c.p, c.v.seq, c.v.idx, c.v.new, version)
+		changeRow(&b, c, version)
 		if (i+1)%20000 == 0 || i == len(changed)-1 {
 			if err := r.script(ctx, "revalidate_add", store.Params{"rows": b.String()}); err != nil {
 				return err
@@ -302,6 +317,63 @@ func (r *Revalidator) rewrite(ctx context.Context, changed []changedVerdict, ver
 		progress(fmt.Sprintf("views_raw month %s rewritten (%d/%d)", month, i+1, len(names)))
 	}
 	return r.script(ctx, "revalidate_drop", nil)
+}
+
+// changeRow writes one row of revalidate_changes as TSV, in the column
+// order of revalidate_prepare.sql. Pages and campaigns are what visitors
+// sent: every string is escaped (tsvString).
+func changeRow(b *strings.Builder, c changedVerdict, version string) {
+	v, d := c.v, &c.v.visit
+	rules := version
+	if !v.inRange {
+		rules = v.rules
+	}
+	fmt.Fprintf(b, "%d\t%d\t%d\t", c.p, v.seq, v.idx)
+	for _, s := range []string{string(v.new), rules} {
+		tsvString(b, s)
+		b.WriteByte('\t')
+	}
+	fmt.Fprintf(b, "%d\t%d\t%d\t", b2i(d.set), d.viewMS, d.startMS)
+	for _, s := range []string{d.entryPage, d.entryHost, d.entrySource, d.utm.Source, d.utm.Medium, d.utm.Campaign, d.prevPage} {
+		tsvString(b, s)
+		b.WriteByte('\t')
+	}
+	fmt.Fprintf(b, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t", d.visits, d.bounces, d.visitMS, d.engagedMS, d.engFrom, d.engTo, d.scrollFrom, d.scrollTo)
+	if h := v.report; h != nil {
+		fmt.Fprintf(b, "%d\t%d\t%d\t", b2i(h.present), h.w, h.h)
+		tsvString(b, h.screen)
+	} else {
+		b.WriteString("\\N\t\\N\t\\N\t\\N")
+	}
+	b.WriteByte('\n')
+}
+
+// tsvString writes s as a TSV field ClickHouse reads back byte for byte:
+// the escapes of its TabSeparated format, nothing else changed.
+func tsvString(b *strings.Builder, s string) {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\\':
+			b.WriteString(`\\`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case 0:
+			b.WriteString(`\0`)
+		default:
+			b.WriteByte(c)
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // holdsChange reports whether views_raw's month (partition id) has a row

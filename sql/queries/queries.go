@@ -116,7 +116,7 @@ const (
 	FeedNextBatch          = "feed_next_batch"          // → a batch number above every one stored or fed
 	RuleVersions           = "rule_versions"            // → rules, events, valid, first, last per rule set version
 	RevalidateRecord       = "revalidate_record"        // params id, state, site, from, to, rules, who, judged, changed
-	RevalidateStored       = "revalidate_stored"        // params site, partition, from, to → seq, idx, verdict, page, rules
+	RevalidateStored       = "revalidate_stored"        // params site, partition, from, to → seq, idx, time, kind, verdict, page, rules, visit columns, hints
 	RevalidateEvents       = "revalidate_events"        // params partition, from, to, after, limit → the events' fields in stream order
 	RevalidateMonthChanges = "revalidate_month_changes" // params partition (views_raw's) → rows with a changed verdict
 	RevalidatePageValid    = "revalidate_page_valid"    // params site, from, to → page, valid views

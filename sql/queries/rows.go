@@ -370,11 +370,35 @@ type RevalidatePageValidRow struct {
 
 // RevalidateStoredRow is a row of revalidate_stored.sql.
 type RevalidateStoredRow struct {
-	Seq     uint64 `ch:"seq"`
-	Idx     uint32 `ch:"idx"`
-	Verdict string `ch:"verdict"`
-	Page    string `ch:"page"`
-	Rules   string `ch:"rules"`
+	Seq              uint64 `ch:"seq"`
+	Idx              uint32 `ch:"idx"`
+	T                int64  `ch:"t"`
+	Kind             uint8  `ch:"kind"`
+	Verdict          string `ch:"verdict"`
+	Page             string `ch:"page"`
+	Rules            string `ch:"rules"`
+	VisitSet         uint8  `ch:"visit_set"`
+	ViewMS           int64  `ch:"view_ms"`
+	StartMS          int64  `ch:"start_ms"`
+	EntryPage        string `ch:"entry_page"`
+	EntryRefHost     string `ch:"entry_ref_host"`
+	EntryRefSource   string `ch:"entry_ref_source"`
+	EntryUTMSource   string `ch:"entry_utm_source"`
+	EntryUTMMedium   string `ch:"entry_utm_medium"`
+	EntryUTMCampaign string `ch:"entry_utm_campaign"`
+	PrevPage         string `ch:"prev_page"`
+	DVisits          int8   `ch:"d_visits"`
+	DBounces         int8   `ch:"d_bounces"`
+	DVisitMS         int32  `ch:"d_visit_ms"`
+	DEngagedMS       int32  `ch:"d_engaged_ms"`
+	EngFrom          int8   `ch:"eng_from"`
+	EngTo            int8   `ch:"eng_to"`
+	ScrollFrom       int8   `ch:"scroll_from"`
+	ScrollTo         int8   `ch:"scroll_to"`
+	HintsPresent     uint8  `ch:"hints_present"`
+	ScreenW          uint16 `ch:"screen_w"`
+	ScreenH          uint16 `ch:"screen_h"`
+	Screen           string `ch:"screen"`
 }
 
 // RuleVersionsRow is a row of rule_versions.sql.

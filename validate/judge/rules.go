@@ -609,6 +609,17 @@ func (r *Rules) ReplayStart(resume time.Time) time.Time {
 	return since.Add(-r.ReplayWindow())
 }
 
+// VisitReach is the receive time after which the visit stage's rows no
+// longer depend on a verdict at t: a visit never spans UTC midnight, and
+// the views of t's day stay open to their reports for the horizon plus
+// the sixth of it they are kept past it (EngagementLate, not an orphan).
+// A revalidation that changes verdicts up to t recomputes the visit rows
+// up to here.
+func (r *Rules) VisitReach(t time.Time) time.Time {
+	h := r.cfg.EngagementHorizon
+	return t.UTC().Truncate(24 * time.Hour).Add(24*time.Hour + h + h/6)
+}
+
 // Stats describes the rules' state, for gauges and capacity planning.
 type Stats struct {
 	// Keys in the retry and view windows (each ≤ MaxKeys), counting
