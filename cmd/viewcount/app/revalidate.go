@@ -168,6 +168,9 @@ func printRevalidation(w io.Writer, r viewcount.RevalidateResult) error {
 	}
 	fmt.Fprintf(w, "%s %s – %s, rules %s: %d events judged, %d verdicts %s\n",
 		r.Site, r.From.Format(time.RFC3339), r.To.Format(time.RFC3339), r.Rules, r.Judged, r.Changed, verb)
+	if r.Visits > 0 || r.Followed > 0 {
+		fmt.Fprintf(w, "visit and engagement rows %s: %d; engagement reports after the range following their view: %d\n", verb, r.Visits, r.Followed)
+	}
 	if r.Note != "" {
 		fmt.Fprintln(w, "note:", r.Note)
 	}
