@@ -76,7 +76,11 @@ func TestTrafficMix(t *testing.T) {
 	}
 	hits := gen.All(rounds * roundSize(t, mix))
 
-	base := time.Now().UTC().Add(-time.Duration(rounds) * mix.Duration).Truncate(time.Second)
+	// The traffic sits inside one UTC day, yesterday's morning: visitor ids
+	// rotate at midnight (docs/engagement.md, Visits), so a reload sent across
+	// it is a new visitor's first view and counts. Placed by the wall clock
+	// (now minus the mix), a run started just after midnight counted a few.
+	base := time.Now().UTC().Truncate(24 * time.Hour).Add(-24*time.Hour + 6*time.Hour)
 	clock := &testClock{t: base}
 	m := apptest.StartWith(t, t.TempDir(), apptest.NewDB(), func(c *app.Config) { c.Ingest.DatacenterLists = []string{dcFile} }, clock.now)
 	c := apptest.NewClient(t, m)
