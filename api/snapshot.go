@@ -144,8 +144,8 @@ func (s *Snapshot) engaged(ctx context.Context, site string, counts map[string]C
 	}
 	rows, err := store.Select[queries.PageEngagedCountsRow](ctx, s.q, queries.Text(queries.PageEngagedCounts), store.Params{
 		"site": site, "pages": store.ArrayParam(pages),
-		"bucket":  strconv.Itoa(int(viewcount.EngagedBucket(uint32(after.Milliseconds())))),
-		"horizon": strconv.Itoa(int(viewcount.EngagementHorizon.Seconds()))})
+		"bucket": strconv.Itoa(int(viewcount.EngagedBucket(uint32(after.Milliseconds())))),
+		"recent": s.now().Add(-viewcount.EngagementHorizon).UTC().Truncate(time.Hour).Format(time.DateTime)})
 	if err != nil {
 		return fmt.Errorf("api: engaged counts of %s: %w", site, err)
 	}
