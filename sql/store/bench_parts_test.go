@@ -11,7 +11,8 @@ import (
 // and rollups").
 // Batches of 50k rows fed every 200k show the cost per row; batches of 100
 // fed every 400 rows the fixed cost per insert and per feed (cpu-us/feed
-// is the feed's own CPU). raw_only is views_raw without any feed: the
+// is the feed's own CPU). feed_only feeds into no view: the copy out of
+// views_raw alone. raw_only is views_raw without any feed: the
 // validator's insert path alone. visits is the traffic of a site whose
 // tracker reports engagement: a third of the rows are reports, and every
 // valid row carries the visit stage's delta (withVisits). Test-only SQL.
@@ -37,6 +38,8 @@ func BenchmarkInsertParts(b *testing.B) {
 		{"without_page_views_mv", []string{"DROP VIEW page_views_mv"}, true},
 		{"without_rejected_rollup_mv", []string{"DROP VIEW rejected_rollup_mv"}, true},
 		{"without_engagement_rollup_mv", []string{"DROP VIEW engagement_rollup_mv"}, true},
+		{"feed_only", []string{"DROP VIEW page_rollup_mv", "DROP VIEW dim_rollup_mv", "DROP VIEW page_views_mv",
+			"DROP VIEW rejected_rollup_mv", "DROP VIEW engagement_rollup_mv"}, true},
 		{"raw_only", nil, false},
 	} {
 		for _, c := range []struct {
