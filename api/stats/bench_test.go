@@ -26,7 +26,8 @@ import (
 
 // BenchmarkStats answers every stats call over the last 30 days of a
 // generated history of one site (1k pages, Europe/Berlin, so ranges have
-// hour edges) and reports each call's p50 and p99 latency through the
+// hour edges; every valid view with its visit's figures and an engagement
+// report for some, HistoryConfig.Visits) and reports each call's p50 and p99 latency through the
 // HTTP handler, store included.
 //
 // By default the history is 200k events in a test database, so `make
@@ -96,7 +97,7 @@ func BenchmarkStats(b *testing.B) {
 		{name: "breakdown/country/page", path: "breakdown?by=country&page=/posts/3"},
 		{name: "breakdown/source/page/tail", path: "breakdown?by=source&page=/posts/900"},
 	}
-	for _, by := range []string{"page", "source", "referrer", "utm_source", "utm_medium", "utm_campaign", "browser", "os", "device", "country", "screen"} {
+	for _, by := range []string{"page", "entry_page", "exit_page", "source", "referrer", "utm_source", "utm_medium", "utm_campaign", "browser", "os", "device", "country", "screen"} {
 		calls = append(calls, call{name: "breakdown/" + by, path: "breakdown?by=" + by})
 	}
 	for _, c := range []string{"summary", "timeseries/day", "breakdown/page/100", "filtered/day"} {
@@ -133,7 +134,7 @@ func url(t time.Time) string { return t.Format("2006-01-02T15:04:05Z") }
 // benchStore returns a migrated store holding the history: a test database
 // for the default size, else a store cached under the cache directory.
 func benchStore(b *testing.B, events int, end time.Time) store.Store {
-	cfg := storetest.HistoryConfig{Events: events, End: end, Seed: 1, Progress: os.Stderr}
+	cfg := storetest.HistoryConfig{Events: events, End: end, Seed: 1, Visits: true, Progress: os.Stderr}
 	if os.Getenv("VIEWCOUNT_STATS_EVENTS") == "" {
 		st := storetest.Open(b)
 		if err := migrations.Apply(b.Context(), st, nil); err != nil {
@@ -161,7 +162,7 @@ func benchStore(b *testing.B, events int, end time.Time) store.Store {
 			}
 		}
 	}
-	dir := viewcount.CacheDir("stats-bench", fmt.Sprintf("v%d-%d-%x", storetest.HistoryVersion, events, h.Sum(nil)[:4]))
+	dir := viewcount.CacheDir("stats-bench", fmt.Sprintf("v%d-%d-visits-%x", storetest.HistoryVersion, events, h.Sum(nil)[:4]))
 	st, err := store.Open(b.Context(), store.Config{DataDir: dir, Database: "bench"}, nil)
 	if err != nil {
 		b.Fatalf("open the cached store (run this benchmark alone: chDB opens one data dir per process): %v", err)
@@ -180,7 +181,7 @@ func benchStore(b *testing.B, events int, end time.Time) store.Store {
 	if err := st.Exec(b.Context(), "TRUNCATE TABLE IF EXISTS views_raw", nil); err != nil {
 		b.Fatal(err)
 	}
-	for _, t := range []string{"page_rollup", "dim_rollup", "page_views", "rollup_feed"} {
+	for _, t := range []string{"page_rollup", "dim_rollup", "page_views", "engagement_rollup", "rollup_feed"} {
 		if err := st.Exec(b.Context(), "TRUNCATE TABLE IF EXISTS {t:Identifier}", store.Params{"t": t}); err != nil {
 			b.Fatal(err)
 		}
@@ -208,7 +209,7 @@ func mergeParts(b *testing.B, st store.Store, dir string) {
 	if _, err := os.Stat(marker); err == nil {
 		return
 	}
-	for _, t := range []string{"dim_rollup", "page_rollup", "page_views"} {
+	for _, t := range []string{"dim_rollup", "page_rollup", "page_views", "engagement_rollup"} {
 		if err := st.Exec(b.Context(), "OPTIMIZE TABLE {t:Identifier} FINAL", store.Params{"t": t}); err != nil {
 			b.Fatal(err)
 		}
