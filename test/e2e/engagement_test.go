@@ -29,6 +29,16 @@ func (c *clock) now() time.Time {
 	return time.Now().Add(c.skew)
 }
 
+// sameDay is the skew that keeps a test's next hour of clock time inside
+// one UTC day: a visit never spans midnight (the visitor ids rotate), so a
+// run started at 23:59:50 would otherwise split the test's visits.
+func sameDay(now time.Time) time.Duration {
+	if left := now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour).Sub(now); left < time.Hour {
+		return -time.Hour
+	}
+	return 0
+}
+
 func (c *clock) advance(d time.Duration) {
 	c.mu.Lock()
 	c.skew += d
@@ -54,7 +64,7 @@ func post(t *testing.T, c *apptest.Client, ip, ua string, ev map[string]any) int
 // bounces, durations and engaged views are exact; the rollups agree with
 // views_raw.
 func TestEngagementEndToEnd(t *testing.T) {
-	clk := &clock{}
+	clk := &clock{skew: sameDay(time.Now())}
 	m := apptest.StartWith(t, t.TempDir(), apptest.NewDB(), nil, clk.now)
 	c := apptest.NewClient(t, m)
 	token := c.AddSite("eng.example")
@@ -174,4 +184,17 @@ func deref(x *float64) any {
 		return nil
 	}
 	return *x
+}
+
+// TestSameDay: every start of a test, at any second of a day, keeps its
+// next hour in one UTC day.
+func TestSameDay(t *testing.T) {
+	day := time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC)
+	for s := 0; s < 24*3600; s += 7 {
+		start := day.Add(time.Duration(s) * time.Second)
+		from := start.Add(sameDay(start))
+		if to := from.Add(time.Hour - time.Nanosecond); from.Truncate(24*time.Hour) != to.Truncate(24*time.Hour) {
+			t.Fatalf("start %s: clock %s to %s crosses midnight", start, from, to)
+		}
+	}
 }
