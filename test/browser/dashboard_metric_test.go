@@ -151,6 +151,7 @@ func TestDashboardMetric(t *testing.T) {
 	if got := tableRows(t, b, "#chart-data"); !equalRows(got, want) {
 		t.Errorf("time on page: chart data = %q, want %q", got, want)
 	}
+	b.screenshot(t, "dashboard-metric.png")
 	// The chart's CSV is the metric's.
 	dl := t.TempDir()
 	if _, err := chromedp.Call(b.ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
