@@ -13,7 +13,7 @@ import (
 )
 
 // settingsRoutes registers a site owner's settings: what a site's token
-// may change without the admin's (docs/public-api.md, "Site settings").
+// may change without the admin's (docs/stats-api.md, "GET /v1/sites/{site}/settings").
 func (s *Server) settingsRoutes(r gin.IRouter) {
 	r.GET("/v1/sites/:site/settings", s.getSettings)
 	r.PATCH("/v1/sites/:site/settings", s.patchSettings)
