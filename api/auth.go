@@ -19,16 +19,33 @@ import (
 //
 // The stats and dashboard handlers take it as their auth function.
 func (s *Server) ReadAuth(c *gin.Context) (string, bool) {
-	return s.authorise(c, true)
+	return s.authorise(c, shareReads)
 }
 
 // siteAuth is ReadAuth without the share token: for what a share link must
 // not do (make or revoke share links).
 func (s *Server) siteAuth(c *gin.Context) (string, bool) {
-	return s.authorise(c, false)
+	return s.authorise(c, shareRefused)
 }
 
-func (s *Server) authorise(c *gin.Context, shareOK bool) (string, bool) {
+// ownerAuth is siteAuth answering a share token 403 rather than 401: for
+// the site's settings, which the dashboard reads with whatever token it
+// holds and hides from a share link's viewer when refused. A share token
+// is the site's own, so its holder learns nothing from the difference.
+func (s *Server) ownerAuth(c *gin.Context) (string, bool) {
+	return s.authorise(c, shareForbidden)
+}
+
+// shareUse is what a share token may do on a route.
+type shareUse int
+
+const (
+	shareReads     shareUse = iota // it reads, as the site's token does
+	shareRefused                   // refused as a wrong token (401)
+	shareForbidden                 // refused as a token that may not (403)
+)
+
+func (s *Server) authorise(c *gin.Context, share shareUse) (string, bool) {
 	site, err := viewcount.NormaliseSite(c.Param("site"))
 	if err != nil {
 		s.fail(c, errBadRequest("site: not a domain name"))
@@ -53,7 +70,11 @@ func (s *Server) authorise(c *gin.Context, shareOK bool) (string, bool) {
 		s.fail(c, err)
 		return "", false
 	}
-	if err != nil || !(reg.CheckToken(token) || shareOK && reg.CheckShareToken(token)) {
+	if err == nil && share == shareForbidden && !reg.CheckToken(token) && reg.CheckShareToken(token) {
+		s.fail(c, errForbidden)
+		return "", false
+	}
+	if err != nil || !(reg.CheckToken(token) || share == shareReads && reg.CheckShareToken(token)) {
 		// The same answer for an unknown site and a wrong token, so the
 		// endpoint does not reveal which sites exist.
 		s.fail(c, errUnauthorized)

@@ -21,7 +21,10 @@ func (e *httpError) Error() string { return e.msg }
 func errBadRequest(msg string) error { return &httpError{http.StatusBadRequest, msg} }
 func errNotFound(msg string) error   { return &httpError{http.StatusNotFound, msg} }
 
-var errUnauthorized = &httpError{http.StatusUnauthorized, "missing or wrong bearer token"}
+var (
+	errUnauthorized = &httpError{http.StatusUnauthorized, "missing or wrong bearer token"}
+	errForbidden    = &httpError{http.StatusForbidden, "a share link is read-only: this needs the site's token"}
+)
 
 // fail is the one place errors become HTTP answers: known conditions get
 // their status and message; anything else (in practice the store or the

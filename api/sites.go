@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -28,6 +27,7 @@ func (s *Server) siteRoutes(r gin.IRouter) {
 	r.DELETE("/v1/admin/sites/:site", s.requireAdmin, s.deleteSite)
 	r.POST("/v1/sites/:site/share", s.createShare)
 	r.DELETE("/v1/sites/:site/share", s.revokeShare)
+	s.settingsRoutes(r)
 }
 
 // siteInfo is a site as the admin API shows it.
@@ -158,90 +158,22 @@ func (s *Server) rotateToken(c *gin.Context) {
 
 // patchSite answers PATCH /v1/admin/sites/{site} with any of
 // {"timezone":"Europe/Berlin"}, {"hostnames":["example.com","*.example.com"]},
-// {"engaged_after":10} and {"count_mode":"engaged"}: the site as stored. A
-// body naming none, or another field, is refused; so is the whole body
-// when any value is bad (nothing is changed then).
+// {"engaged_after":10} and {"count_mode":"engaged"}: the site as stored
+// (readSitePatch checks the body).
 func (s *Server) patchSite(c *gin.Context) {
 	site, ok := s.adminSite(c)
 	if !ok {
 		return
 	}
-	const want = `{"timezone":"Europe/Berlin"}, {"hostnames":["example.com","*.example.com"]}, {"engaged_after":10}, {"count_mode":"engaged"} or several`
-	var req struct {
-		Timezone     *string   `json:"timezone"`
-		Hostnames    *[]string `json:"hostnames"`
-		EngagedAfter *int      `json:"engaged_after"`
-		CountMode    *string   `json:"count_mode"`
-	}
-	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, 16<<10)
-	dec := json.NewDecoder(c.Request.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		msg := "body: want " + want
-		if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			msg = "body: unknown field " + field + " (want " + want + ")"
-		}
-		s.fail(c, errBadRequest(msg))
+	p, err := readSitePatch(c, adminFields)
+	if err != nil {
+		s.fail(c, err)
 		return
 	}
-	if req.Timezone == nil && req.Hostnames == nil && req.EngagedAfter == nil && req.CountMode == nil {
-		s.fail(c, errBadRequest("body: timezone, hostnames, engaged_after or count_mode required"))
+	updated, err := s.applySitePatch(c.Request.Context(), site, p)
+	if err != nil {
+		s.fail(c, err)
 		return
-	}
-	// Both are checked before either is stored: a bad value changes nothing.
-	if req.Timezone != nil {
-		if err := viewcount.CheckTimezone(*req.Timezone); err != nil {
-			s.fail(c, errBadRequest("timezone: not an IANA time zone name such as Europe/Berlin or UTC"))
-			return
-		}
-	}
-	if req.Hostnames != nil {
-		if _, err := viewcount.CheckHostnames(*req.Hostnames); err != nil {
-			s.fail(c, errBadRequest("hostnames: "+strings.TrimPrefix(err.Error(), viewcount.ErrBadHostname.Error()+": ")+
-				` (want host names such as example.com, "*.example.com" for its subdomains, or "*" for any host)`))
-			return
-		}
-	}
-	var mode *viewcount.CountMode
-	if req.CountMode != nil {
-		m, err := viewcount.ParseCountMode(*req.CountMode)
-		if err != nil {
-			s.fail(c, errBadRequest(err.Error()))
-			return
-		}
-		mode = &m
-	}
-	engagedAfter := 0
-	if req.EngagedAfter != nil {
-		if err := viewcount.CheckEngagedAfter(*req.EngagedAfter); err != nil {
-			s.fail(c, errBadRequest(err.Error()))
-			return
-		}
-		engagedAfter = *req.EngagedAfter
-	}
-	ctx := c.Request.Context()
-	var updated viewcount.Site
-	var err error
-	if req.EngagedAfter != nil || mode != nil {
-		if updated, err = s.sites.SetEngagement(ctx, site, engagedAfter, mode); err != nil {
-			s.fail(c, err)
-			return
-		}
-		s.logger.Info("site engagement set", "site", site, "engaged_after", updated.Engaged(), "count_mode", updated.CountMode.String())
-	}
-	if req.Timezone != nil {
-		if updated, err = s.sites.SetTimezone(ctx, site, *req.Timezone); err != nil {
-			s.fail(c, err)
-			return
-		}
-		s.logger.Info("site time zone set", "site", site, "timezone", updated.Timezone)
-	}
-	if req.Hostnames != nil {
-		if updated, err = s.sites.SetHostnames(ctx, site, *req.Hostnames); err != nil {
-			s.fail(c, err)
-			return
-		}
-		s.logger.Info("site hostnames set", "site", site, "hostnames", updated.Hostnames())
 	}
 	c.JSON(http.StatusOK, newSiteInfo(updated))
 }

@@ -47,9 +47,11 @@ func newAnswerCache(budget int64, ttl time.Duration) *answerCache {
 	return &answerCache{budget: budget, ttl: ttl, order: list.New(), byKey: map[string]*list.Element{}}
 }
 
-// cacheKey names an answer by route, site, zone and every query parameter
-// but the format (one answer serves JSON and CSV), in a canonical order.
-func cacheKey(route, site, zone string, q url.Values) string {
+// cacheKey names an answer by route, site, zone, the site's engaged_after
+// and every query parameter but the format (one answer serves JSON and
+// CSV), in a canonical order: everything an answer depends on but the
+// store's rows.
+func cacheKey(route, site, zone string, engagedAfter time.Duration, q url.Values) string {
 	q = maps.Clone(q)
 	q.Del("format")
 	var b strings.Builder
@@ -58,6 +60,8 @@ func cacheKey(route, site, zone string, q url.Values) string {
 	b.WriteString(site)
 	b.WriteByte(0)
 	b.WriteString(zone)
+	b.WriteByte(0)
+	b.WriteString(engagedAfter.String())
 	b.WriteByte(0)
 	b.WriteString(q.Encode()) // sorted by key
 	return b.String()

@@ -2,8 +2,10 @@
 // /v1/sites/{site}/stats/summary, timeseries, breakdown, realtime and
 // filtered. Every answer is read from what the materialized views keep
 // (the rollups dim_rollup, migration 008, and page_rollup, 004; one
-// page's valid views in page_views, 011), never from a scan of views_raw,
-// so a call costs the same whatever the site's traffic.
+// page's valid views in page_views, 011; visits and engagement, the
+// summary's and the timeseries' metrics but views, in engagement_rollup,
+// 021, which has hours and days but no minutes), never from a scan of
+// views_raw, so a call costs the same whatever the site's traffic.
 //
 // Ranges: rollups are kept per UTC hour and day. A range is counted as the
 // whole UTC days inside it from the day rows plus the hours at its edges

@@ -171,6 +171,13 @@ type seriesJSON struct {
 }
 
 func (a *API) timeseries(req *request) (*answer, error) {
+	m, err := parseMetric(req)
+	if err != nil {
+		return nil, err
+	}
+	if m != metricViews {
+		return a.metricSeries(req, m)
+	}
 	iv, err := parseInterval(req, minute, hour, day)
 	if err != nil {
 		return nil, err

@@ -87,18 +87,24 @@ func engagementHistory() []viewcount.Verdict {
 	return rows
 }
 
-func newEngagementFixture(t *testing.T) *fixture {
+// newEngagementFixture serves engagementHistory; opts adjust the API's
+// configuration.
+func newEngagementFixture(t *testing.T, opts ...func(*stats.Config)) *fixture {
 	t.Helper()
 	st := storetest.Migrated(t)
 	storetest.Insert(t, st, "engagement", engagementHistory())
 	f := &fixture{t: t, store: st, now: time.Date(2026, 11, 12, 0, 0, 0, 0, time.UTC)}
-	api, err := stats.New(stats.Config{
+	cfg := stats.Config{
 		Store:    st,
 		Auth:     func(c *gin.Context) (string, bool) { return c.Param("site"), true },
 		Zones:    stats.ZoneNames(func(context.Context, string) (string, error) { return "", nil }, nil),
 		NormPage: func(s string) (string, error) { return ingest.NormalisePage(s, false, 0) },
 		Now:      func() time.Time { return f.now },
-	})
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	api, err := stats.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

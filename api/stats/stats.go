@@ -155,8 +155,14 @@ func (a *API) handle(f func(*request) (*answer, error), cacheable bool) gin.Hand
 			hit bool
 		)
 		if err == nil && cache != nil {
-			key = cacheKey(c.FullPath(), site, req.loc.String(), c.Request.URL.Query())
-			ans, hit = cache.get(key, req.now)
+			// The site's engaged_after is part of the key: a summary's, a
+			// page ranking's and an engaged_views series' engaged views
+			// count from it, and a site's owner may change it any time.
+			var after time.Duration
+			if after, err = a.cfg.EngagedAfter(req.ctx, site); err == nil {
+				key = cacheKey(c.FullPath(), site, req.loc.String(), after, c.Request.URL.Query())
+				ans, hit = cache.get(key, req.now)
+			}
 		}
 		if err == nil && !hit {
 			if ans, err = f(req); err == nil {

@@ -71,6 +71,7 @@ var rowTypes = map[string]any{
 	"stats_summary":            StatsSummaryRow{},
 	"stats_engagement":         StatsEngagementRow{},
 	"stats_engagement_values":  StatsEngagementValuesRow{},
+	"stats_engagement_series":  StatsEngagementSeriesRow{},
 	"stats_engagement_ranking": StatsEngagementRankingRow{},
 	TopPages:                   TopPagesRow{},
 	Verdicts:                   VerdictsRow{}, // Statements that need a cluster, a detached part or a revalidation's
@@ -498,6 +499,14 @@ type StatsEngagementValuesRow struct {
 	Part  string `ch:"part"`
 	Key   int16  `ch:"key"`
 	N     int64  `ch:"n"`
+}
+
+// StatsEngagementSeriesRow is a row of stats_engagement_series.sql.
+type StatsEngagementSeriesRow struct {
+	T    uint32 `ch:"t"`
+	Part string `ch:"part"`
+	Key  int16  `ch:"key"`
+	N    int64  `ch:"n"`
 }
 
 // StatsEngagementRankingRow is a row of stats_engagement_ranking.sql.

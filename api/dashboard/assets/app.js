@@ -28,20 +28,26 @@
     ['os', 'Operating systems', 'OS'], ['device', 'Devices', 'Device'], ['country', 'Countries', 'Country'],
     ['screen', 'Screen classes', 'Screen'],
   ];
-  const state = { token: '', verified: false, share: false, tz: 'UTC', range: '7d', from: '', to: '', interval: 'hour', page: '', offsets: {}, gen: 0, live: 0, wholeSite: { entry_page: true, exit_page: true }, tab: 'page', rejected: null, reason: '' };
+  // The engaged-time thresholds a site's engaged_after may be: the
+  // bounds of the engaged-time histogram (viewcount.EngagedBuckets but 0;
+  // TestEngagedAfterChoices keeps them equal).
+  const ENGAGED_AFTER = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 20, 25, 30, 40, 45, 50, 60,
+    75, 90, 120, 150, 180, 240, 300, 420, 600, 900, 1200, 1800, 2700, 3600];
+  const state = { token: '', verified: false, share: false, tz: 'UTC', range: '7d', from: '', to: '', interval: 'hour', metric: 'views', page: '', offsets: {}, gen: 0, live: 0, wholeSite: { entry_page: true, exit_page: true }, tab: 'page', rejected: null, reason: '' };
   const panels = {};
 
   class HTTPError extends Error {
     constructor(status, msg) { super(msg); this.status = status; }
   }
 
-  async function call(method, path, params, accept) {
+  async function call(method, path, params, accept, body) {
     const q = new URLSearchParams();
     for (const [k, v] of Object.entries(params || {})) if (v !== '' && v != null) q.set(k, v);
     const qs = q.toString();
     const res = await fetch('/v1/sites/' + encodeURIComponent(site) + path + (qs ? '?' + qs : ''), {
       method, cache: 'no-store', credentials: 'omit',
-      headers: { Authorization: 'Bearer ' + state.token, Accept: accept || 'application/json' },
+      headers: { Authorization: 'Bearer ' + state.token, Accept: accept || 'application/json', ...(body && { 'Content-Type': 'application/json' }) },
+      ...(body && { body: JSON.stringify(body) }),
     });
     if (!res.ok) {
       let msg = `${res.status} ${res.statusText}`;
@@ -74,9 +80,10 @@
   }
 
   // The intervals a span allows (the API caps minute buckets at 24 h and
-  // hour buckets at 7 days); the select offers only those.
+  // hour buckets at 7 days; an engagement metric has no minute buckets);
+  // the select offers only those.
   function fitInterval(span, keep) {
-    const ok = { minute: span <= 1, hour: span <= 7, day: true };
+    const ok = { minute: span <= 1 && state.metric === 'views', hour: span <= 7, day: true };
     for (const o of $('interval').options) o.disabled = !ok[o.value];
     state.interval = keep && ok[state.interval] ? state.interval : span <= 7 ? 'hour' : 'day';
     $('interval').value = state.interval;
@@ -154,7 +161,7 @@
     const filtered = coarsening('filtered', p, span <= 7 ? 'hour' : 'day');
     const jobs = [
       stats('summary', p).then(only((d) => { R.summary(d, $, state.page); showAsOf(d); })),
-      coarsening('timeseries', p, state.interval).then(only((d) => {
+      coarsening('timeseries', seriesParams(p), state.interval).then(only((d) => {
         if (d.interval !== state.interval) { state.interval = d.interval; $('interval').value = d.interval; }
         R.timeseries(d, state.tz, $);
       })),
@@ -173,6 +180,81 @@
       document.body.dataset.state = 'ready';
     }
     document.body.dataset.load = String(gen);
+  }
+
+  // seriesParams asks for the chart's metric (views, the default, unnamed).
+  const seriesParams = (p) => (state.metric === 'views' ? p : { ...p, metric: state.metric });
+
+  // selectMetric shows a metric on the chart: picked in the chart's select
+  // or by a click on its tile, as Plausible's tiles do.
+  function selectMetric(m) {
+    state.metric = m;
+    $('metric').value = m;
+    for (const tile of document.querySelectorAll('.tile[data-metric]')) {
+      const on = tile.dataset.metric === m;
+      tile.classList.toggle('on', on);
+      tile.querySelector('.pick').setAttribute('aria-pressed', String(on));
+    }
+  }
+
+  // buildTiles makes a click anywhere on a tile with a metric pick it, and
+  // gives each a button for the keyboard and screen readers, labelled with
+  // the tile's heading, under the tile's text (whose tooltips still show).
+  function buildTiles() {
+    for (const tile of document.querySelectorAll('.tile[data-metric]')) {
+      const b = R.el('button', 'pick');
+      b.type = 'button';
+      b.setAttribute('aria-label', 'Chart ' + tile.querySelector('h2').textContent.trim().toLowerCase());
+      tile.prepend(b);
+      tile.addEventListener('click', () => pickMetric(tile.dataset.metric));
+    }
+    selectMetric(state.metric);
+  }
+
+  function pickMetric(m) {
+    if (m === state.metric) return;
+    selectMetric(m);
+    fitInterval(range().span, true);
+    load();
+  }
+
+  // The public count panel: the site's settings (GET and PATCH
+  // /settings), for the site's owner; a share link never shows it (and
+  // the API refuses its token: 403).
+  const threshold = (s) => (s < 60 ? s + ' s' : s % 60 ? `${Math.floor(s / 60)} min ${s % 60} s` : s / 60 + ' min');
+  function showSettings(s) {
+    for (const r of document.querySelectorAll('input[name=count-mode]')) r.checked = r.value === s.count_mode;
+    $('engaged-after').value = String(s.engaged_after);
+    $('count-panel').dataset.mode = s.count_mode;
+    $('count-panel').dataset.engagedAfter = String(s.engaged_after);
+  }
+
+  async function openSettings() {
+    $('count-msg').textContent = '';
+    $('count-save').disabled = true;
+    try {
+      showSettings(await call('GET', '/settings'));
+      $('count-save').disabled = false;
+    } catch (e) {
+      if (e.status === 401) return unauthorised();
+      $('count-msg').textContent = e.status === 403 ? 'Only the site\'s owner can change this.' : 'The settings could not be read: ' + e.message;
+    }
+  }
+
+  async function saveSettings() {
+    const mode = document.querySelector('input[name=count-mode]:checked');
+    $('count-msg').textContent = '';
+    try {
+      const s = await call('PATCH', '/settings', null, null, { count_mode: mode ? mode.value : 'views', engaged_after: Number($('engaged-after').value) });
+      showSettings(s);
+      $('count-msg').textContent = s.count_mode === 'engaged'
+        ? `Saved: public counts show engaged views (engaged for ${threshold(s.engaged_after)} or more), within a few seconds.`
+        : 'Saved: public counts show every counted view, within a few seconds.';
+      load(); // the Engaged views tile counts from the threshold
+    } catch (e) {
+      if (e.status === 401) return unauthorised();
+      $('count-msg').textContent = 'Not saved: ' + e.message;
+    }
   }
 
   function showAsOf(d) {
@@ -229,7 +311,7 @@
     $('dash').hidden = what !== 'dash';
     $('share-invalid').hidden = what !== 'share-invalid';
     $('owner-actions').hidden = what !== 'dash' || state.share;
-    if (what !== 'dash') $('share-panel').hidden = true;
+    if (what !== 'dash') $('share-panel').hidden = $('count-panel').hidden = true;
     if (what !== 'dash') document.body.dataset.state = what;
   }
 
@@ -284,7 +366,7 @@
       const a = R.el('a');
       a.href = URL.createObjectURL(new Blob([text], { type: 'text/csv' }));
       const r = range();
-      a.download = `${site}-${extra.by || what}-${localDay(r.from)}-${localDay(r.to)}.csv`;
+      a.download = `${site}-${extra.by || what}${extra.metric ? '-' + extra.metric : ''}-${localDay(r.from)}-${localDay(r.to)}.csv`;
       document.body.append(a);
       a.click();
       a.remove();
@@ -389,6 +471,21 @@
       $('share-panel').hidden = !open;
       $('share-toggle').setAttribute('aria-expanded', String(open));
     });
+    $('count-toggle').addEventListener('click', () => {
+      const open = $('count-panel').hidden;
+      $('count-panel').hidden = !open;
+      $('count-toggle').setAttribute('aria-expanded', String(open));
+      if (open) openSettings();
+    });
+    $('engaged-after').replaceChildren(...ENGAGED_AFTER.map((s) => {
+      const o = R.el('option', null, threshold(s));
+      o.value = String(s);
+      return o;
+    }));
+    $('count-form').addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      saveSettings();
+    });
     $('share-create').addEventListener('click', () => share('POST'));
     $('share-revoke').addEventListener('click', () => share('DELETE'));
     $('share-copy').addEventListener('click', () => {
@@ -421,6 +518,7 @@
       load();
     });
     $('interval').addEventListener('change', () => { state.interval = $('interval').value; load(); });
+    $('metric').addEventListener('change', () => pickMetric($('metric').value));
     $('rejected-reason').addEventListener('change', () => {
       state.reason = R.rejected(state.rejected, $('rejected-reason').value, $);
     });
@@ -430,7 +528,7 @@
       $('filter').hidden = true;
       load();
     });
-    document.querySelector('.csv[data-csv=timeseries]').addEventListener('click', () => download('timeseries', { interval: state.interval }));
+    document.querySelector('.csv[data-csv=timeseries]').addEventListener('click', () => download('timeseries', seriesParams({ interval: state.interval })));
     let t = 0;
     addEventListener('resize', () => { clearTimeout(t); t = setTimeout(R.resize, 150); });
     // A share link opened in a tab that shows the dashboard changes only the
@@ -443,6 +541,7 @@
     $('site-name').textContent = site;
     document.title = site + ' · Viewcount';
     buildPanels();
+    buildTiles();
     wire();
     const m = /(?:^#|&)share=([^&]+)/.exec(location.hash);
     if (m) {

@@ -164,26 +164,50 @@ window.vcRender = (() => {
     });
   }
 
+  // The chart's metrics (the stats API's timeseries metric=): title, and
+  // the y axis's range and labels. Views draw views and unique visitors.
+  const whole = (f) => (u, ticks) => ticks.map((v) => (Number.isInteger(v) ? f(v) : ''));
+  const upTo = (least) => (u, min, max) => [0, Math.max(least, max * 1.1)];
+  const METRICS = {
+    views: { title: 'Views and unique visitors' },
+    visits: { title: 'Visits', name: 'Visits' },
+    bounce_rate: { title: 'Bounce rate', name: 'Bounce rate', range: () => [0, 1], values: (u, ticks) => ticks.map((v) => Math.round(v * 100) + '%') },
+    visit_duration: { title: 'Visit duration (mean)', name: 'Visit duration', range: upTo(10), values: whole(dur) },
+    engaged_views: { title: 'Engaged views', name: 'Engaged views' },
+    time_on_page: { title: 'Time on page (median)', name: 'Time on page', range: upTo(10), values: whole(dur) },
+    scroll_depth: { title: 'Scroll depth (median)', name: 'Scroll depth', range: () => [0, 100], values: whole(pct) },
+  };
+
   const charts = {};
-  function chart(key, node, series, data, tz) {
+  // chart draws series over data's x values; y may give the y axis's
+  // range and tick labels (counts, from 0, by default).
+  function chart(key, node, series, data, tz, y = {}) {
     if (charts[key]) charts[key].destroy();
     node.replaceChildren();
     if (typeof uPlot === 'undefined') return; // the table beside it still has the data
     charts[key] = new uPlot({
       width: Math.max(300, node.clientWidth), height: 260,
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1e3), tz),
-      scales: { y: { range: (u, min, max) => [0, Math.max(4, max * 1.1)] } },
+      scales: { y: { range: y.range || upTo(4) } },
       series: [{}, ...series],
       axes: [{ values: (u, ticks) => timeTicks(ticks, tz) },
-        { size: 56, values: (u, ticks) => ticks.map((v) => (Number.isInteger(v) ? compact.format(v) : '')) }],
+        { size: 56, values: y.values || whole((v) => compact.format(v)) }],
     }, data, node);
   }
   function resize() {
     for (const c of Object.values(charts)) c.setSize({ width: Math.max(300, c.root.parentNode.clientWidth), height: 260 });
   }
 
+  // timeseries draws a timeseries answer: views and unique visitors, or
+  // the one metric it has (d.metric), a gap where it is null (nothing to
+  // measure it on), and the same as a table.
   function timeseries(d, tz, $) {
+    const m = d.metric || 'views', M = METRICS[m];
+    $('chart-h').textContent = M.title;
+    $('chart').setAttribute('aria-label', M.title + ' over time; the table below has the same data');
+    if (m !== 'views') return metricSeries(d, m, M, tz, $);
     const xs = d.buckets.map((b) => Date.parse(b.t) / 1000);
+    chartHead($, ['Views', 'Unique visitors']);
     chart('views', $('chart'), [
       { label: 'Views', stroke: '#2f6fde', width: 2, fill: 'rgba(47,111,222,0.12)' },
       { label: 'Unique visitors', stroke: '#e0843a', width: 2 },
@@ -194,6 +218,28 @@ window.vcRender = (() => {
       const tr = el('tr');
       tr.dataset.t = b.t;
       tr.append(el('td', null, bucketLabel(b.t, d.interval)), el('td', 'n', fmt(b.views)), el('td', 'n', fmt(b.uniques)));
+      tbody.append(tr);
+    }
+  }
+
+  function chartHead($, names) {
+    const tr = el('tr');
+    tr.append(el('th', null, 'Start'), ...names.map((n) => el('th', 'n', n)));
+    for (const th of tr.children) th.scope = 'col';
+    $('chart-data').tHead.replaceChildren(tr);
+  }
+
+  function metricSeries(d, m, M, tz, $) {
+    const xs = d.buckets.map((b) => Date.parse(b.t) / 1000);
+    chartHead($, [M.name]);
+    chart('views', $('chart'), [{ label: M.name, stroke: '#2f6fde', width: 2, fill: 'rgba(47,111,222,0.12)', value: (u, v) => cell(m, v) }],
+      [xs, d.buckets.map((b) => b[m])], tz, M);
+    const tbody = $('chart-data').querySelector('tbody');
+    tbody.replaceChildren();
+    for (const b of d.buckets) {
+      const tr = el('tr');
+      tr.dataset.t = b.t;
+      tr.append(el('td', null, bucketLabel(b.t, d.interval)), el('td', 'n', cell(m, b[m])));
       tbody.append(tr);
     }
   }
