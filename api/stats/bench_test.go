@@ -85,8 +85,7 @@ func BenchmarkStats(b *testing.B) {
 		{name: "timeseries/day/page", path: "timeseries?interval=day&page=/posts/3"},
 		{name: "timeseries/hour/7d", path: "timeseries?interval=hour" + week},
 		{name: "timeseries/minute/24h", path: "timeseries?interval=minute" + day},
-		// Engagement metrics (engagement_rollup; the history has no visit
-		// rows unless generated with HistoryConfig.Visits).
+		// Engagement metrics, from engagement_rollup.
 		{name: "timeseries/day/visits", path: "timeseries?interval=day&metric=visits"},
 		{name: "timeseries/hour/7d/time_on_page", path: "timeseries?interval=hour&metric=time_on_page" + week},
 		{name: "timeseries/day/page/scroll_depth", path: "timeseries?interval=day&metric=scroll_depth&page=/posts/3"},
