@@ -12,14 +12,6 @@
 -- views_raw were merged in between. The columns are named: migration
 -- 019 added ua, asn and origin after the others, 021 kind and the visit
 -- stage's delta.
---
--- preferred_block_size_bytes: the default (1 MB) cuts the read of these
--- wide rows (ua among them) into chunks of a few thousand rows, and the
--- sort then merges dozens of chunks row by row: 0.5 s of CPU for 200k
--- rows, most of a feed's own cost. Whole 65k-row chunks sort and merge in
--- a fifth of that (BenchmarkInsertParts/feed_only). The views still get
--- one block per feed (the insert squashes the chunks, up to a million
--- rows), so a feed redone after an upgrade sends them the same rows.
 INSERT INTO views_feed (time, site, page, visitor, verdict, utm_source, utm_medium, utm_campaign, country,
     ref_host, ref_source, browser, os, device, screen, ua, asn, origin,
     kind, visit_set, view_time, visit_start, entry_page, entry_ref_host, entry_ref_source,
@@ -27,7 +19,7 @@ INSERT INTO views_feed (time, site, page, visitor, verdict, utm_source, utm_medi
     d_visits, d_bounces, d_visit_ms, d_engaged_ms, eng_from, eng_to, scroll_from, scroll_to)
 SETTINGS insert_deduplication_token = {token:String}, insert_deduplicate = 1,
     deduplicate_blocks_in_dependent_materialized_views = 1, async_insert = 0,
-    max_threads = 1, max_insert_threads = 1, preferred_block_size_bytes = 1073741824
+    max_threads = 1, max_insert_threads = 1
 SELECT time, site, page, visitor, verdict, utm_source, utm_medium, utm_campaign, country,
     ref_host, ref_source, browser, os, device, screen, ua, asn, origin,
     kind, visit_set, view_time, visit_start, entry_page, entry_ref_host, entry_ref_source,

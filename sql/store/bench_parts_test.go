@@ -1,8 +1,12 @@
 package store_test
 
 import (
+	"strconv"
 	"testing"
 	"time"
+
+	"github.com/viewcount/viewcount/sql/queries"
+	"github.com/viewcount/viewcount/sql/store"
 )
 
 // BenchmarkInsertParts is BenchmarkInsertFed with one piece changed at a
@@ -64,5 +68,60 @@ func BenchmarkInsertParts(b *testing.B) {
 				fedLoop(b, s, rows, every)
 			})
 		}
+	}
+}
+
+// BenchmarkFeedCopy is one feed's copy out of views_raw alone, without
+// the inserts' background merges that BenchmarkInsertParts/feed_only
+// counts in its CPU: 200k stored rows (four batches of withVisits rows,
+// each with its own stream sequences), fed again and again into views_feed
+// with no view attached, each run under its own token so none is skipped.
+// parts=4 reads the four parts as inserted, parts=1 after they merged:
+// the feed's sort by stream order costs several times more where it
+// merges its chunks row by row, and how the read cuts the chunks moves
+// the cost from one case to the other
+// (docs/benchmarks/history/issue-22.md, "The feed's sort").
+//
+//	go test -run '^$' -bench BenchmarkFeedCopy -benchtime 10x ./sql/store/
+func BenchmarkFeedCopy(b *testing.B) {
+	for _, merged := range []bool{false, true} {
+		name := "parts=4"
+		if merged {
+			name = "parts=1"
+		}
+		b.Run(name, func(b *testing.B) {
+			s := migrated(b, openTestStore)
+			for _, v := range []string{"page_rollup_mv", "dim_rollup_mv", "page_views_mv", "rejected_rollup_mv", "engagement_rollup_mv"} {
+				mustExec(b, s, "DROP VIEW "+v, nil)
+			}
+			mustExec(b, s, "SYSTEM STOP MERGES views_raw", nil)
+			rows := loadRows(50_000, 100_000, time.Now().UTC().Add(-time.Hour))
+			withVisits(rows)
+			for n := 1; n <= 4; n++ {
+				for i := range rows {
+					rows[i].Batch = uint64(n)
+					rows[i].Seq = uint64((n-1)*len(rows) + i/3 + 1)
+				}
+				if err := s.InsertViews(b.Context(), "copy:"+strconv.Itoa(n), rows); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if merged {
+				mustExec(b, s, "SYSTEM START MERGES views_raw", nil)
+				mustExec(b, s, "OPTIMIZE TABLE views_raw FINAL", nil)
+			}
+			var cpu time.Duration
+			n := 0
+			for b.Loop() {
+				n++
+				c := processCPU(b)
+				if err := s.Exec(b.Context(), queries.Text(queries.Feed), store.Params{"partition": strconv.Itoa(int(rows[0].Partition)),
+					"first": "1", "last": "4", "since": "0", "token": "bench-copy-" + strconv.Itoa(n)}); err != nil {
+					b.Fatal(err)
+				}
+				cpu += processCPU(b) - c
+			}
+			b.ReportMetric(float64(cpu.Microseconds())/float64(n)/1000, "cpu-ms/feed")
+		})
 	}
 }
