@@ -293,9 +293,9 @@ window.vcRender = (() => {
     return reason;
   }
 
-  // pct is a share (0-1) as a percentage a person reads: one decimal
+  // sharePct is a share (0-1) as a percentage a person reads: one decimal
   // below 10 %, whole points above ("0.2 %", "61 %").
-  const pct = (x) => {
+  const sharePct = (x) => {
     const p = 100 * x;
     return (p < 10 ? (Math.round(p * 10) / 10).toString() : Math.round(p).toString()) + ' %';
   };
@@ -303,7 +303,7 @@ window.vcRender = (() => {
   // "AS 12345: 4,000 views, 0.2 % engaged (site: 61 %)".
   const OUTLIER_NAMES = { by_asn: (v) => 'AS ' + v, by_referrer: (v) => v, by_browser: (v) => v };
   function outlierLine(list, o) {
-    return `${OUTLIER_NAMES[list](o.value)}: ${fmt(o.views)} views, ${pct(o.engaged_share)} engaged (site: ${pct(o.site_engaged_share)})`;
+    return `${OUTLIER_NAMES[list](o.value)}: ${fmt(o.views)} views, ${sharePct(o.engaged_share)} engaged (site: ${sharePct(o.site_engaged_share)})`;
   }
 
   // outliers fills the filtered panel's "Counted, rarely engaged" lists
@@ -314,7 +314,7 @@ window.vcRender = (() => {
   function outliers(d, $, message) {
     const o = d && d.engagement_outliers;
     $('outliers-site').textContent = o && o.views
-      ? `Site: ${fmt(o.views)} views, ${pct(o.engaged_share)} engaged for ${o.engaged_after} s or more. Listed: ${fmt(o.min_views)}+ views, engaged less often than the site's.`
+      ? `Site: ${fmt(o.views)} views, ${sharePct(o.engaged_share)} engaged for ${o.engaged_after} s or more. Listed: ${fmt(o.min_views)}+ views, engaged less often than the site's.`
       : '';
     for (const list of ['by_asn', 'by_referrer', 'by_browser']) {
       const ul = $('outliers-' + list.slice(3));
