@@ -17,12 +17,13 @@
 -- check`, `viewcount reconcile`), which counts the new dim from every row
 -- of views_raw from its cutoff on, finds them equal. A backfill takes
 -- each partition's rows up to its latest feed if that feed is recorded
--- done (migration 020), else up to the batch before it: a validator
--- redoes that feed when it starts, and the rollups drop the repeat of a
--- feed that ran (so its AS rows must come from here) and count one a
--- crash cut short (so they must not). Rows never fed are left to the new
--- views. A deployment that upgrades from before 020 in one step has its
--- latest feeds recorded as not done: their AS rows are missing until
+-- done (migration 020) or no feed of the partition is (a binary before
+-- 020 recorded none; its stopped validators had run their latest), else
+-- up to the batch before it: a validator redoes that feed when it
+-- starts, and the rollups drop the repeat of a feed that ran (so its AS
+-- rows must come from here) and count one a crash cut short (so they
+-- must not). Rows never fed are left to the new views. A feed of a
+-- binary before 020 that a crash cut gets its AS rows twice, until
 -- `viewcount repair rollups` (check reports them). Views whose raw rows
 -- had expired (--raw-retention) get no AS rows: the report's lists start
 -- where views_raw does, and rows before the cutoff are not compared.
