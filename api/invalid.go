@@ -48,6 +48,10 @@ type invalidReport struct {
 	// from, most first (the top 20): another site's pages, or a host of
 	// the site's own its hostnames leave out.
 	ForeignOrigins []hostCount `json:"foreign_origin_by_host"`
+	// EngagementOutliers are the AS numbers, referrer hosts and browsers
+	// whose valid views were engaged far less often than the site's
+	// (invalid_engagement.go): evidence for a correction, never a verdict.
+	EngagementOutliers *engagementOutliers `json:"engagement_outliers"`
 }
 
 type hostCount struct {
@@ -60,14 +64,16 @@ type asnCount struct {
 	Events uint64 `json:"events"`
 }
 
-// invalid answers GET /v1/sites/{site}/invalid?from=&to=: rejected events by
+// invalid answers GET /v1/sites/{site}/invalid?from=&to=&min_views=: rejected events by
 // reason, in total and per UTC day, with the valid count beside them, the
 // networks (AS numbers) the datacenter views came from, the page hosts
 // the foreign_origin views came from, and per reason the user agents and
-// browser and device classes rejected most. from and to are dates
+// browser and device classes rejected most, and the AS numbers, referrer
+// hosts and browsers with at least min_views valid views (default 100)
+// engaged less often than the site's views. from and to are dates
 // (YYYY-MM-DD, both included) or RFC 3339 times, widened to whole UTC
-// hours (the rollups' grain: every number is read from dim_rollup and
-// rejected_rollup, never from views_raw); the default is the last 30
+// hours (the rollups' grain: every number is read from dim_rollup,
+// rejected_rollup and engagement_rollup, never from views_raw); the default is the last 30
 // days. It needs the site's token, its share token or the admin's.
 func (s *Server) invalid(c *gin.Context) {
 	site, ok := s.ReadAuth(c)
@@ -79,7 +85,12 @@ func (s *Server) invalid(c *gin.Context) {
 		s.fail(c, errBadRequest(err.Error()))
 		return
 	}
-	rep, err := s.invalidReport(c.Request.Context(), site, from, to)
+	minViews, err := outlierMinViews(c.Query("min_views"))
+	if err != nil {
+		s.fail(c, errBadRequest(err.Error()))
+		return
+	}
+	rep, err := s.invalidReport(c.Request.Context(), site, from, to, minViews)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -88,7 +99,7 @@ func (s *Server) invalid(c *gin.Context) {
 	c.JSON(http.StatusOK, rep)
 }
 
-func (s *Server) invalidReport(ctx context.Context, site string, from, to time.Time) (*invalidReport, error) {
+func (s *Server) invalidReport(ctx context.Context, site string, from, to time.Time, minViews uint64) (*invalidReport, error) {
 	const layout = "2006-01-02 15:04:05.000"
 	res, err := s.q.Query(ctx, queries.Text(queries.InvalidByDay), store.Params{
 		"site": site, "from": from.Format(layout), "to": to.Format(layout)})
@@ -119,6 +130,9 @@ func (s *Server) invalidReport(ctx context.Context, site string, from, to time.T
 		rep.ByReason[row.Verdict] += n
 	}
 	rep.ForeignOrigins = []hostCount{}
+	if rep.EngagementOutliers, err = s.engagementOutliers(ctx, site, from, to, minViews); err != nil {
+		return nil, err
+	}
 	if rep.Rejected == 0 {
 		return rep, nil
 	}

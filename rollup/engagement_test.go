@@ -134,9 +134,9 @@ func TestEngagementRollup(t *testing.T) {
 		t.Fatal(err) // test-only SQL
 	}
 	r := recount()["engagement_rollup"]
-	// total, page, source, referrer, three utm_*, five client dims; hour and day.
-	if r.Differing != 2*12 || len(r.Examples) != 2*12 {
-		t.Fatalf("recount after the corruption: %d rows differ (%d listed), want 24", r.Differing, len(r.Examples))
+	// total, page, source, referrer, three utm_*, five client dims, asn; hour and day.
+	if r.Differing != 2*13 || len(r.Examples) != 2*13 {
+		t.Fatalf("recount after the corruption: %d rows differ (%d listed), want 26", r.Differing, len(r.Examples))
 	}
 	for _, d := range r.Examples {
 		s, c := d.StoredFigures, d.RecountFigures
@@ -144,10 +144,15 @@ func TestEngagementRollup(t *testing.T) {
 			t.Errorf("difference %+v (stored %+v, recount %+v): want engaged_ms alone, 1000 more in the recount", d, s, c)
 		}
 	}
-	// Listed by dim, then grain's name: Firefox's day first.
-	if d := r.Examples[0]; d.Grain != "day" || d.Dim != "browser" || d.Value != "Firefox" || d.Bucket != "2026-03-10 00:00:00" ||
+	// Listed by dim, then grain's name: AS 0's day first (the fixture's
+	// events carry no AS number), then Firefox's.
+	if d := r.Examples[0]; d.Grain != "day" || d.Dim != "asn" || d.Value != "0" || d.Bucket != "2026-03-10 00:00:00" ||
+		d.StoredFigures.EngagedMS != 54_000 || d.StoredFigures.Visits != 2 || d.RecountFigures.EngagedMS != 55_000 {
+		t.Errorf("first difference %+v %+v %+v: want AS 0's March 10, 54 s stored, 55 s recounted", d, *d.StoredFigures, *d.RecountFigures)
+	}
+	if d := r.Examples[2]; d.Grain != "day" || d.Dim != "browser" || d.Value != "Firefox" || d.Bucket != "2026-03-10 00:00:00" ||
 		d.StoredFigures.EngagedMS != 51_000 || d.StoredFigures.Visits != 1 || d.RecountFigures.EngagedMS != 52_000 {
-		t.Errorf("first difference %+v %+v %+v: want Firefox's March 10, 51 s stored, 52 s recounted", d, *d.StoredFigures, *d.RecountFigures)
+		t.Errorf("third difference %+v %+v %+v: want Firefox's March 10, 51 s stored, 52 s recounted", d, *d.StoredFigures, *d.RecountFigures)
 	}
 	for table, r := range recount() {
 		if table != "engagement_rollup" && r.Differing != 0 {

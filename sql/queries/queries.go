@@ -96,6 +96,7 @@ const (
 	InvalidTopAgents       = "invalid_top_agents"       // params site, from, to, limit → verdict, ua, ua_cut, ua_browser, ua_device, events: the top user agents per reason (rejected_rollup)
 	InvalidTopClasses      = "invalid_top_classes"      // params site, from, to, limit → verdict, browser, device, events: the top browser/device classes per reason (rejected_rollup)
 	InvalidOrigins         = "invalid_origins"          // params site, from, to → origin, events: the top 20 page hosts of foreign_origin views (rejected_rollup)
+	InvalidEngagement      = "invalid_engagement"       // params site, from, to, dfrom, dto, bucket, min_views, limit → dim, value, views, engaged, site_views, site_engaged, missing: values engaged far below the site (dim_rollup, engagement_rollup)
 	Verdicts               = "verdicts"                 // → partition, seq, idx, event_id, verdict in stream order
 	MigrationsInit         = "migrations_init"          // creates schema_migrations
 	MigrationsApplied      = "migrations_applied"       // → version

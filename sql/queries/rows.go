@@ -30,6 +30,7 @@ var rowTypes = map[string]any{
 	FeedRecord:                 NoRows{},
 	InvalidASNs:                InvalidASNsRow{},
 	InvalidByDay:               InvalidByDayRow{},
+	InvalidEngagement:          InvalidEngagementRow{},
 	InvalidOrigins:             InvalidOriginsRow{},
 	InvalidTopAgents:           InvalidTopAgentsRow{},
 	InvalidTopClasses:          InvalidTopClassesRow{},
@@ -204,6 +205,17 @@ type InvalidByDayRow struct {
 	Day     string `ch:"day"`
 	Verdict string `ch:"verdict"`
 	Events  uint64 `ch:"events"`
+}
+
+// InvalidEngagementRow is a row of invalid_engagement.sql.
+type InvalidEngagementRow struct {
+	Dim         string `ch:"dim"`
+	Value       string `ch:"value"`
+	Views       uint64 `ch:"views"`
+	Engaged     uint64 `ch:"engaged"`
+	SiteViews   uint64 `ch:"site_views"`
+	SiteEngaged uint64 `ch:"site_engaged"`
+	Missing     int64  `ch:"missing"`
 }
 
 // InvalidOriginsRow is a row of invalid_origins.sql.

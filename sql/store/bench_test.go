@@ -51,6 +51,12 @@ var (
 	benchClients   = [][3]string{{"Chrome", "Windows", "desktop"}, {"Chrome", "Android", "mobile"}, {"Safari", "iOS", "mobile"}, {"Firefox", "Linux", "desktop"}, {"Safari", "macOS", "desktop"}}
 	benchCountries = []string{"US", "US", "DE", "GB", "IN", "FR", "BR", "JP", ""}
 	benchScreens   = []string{"", "mobile", "laptop", "desktop"}
+	// benchASNs: each country's networks, skewed to the first (a country's
+	// views come mostly from a few carriers), so the AS dimension of the
+	// dashboard rollup (migration 022) splits its rows as real traffic does.
+	benchASNs = map[string][]uint32{"US": {7922, 7922, 701, 20115, 7018, 21928}, "DE": {3320, 3320, 3209, 6805},
+		"GB": {2856, 2856, 5089, 5378}, "IN": {55836, 45609, 24560}, "FR": {3215, 12322, 5410},
+		"BR": {28573, 18881, 26599}, "JP": {2516, 4713, 17676}, "": {0}}
 )
 
 func benchDims(rng *rand.Rand) viewcount.Dims {
@@ -88,6 +94,8 @@ func loadRows(n int, pages uint64, start time.Time) []viewcount.Verdict {
 			ID: "ev-" + strconv.Itoa(i), Visitor: rng.Uint64(), Network: rng.Uint64(), Source: viewcount.SourcePixel,
 			Hints: viewcount.Hints{}, Country: benchCountries[rng.IntN(len(benchCountries))]},
 			Reason: reason, Partition: 1, Seq: uint64(1 + i/3), Index: uint32(i % 3)}
+		asns := benchASNs[rows[i].Country]
+		rows[i].ASN = asns[rows[i].Network%uint64(len(asns))]
 	}
 	return rows
 }

@@ -133,7 +133,8 @@
 
   // loadRejected reads the invalid-traffic report over the filtered
   // panel's range (its answer's from and to: the site's days as instants)
-  // for the top user agents and classes per reason. The report spans at
+  // for the top user agents and classes per reason and the engagement
+  // outliers. The report spans at
   // most 366 days, fewer than the stats API: a longer range says so there
   // and leaves the rest of the dashboard alone.
   async function loadRejected(filtered, gen) {
@@ -148,6 +149,7 @@
     if (gen !== state.gen) return;
     state.rejected = d;
     state.reason = R.rejected(d, state.reason, $, message);
+    R.outliers(d, $, message);
   }
 
   // load reads everything for the current range and filter; answers of an

@@ -339,11 +339,50 @@ window.vcRender = (() => {
     return reason;
   }
 
+  // sharePct is a share (0-1) as a percentage a person reads: one decimal
+  // below 10 %, whole points above ("0.2 %", "61 %").
+  const sharePct = (x) => {
+    const p = 100 * x;
+    return (p < 10 ? (Math.round(p * 10) / 10).toString() : Math.round(p).toString()) + ' %';
+  };
+  // outlierLine is one value of the engagement outliers as a sentence:
+  // "AS 12345: 4,000 views, 0.2 % engaged (site: 61 %)".
+  const OUTLIER_NAMES = { by_asn: (v) => 'AS ' + v, by_referrer: (v) => v, by_browser: (v) => v };
+  function outlierLine(list, o) {
+    return `${OUTLIER_NAMES[list](o.value)}: ${fmt(o.views)} views, ${sharePct(o.engaged_share)} engaged (site: ${sharePct(o.site_engaged_share)})`;
+  }
+
+  // outliers fills the filtered panel's "Counted, rarely engaged" lists
+  // from an /invalid answer's engagement_outliers: per AS number, referrer
+  // host and browser, the values whose views were engaged far less often
+  // than the site's, each with the correction that would exclude it (a
+  // browser has none). Values are whatever clients sent: text only.
+  function outliers(d, $, message) {
+    const o = d && d.engagement_outliers;
+    $('outliers-site').textContent = o && o.views
+      ? `Site: ${fmt(o.views)} views, ${sharePct(o.engaged_share)} engaged for ${o.engaged_after} s or more. Listed: ${fmt(o.min_views)}+ views, engaged less often than the site's.`
+      : '';
+    for (const list of ['by_asn', 'by_referrer', 'by_browser']) {
+      const ul = $('outliers-' + list.slice(3));
+      ul.replaceChildren();
+      for (const x of (o && o[list]) || []) {
+        const li = el('li', null);
+        li.append(el('span', 'line', outlierLine(list, x)));
+        if (x.exclude) {
+          const cmd = `viewcount correct add --site ${d.site} --kind ${x.exclude.kind} --value ${x.exclude.value} --from ${d.from} --to ${d.to} --why "…"`;
+          li.append(el('code', 'fix', cmd));
+        }
+        ul.append(li);
+      }
+      if (!ul.children.length) ul.append(el('li', 'empty', message || 'None below the site\'s share'));
+    }
+  }
+
   function live(d, $) {
     $('t-now').textContent = fmt(d.visitors_now);
     const lag = d.lag_seconds == null ? '' : ` · counting ${d.lag_seconds < 1 ? 'up to date' : 'behind by ' + d.lag_seconds.toFixed(1) + ' s'}`;
     $('t-live').textContent = `${fmt(d.views_5m)} views in the last 5 minutes${lag}`;
   }
 
-  return { el, fmt, panel, summary, timeseries, filtered, rejected, live, resize };
+  return { el, fmt, panel, summary, timeseries, filtered, rejected, outliers, live, resize };
 })();

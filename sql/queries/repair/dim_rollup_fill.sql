@@ -1,6 +1,6 @@
 -- dim_rollup_fill: recounts one month ({month:UInt32}, YYYYMM, a views_raw
 -- partition) of views_raw into the staging table, from {cutoff} on. The
--- SELECT is dim_rollup_mv's (migration 021, 008's view), with only the
+-- SELECT is dim_rollup_mv's (migration 022, 008's view), with only the
 -- month and the cutoff added to its inner WHERE, so the rebuilt rows are
 -- the rows the materialized view would have written. The view runs per
 -- insert, this per month: the minute groups of the inner query are the
@@ -25,13 +25,13 @@ SELECT
 FROM
 (
     SELECT site, toStartOfMinute(toDateTime(time, 'UTC')) AS m, verdict, views_raw.page AS p,
-        ref_source, ref_host, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen,
+        ref_source, ref_host, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen, asn,
         count() AS c, uniqCombined64State(12)(visitor) AS s
     FROM views_raw
     WHERE kind = 0 AND toYYYYMM(time) = {month:UInt32} AND time >= {cutoff:DateTime('UTC')}
       AND batch <= {fed:Map(UInt16, UInt64)}[partition]
       AND ({site:String} = '' OR site = {site:String}) AND time < {to:DateTime('UTC')}
-    GROUP BY GROUPING SETS ((site, m, verdict, ref_source, ref_host, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen),
+    GROUP BY GROUPING SETS ((site, m, verdict, ref_source, ref_host, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen, asn),
                             (site, m, verdict, p))
 )
 ARRAY JOIN multiIf(p = '' AND verdict = 'valid',
@@ -45,7 +45,8 @@ ARRAY JOIN multiIf(p = '' AND verdict = 'valid',
              (2, 'os', '', toString(os)), (3, 'os', '', toString(os)),
              (2, 'device', '', toString(device)), (3, 'device', '', toString(device)),
              (2, 'country', '', toString(country)), (3, 'country', '', toString(country)),
-             (2, 'screen', '', toString(screen)), (3, 'screen', '', toString(screen))],
+             (2, 'screen', '', toString(screen)), (3, 'screen', '', toString(screen)),
+             (2, 'asn', '', toString(asn)), (3, 'asn', '', toString(asn))],
     p = '',
         [(2, 'reason', '', toString(verdict)), (3, 'reason', '', toString(verdict))],
     verdict = 'valid',

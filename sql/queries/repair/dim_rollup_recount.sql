@@ -4,7 +4,7 @@
 -- of the month in all. Read-only.
 --
 -- The recount is what dim_rollup_fill would build: views_raw from {cutoff}
--- on, counted by dim_rollup_mv's SELECT (migration 021). Before the cutoff,
+-- on, counted by dim_rollup_mv's SELECT (migration 022). Before the cutoff,
 -- where the raw retention removed events, the rows are their own truth
 -- (dim_rollup_prepare keeps them as they are), so only rows from the
 -- cutoff on are compared. Views compare exactly; uniques compare the
@@ -59,12 +59,12 @@ FULL OUTER JOIN
         FROM
         (
             SELECT site, toStartOfMinute(toDateTime(time, 'UTC')) AS m, verdict, views_raw.page AS p,
-                ref_source, ref_host, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen,
+                ref_source, ref_host, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen, asn,
                 count() AS c, uniqCombined64State(12)(visitor) AS s
             FROM views_raw
             WHERE kind = 0 AND time >= {cutoff:DateTime('UTC')} AND toYYYYMM(time) = {month:UInt32}
               AND batch <= {fed:Map(UInt16, UInt64)}[partition]
-            GROUP BY GROUPING SETS ((site, m, verdict, ref_source, ref_host, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen),
+            GROUP BY GROUPING SETS ((site, m, verdict, ref_source, ref_host, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen, asn),
                                     (site, m, verdict, p))
         )
         ARRAY JOIN multiIf(p = '' AND verdict = 'valid',
@@ -78,7 +78,8 @@ FULL OUTER JOIN
                      (2, 'os', '', toString(os)), (3, 'os', '', toString(os)),
                      (2, 'device', '', toString(device)), (3, 'device', '', toString(device)),
                      (2, 'country', '', toString(country)), (3, 'country', '', toString(country)),
-                     (2, 'screen', '', toString(screen)), (3, 'screen', '', toString(screen))],
+                     (2, 'screen', '', toString(screen)), (3, 'screen', '', toString(screen)),
+                     (2, 'asn', '', toString(asn)), (3, 'asn', '', toString(asn))],
             p = '',
                 [(2, 'reason', '', toString(verdict)), (3, 'reason', '', toString(verdict))],
             verdict = 'valid',

@@ -1,6 +1,6 @@
 -- engagement_rollup_fill: recounts one month ({month:UInt32}, YYYYMM) of
 -- engagement_rollup's buckets from views_raw into the staging table, from
--- {cutoff} on. The SELECT is engagement_rollup_mv's (migration 021) with
+-- {cutoff} on. The SELECT is engagement_rollup_mv's (migration 022) with
 -- only the month, the cutoff, the feed's progress and the scope added, so
 -- the rebuilt rows are the rows the materialized view would have written:
 -- the view runs per feed, this per month, and the engine adds the rows of
@@ -33,7 +33,7 @@ SELECT
     sum(n_rejected) AS rejected
 FROM
 (
-    SELECT site, r, h, p, src, host, us, um, uc, b, o, d, c, sc, grouping(p) = 0 AS by_page,
+    SELECT site, r, h, p, src, host, us, um, uc, b, o, d, c, sc, a, grouping(p) = 0 AS by_page,
         toInt64(countIf(r = 1 AND kind = 1)) AS n_engagements,
         sumIf(toInt64(d_engaged_ms), r = 1) AS n_engaged_ms,
         CAST(sumMapIf([toUInt8(greatest(eng_to, 0)), toUInt8(greatest(eng_from, 0))],
@@ -60,7 +60,8 @@ FROM
             if(r <= 2, toString(os), '') AS o,
             if(r <= 2, toString(device), '') AS d,
             if(r <= 2, toString(country), '') AS c,
-            if(r <= 2, toString(screen), '') AS sc
+            if(r <= 2, toString(screen), '') AS sc,
+            if(r <= 2, toString(asn), '') AS a
         FROM views_raw
         ARRAY JOIN arrayFilter(x -> x != 0, [
             if(ok AND (kind = 1 OR d_engaged_ms != 0 OR eng_from != eng_to OR scroll_from != scroll_to), 1, 0),
@@ -77,7 +78,7 @@ FROM
           AND ({site:String} = '' OR site = {site:String})
     )
     WHERE toYYYYMM(h) = {month:UInt32} AND h >= {cutoff:DateTime('UTC')} AND h < {to:DateTime('UTC')}
-    GROUP BY GROUPING SETS ((site, r, h, src, host, us, um, uc, b, o, d, c, sc), (site, r, h, p))
+    GROUP BY GROUPING SETS ((site, r, h, src, host, us, um, uc, b, o, d, c, sc, a), (site, r, h, p))
     HAVING r <= 2 OR by_page
 )
 ARRAY JOIN multiIf(NOT by_page,
@@ -91,7 +92,8 @@ ARRAY JOIN multiIf(NOT by_page,
              (2, 'os', o), (3, 'os', o),
              (2, 'device', d), (3, 'device', d),
              (2, 'country', c), (3, 'country', c),
-             (2, 'screen', sc), (3, 'screen', sc)],
+             (2, 'screen', sc), (3, 'screen', sc),
+             (2, 'asn', a), (3, 'asn', a)],
     r = 1, [(2, 'page', p), (3, 'page', p)],
     r = 2, [(2, 'entry_page', p), (3, 'entry_page', p)],
     r <= 4, [(2, 'exit_page', p), (3, 'exit_page', p)],
