@@ -174,5 +174,11 @@ func breakPart(t testing.TB, s store.Store, table string, active int) string {
 	if err := s.Exec(ctx, "ATTACH TABLE {t:Identifier}", p); err != nil {
 		t.Fatalf("attach %s: %v", table, err)
 	}
+	// The engine loads outdated parts in the background after ATTACH: a
+	// check right after it could run before the broken part is seen
+	// (TestBrokenOutdatedPartIsHarmless failed so on a loaded box).
+	if err := s.Exec(ctx, "SYSTEM WAIT LOADING PARTS {t:Identifier}", p); err != nil {
+		t.Fatalf("wait for the parts of %s: %v", table, err)
+	}
 	return name
 }
