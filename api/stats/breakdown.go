@@ -133,7 +133,25 @@ func (a *API) breakdown(req *request) (*answer, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A page ranking's engagement columns are read beside its uniques
+	// (the store has two query connections): in turn they cost the call
+	// their sum.
+	var eng map[string]*engagement
+	var g errgroup.Group
+	if by == "page" && len(rows) > 0 {
+		pages := make([]string, len(rows))
+		for i, r := range rows {
+			pages[i] = r.Value
+		}
+		g.Go(func() (err error) {
+			eng, err = a.engagementOf(req.ctx, p, "page", pages)
+			return err
+		})
+	}
 	uniques, err := a.rankingUniques(req.ctx, by, p, rows)
+	if werr := g.Wait(); err == nil {
+		err = werr
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +173,7 @@ func (a *API) breakdown(req *request) (*answer, error) {
 		ans.rows = append(ans.rows, []string{v, strconv.FormatUint(r.Views, 10), strconv.FormatUint(u, 10)})
 	}
 	if by == "page" {
-		if err := a.pageEngagement(req.ctx, p, req.site, out.Rows); err != nil {
+		if err := a.pageEngagement(req.ctx, req.site, eng, out.Rows); err != nil {
 			return nil, err
 		}
 		ans.header = append(ans.header, "time_on_page", "scroll_depth", "engaged_views")

@@ -169,20 +169,13 @@ func (a *API) engagementOf(ctx context.Context, p store.Params, dim string, valu
 	return out, nil
 }
 
-// pageEngagement fills the engagement columns of a page ranking's rows:
-// each page's median time on page and scroll depth and its engaged views,
-// absent for a page none of whose views reported.
-func (a *API) pageEngagement(ctx context.Context, p store.Params, site string, rows []rowJSON) error {
+// pageEngagement fills the engagement columns of a page ranking's rows
+// from their pages' figures (engagementOf): each page's median time on
+// page and scroll depth and its engaged views, absent for a page none of
+// whose views reported.
+func (a *API) pageEngagement(ctx context.Context, site string, eng map[string]*engagement, rows []rowJSON) error {
 	if len(rows) == 0 {
 		return nil
-	}
-	pages := make([]string, len(rows))
-	for i, r := range rows {
-		pages[i] = r.Value
-	}
-	eng, err := a.engagementOf(ctx, p, "page", pages)
-	if err != nil {
-		return err
 	}
 	after, err := a.cfg.EngagedAfter(ctx, site)
 	if err != nil {
