@@ -9,8 +9,6 @@ import (
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/internal/feed"
 	"github.com/viewcount/viewcount/sql/migrations"
-	"github.com/viewcount/viewcount/sql/queries"
-	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
 
@@ -26,28 +24,11 @@ import (
 func TestMigrateASNBackfills(t *testing.T) {
 	s := storetest.Open(t)
 	ctx := t.Context()
-	ms, err := migrations.All()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Exec(ctx, queries.Text(queries.MigrationsInit), nil); err != nil {
-		t.Fatal(err)
-	}
+	ms := applyBefore(t, s, 22)
 	var m022 migrations.Migration
 	for _, m := range ms {
-		if m.Version >= 22 {
-			if m.Version == 22 {
-				m022 = m
-			}
-			continue
-		}
-		for _, st := range m.Statements {
-			if err := s.Exec(ctx, st, nil); err != nil {
-				t.Fatalf("migration %d: %v", m.Version, err)
-			}
-		}
-		if err := s.Exec(ctx, queries.Text(queries.MigrationsRecord), store.Params{"version": strconv.Itoa(m.Version), "name": m.Name}); err != nil {
-			t.Fatal(err)
+		if m.Version == 22 {
+			m022 = m
 		}
 	}
 

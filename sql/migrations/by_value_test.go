@@ -2,7 +2,6 @@ package migrations_test
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -22,26 +21,7 @@ import (
 func TestEngagementByValue(t *testing.T) {
 	s := storetest.Open(t)
 	ctx := t.Context()
-	ms, err := migrations.All()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Exec(ctx, queries.Text(queries.MigrationsInit), nil); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range ms {
-		if m.Version >= 23 {
-			break
-		}
-		for _, st := range m.Statements {
-			if err := s.Exec(ctx, st, nil); err != nil {
-				t.Fatalf("migration %d: %v", m.Version, err)
-			}
-		}
-		if err := s.Exec(ctx, queries.Text(queries.MigrationsRecord), store.Params{"version": strconv.Itoa(m.Version), "name": m.Name}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	applyBefore(t, s, 23)
 	for _, q := range []string{`
 		INSERT INTO engagement_rollup (grain, site, dim, value, bucket, engagements, engaged_ms, engaged_hist, scroll_hist)
 		SELECT g, 'a.example', 'page', concat('/p', toString(number % 400)),

@@ -8,8 +8,6 @@ import (
 
 	"github.com/viewcount/viewcount/internal/feed"
 	"github.com/viewcount/viewcount/sql/migrations"
-	"github.com/viewcount/viewcount/sql/queries"
-	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
 
@@ -23,28 +21,11 @@ import (
 func TestMigrateEngagementKeepsViews(t *testing.T) {
 	s := storetest.Open(t)
 	ctx := t.Context()
-	ms, err := migrations.All()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Exec(ctx, queries.Text(queries.MigrationsInit), nil); err != nil {
-		t.Fatal(err)
-	}
+	ms := applyBefore(t, s, 21)
 	var m021 migrations.Migration
 	for _, m := range ms {
-		if m.Version >= 21 {
-			if m.Version == 21 {
-				m021 = m
-			}
-			continue
-		}
-		for _, st := range m.Statements {
-			if err := s.Exec(ctx, st, nil); err != nil {
-				t.Fatalf("migration %d: %v", m.Version, err)
-			}
-		}
-		if err := s.Exec(ctx, queries.Text(queries.MigrationsRecord), store.Params{"version": strconv.Itoa(m.Version), "name": m.Name}); err != nil {
-			t.Fatal(err)
+		if m.Version == 21 {
+			m021 = m
 		}
 	}
 

@@ -4,10 +4,13 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/viewcount/viewcount/rollup/repair"
+	"github.com/viewcount/viewcount/sql/migrations"
+	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
@@ -31,4 +34,33 @@ func recountDiffering(t *testing.T, s store.Store, now time.Time) map[string]uin
 		}
 	}
 	return out
+}
+
+// applyBefore applies and records every migration older than version, as
+// a binary of that age left the store, and returns them all (the ones
+// from version on for the test to run itself).
+func applyBefore(t *testing.T, s store.Store, version int) []migrations.Migration {
+	t.Helper()
+	ctx := t.Context()
+	ms, err := migrations.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Exec(ctx, queries.Text(queries.MigrationsInit), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if m.Version >= version {
+			continue
+		}
+		for _, st := range m.Statements {
+			if err := s.Exec(ctx, st, nil); err != nil {
+				t.Fatalf("migration %d: %v", m.Version, err)
+			}
+		}
+		if err := s.Exec(ctx, queries.Text(queries.MigrationsRecord), store.Params{"version": strconv.Itoa(m.Version), "name": m.Name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ms
 }
