@@ -27,6 +27,7 @@ usage:
   vcdev loadgen  [flags]        page-view load against a running server: throughput, latency, lag, memory
   vcdev ua-eval  [--data DIR]   user-agent rules' recall and false positives on public data sets
   vcdev window-probe -- BROWSER  what a browser reports as its window, at script start and first frame
+  vcdev threads  --pid PID      a process's CPU and run-queue wait by thread name (Linux)
 
 Run 'vcdev COMMAND -h' for the flags.
 `
@@ -53,6 +54,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runUAEval(rest, stdout, stderr)
 	case "window-probe":
 		return runWindowProbe(rest, stdout, stderr)
+	case "threads":
+		return runThreads(rest, stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -14,6 +14,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -263,6 +264,13 @@ func (m *Main) startPprof() error {
 	if err != nil {
 		return fmt.Errorf("pprof listen %s: %w", m.cfg.PprofListen, err)
 	}
+	// Blocking and lock contention are sampled only while the profiler
+	// is served: one blocking event in ~10 µs of blocking and one
+	// contended lock in 100 cost little, and are what explains a slow
+	// request that was not on a CPU (docs/benchmarks/method.md, "Where
+	// the tail comes from").
+	runtime.SetBlockProfileRate(10_000)
+	runtime.SetMutexProfileFraction(100)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)

@@ -221,7 +221,7 @@ func declareConfig(name string, c *Config, l *configLists, lookup func(string) (
 	e.str(&c.Listen, "listen", "VIEWCOUNT_LISTEN", ":8080", "HTTP listen address")
 	e.str(&c.Data, "data", "VIEWCOUNT_DATA", "./data", "data directory (embedded NATS and chDB files, admin token)")
 	e.str(&c.LogLevel, "log-level", "VIEWCOUNT_LOG_LEVEL", "info", "debug, info, warn or error")
-	e.str(&c.PprofListen, "pprof-listen", "VIEWCOUNT_PPROF_LISTEN", "", "serve Go's /debug/pprof on this address, e.g. 127.0.0.1:6060 (keep it on loopback; the profiling commands are in docs/benchmarks/README.md); empty = off")
+	e.str(&c.PprofListen, "pprof-listen", "VIEWCOUNT_PPROF_LISTEN", "", "serve Go's /debug/pprof on this address, e.g. 127.0.0.1:6060 (keep it on loopback; the profiling commands are in docs/benchmarks/README.md; it also samples blocking and lock contention); empty = off")
 	e.int(&c.MaxConns, "max-conns", "VIEWCOUNT_MAX_CONNS", 0, "HTTP connections open at once (0 = half the open-file limit, at least 64 and at most 65536, the other half left to the stream and the store); idle keep-alive connections give way first")
 	e.int(&c.MaxConnsPerIP, "max-conns-per-ip", "VIEWCOUNT_MAX_CONNS_PER_IP", 0, "HTTP connections open at once from one address, IPv6 /64 (0 = a sixteenth of the default --max-conns, the one derived from the open-file limit, at least 16); --trusted-proxies are exempt")
 	e.dur(&c.Validate.MaxLag, "ready-max-lag", "VIEWCOUNT_READY_MAX_LAG", 2*time.Minute, "/readyz fails part lag when the oldest event not yet counted is older than this beyond --settle-window (settling holds some views that long on purpose), and part partition/<p> when that partition has events waiting but makes no progress for this long")
