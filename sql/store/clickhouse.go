@@ -19,9 +19,10 @@ import (
 // chStore is a ClickHouse server reached over the native protocol.
 // clickhouse-go pools connections itself and is safe for concurrent use.
 type chStore struct {
-	conn   driver.Conn
-	db     string
-	logger *slog.Logger
+	conn     driver.Conn
+	db       string
+	logger   *slog.Logger
+	encoders encoderPool // InsertViews' encoders, kept with their buffers
 }
 
 func openClickHouse(ctx context.Context, cfg Config, logger *slog.Logger) (*chStore, error) {
@@ -223,7 +224,7 @@ func (s *chStore) InsertViews(ctx context.Context, token string, rows []viewcoun
 		return fmt.Errorf("store: insert views: prepare: %w", err)
 	}
 	defer func() { _ = batch.Close() }()
-	if err := appendColumns(batch, rows); err != nil {
+	if err := s.appendColumns(batch, rows); err != nil {
 		return fmt.Errorf("store: insert views: %w", err)
 	}
 	// One Send, no Flush: the rows travel as one block, so the token names
@@ -234,92 +235,13 @@ func (s *chStore) InsertViews(ctx context.Context, token string, rows []viewcoun
 	return nil
 }
 
-// appendColumns fills the batch column by column, in viewsColumns order.
-func appendColumns(batch driver.Batch, rows []viewcount.Verdict) error {
-	n := len(rows)
-	var (
-		times                                 = make([]time.Time, n)
-		sites, pages, refs, uas, ids, sources = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		verdicts, rules, origins              = make([]string, n), make([]string, n), make([]string, n)
-		visitors, networks, seqs, batches     = make([]uint64, n), make([]uint64, n), make([]uint64, n), make([]uint64, n)
-		webdrivers, dcs, present, tzs, uads   = make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n), make([]bool, n)
-		secure, windows                       = make([]bool, n), make([]bool, n)
-		screenW, screenH, outerW, outerH      = make([]uint16, n), make([]uint16, n), make([]uint16, n), make([]uint16, n)
-		langs                                 = make([]uint8, n)
-		partitions, reqFlags                  = make([]uint16, n), make([]uint16, n)
-		idxs, asns                            = make([]uint32, n), make([]uint32, n)
-		dims                                  = make([][]string, 10)
-		// migration 021: the engagement report and the visit stage's delta
-		kinds, scrolls         = make([]uint8, n), make([]uint8, n)
-		engagedMS, ages        = make([]uint32, n), make([]uint32, n)
-		visitSet               = make([]bool, n)
-		viewTimes, visitStarts = make([]time.Time, n), make([]time.Time, n)
-		visitStrs              = make([][]string, 7)
-		dVisits, dBounces      = make([]int8, n), make([]int8, n)
-		dVisitMS, dEngagedMS   = make([]int32, n), make([]int32, n)
-		buckets                = [4][]int8{make([]int8, n), make([]int8, n), make([]int8, n), make([]int8, n)}
-	)
-	for j := range dims {
-		dims[j] = make([]string, n)
-	}
-	for j := range visitStrs {
-		visitStrs[j] = make([]string, n)
-	}
-	for i := range rows {
-		r := &rows[i]
-		times[i] = r.Time.UTC()
-		sites[i], pages[i], refs[i], uas[i], ids[i] = r.Site, r.Page, r.Referrer, r.UA, r.ID
-		visitors[i], networks[i], webdrivers[i] = r.Visitor, r.Network, r.Webdriver
-		h := &r.Hints
-		dcs[i], present[i], screenW[i], screenH[i], langs[i] = r.Datacenter, h.Present, h.ScreenW, h.ScreenH, h.Languages
-		tzs[i], uads[i], secure[i] = h.TZ, h.UAData, h.Secure
-		windows[i], outerW[i], outerH[i] = h.Window, h.OuterW, h.OuterH
-		sources[i], verdicts[i], rules[i], origins[i] = r.Source.String(), string(r.Reason), r.Rules, r.Origin
-		partitions[i], seqs[i], idxs[i], batches[i] = r.Partition, r.Seq, r.Index, r.Batch
-		reqFlags[i], asns[i] = uint16(r.Headers), r.ASN
-		d := &r.Dims
-		for j, v := range [...]string{r.UTM.Source, r.UTM.Medium, r.UTM.Campaign, r.Country,
-			d.RefHost, d.RefSource, d.Browser, d.OS, d.Device, d.Screen} {
-			dims[j][i] = v
-		}
-		kinds[i], engagedMS[i], scrolls[i], ages[i] = uint8(r.Kind), r.Engagement.EngagedMS, r.Engagement.Scroll, r.Engagement.AgeMS
-		vd := &r.Visit
-		visitSet[i], viewTimes[i], visitStarts[i] = vd.Set, visitTime(vd.ViewTime), visitTime(vd.VisitStart)
-		for j, v := range [...]string{vd.EntryPage, vd.EntryRefHost, vd.EntryRefSource,
-			vd.EntryUTM.Source, vd.EntryUTM.Medium, vd.EntryUTM.Campaign, vd.PrevPage} {
-			visitStrs[j][i] = v
-		}
-		dVisits[i], dBounces[i], dVisitMS[i], dEngagedMS[i] = vd.Visits, vd.Bounces, vd.VisitMS, vd.EngagedMS
-		for j, b := range [...]int8{vd.EngagedFrom, vd.EngagedTo, vd.ScrollFrom, vd.ScrollTo} {
-			buckets[j][i] = visitBucket(vd, b)
-		}
-	}
-	cols := []any{times, sites, pages, refs, uas, ids, visitors, networks, webdrivers,
-		dcs, present, screenW, screenH, langs, tzs, uads, secure, sources, verdicts, partitions, seqs, idxs}
-	for _, d := range dims {
-		cols = append(cols, d)
-	}
-	cols = append(cols, batches, reqFlags, asns, rules, windows, outerW, outerH, origins,
-		kinds, engagedMS, scrolls, ages, visitSet, viewTimes, visitStarts)
-	for _, v := range visitStrs {
-		cols = append(cols, v)
-	}
-	cols = append(cols, dVisits, dBounces, dVisitMS, dEngagedMS, buckets[0], buckets[1], buckets[2], buckets[3])
-	for i, col := range cols {
-		if err := batch.Column(i).Append(col); err != nil {
-			return fmt.Errorf("column %d: %w", i, err)
-		}
-	}
-	return nil
-}
-
-// visitTime is a VisitDelta time as the driver sends a DateTime64: the
-// zero time as the column's default, the Unix epoch (visitMilli's 0).
-func visitTime(t time.Time) time.Time {
-	if t.IsZero() {
-		return time.UnixMilli(0).UTC()
-	}
-	return t.UTC()
+// appendColumns fills batch through an encoder of the pool. The batch's
+// columns hold their own copy of the data once it returns, so the encoder
+// goes back to the pool.
+func (s *chStore) appendColumns(batch driver.Batch, rows []viewcount.Verdict) error {
+	e := s.encoders.get()
+	defer s.encoders.put(e)
+	return e.appendColumns(batch, rows)
 }
 
 func (s *chStore) Ping(ctx context.Context) error {

@@ -6,6 +6,7 @@ package store
 import (
 	"bytes"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -49,34 +50,33 @@ var viewsRawTypes = [][2]string{
 // from the server's header: new columns for every batch.
 func newViewsBlock(tb testing.TB) *proto.Block {
 	tb.Helper()
-	b := proto.NewBlock()
-	for _, c := range viewsRawTypes {
-		if err := b.AddColumn(c[0], column.Type(c[1])); err != nil {
-			tb.Fatal(err)
-		}
+	b, err := viewsBlock()
+	if err != nil {
+		tb.Fatal(err)
 	}
 	return b
 }
 
+func viewsBlock() (*proto.Block, error) {
+	b := proto.NewBlock()
+	for _, c := range viewsRawTypes {
+		if err := b.AddColumn(c[0], column.Type(c[1])); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
 // blockBatch is the part of clickhouse-go's native batch appendColumns
-// uses, over a bare block: what InsertViews does before Send, minus the
-// connection. Any other Batch method panics on the nil interface.
+// uses (Columns, the block's own columns), over a bare block: what
+// InsertViews does before Send, minus the connection. Any other Batch
+// method panics on the nil interface.
 type blockBatch struct {
 	driver.Batch
 	block *proto.Block
 }
 
-func (b blockBatch) Column(i int) driver.BatchColumn { return blockColumn{b.block.Columns[i]} }
-
-// blockColumn appends as the driver's batchColumn does.
-type blockColumn struct{ col column.Interface }
-
-func (c blockColumn) Append(v any) error {
-	_, err := c.col.Append(v)
-	return err
-}
-
-func (c blockColumn) AppendRow(v any) error { return c.col.AppendRow(v) }
+func (b blockBatch) Columns() []column.Interface { return slices.Clone(b.block.Columns) }
 
 // nativeRow is one verdict as the values of batch.Append, in viewsColumns
 // order: the row-wise way to fill the same block.
@@ -92,6 +92,15 @@ func nativeRow(r *viewcount.Verdict) []any {
 		visitTime(v.ViewTime), visitTime(v.VisitStart), v.EntryPage, v.EntryRefHost, v.EntryRefSource,
 		v.EntryUTM.Source, v.EntryUTM.Medium, v.EntryUTM.Campaign, v.PrevPage, v.Visits, v.Bounces, v.VisitMS, v.EngagedMS,
 		visitBucket(v, v.EngagedFrom), visitBucket(v, v.EngagedTo), visitBucket(v, v.ScrollFrom), visitBucket(v, v.ScrollTo)}
+}
+
+// visitTime is a VisitDelta time as nativeRow gives it to the driver for a
+// DateTime64: the zero time as the column's default, the Unix epoch.
+func visitTime(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.UnixMilli(0).UTC()
+	}
+	return t.UTC()
 }
 
 // nativeBenchRows returns n verdicts shaped like makeFixtureSpan's (two
@@ -172,8 +181,9 @@ func benchVisit(r *viewcount.Verdict, i int) {
 }
 
 // TestAppendColumnsNative checks, without a server, that appendColumns
-// fills a views_raw block the server would accept: every Go type is one
-// its column takes, and the encoded block decodes to the rows.
+// fills a views_raw block that encodes and decodes back to the rows
+// (TestAppendColumnsBytes checks it byte for byte against the driver's
+// Append).
 func TestAppendColumnsNative(t *testing.T) {
 	names := make([]string, len(viewsRawTypes))
 	for i, c := range viewsRawTypes {
@@ -184,7 +194,7 @@ func TestAppendColumnsNative(t *testing.T) {
 	}
 	rows := nativeBenchRows(100)
 	block := newViewsBlock(t)
-	if err := appendColumns(blockBatch{block: block}, rows); err != nil {
+	if err := new(viewsEncoder).appendColumns(blockBatch{block: block}, rows); err != nil {
 		t.Fatal(err)
 	}
 	var buf chproto.Buffer
@@ -221,7 +231,8 @@ func TestAppendColumnsNative(t *testing.T) {
 // appended, the block encoded at the client's protocol revision into a
 // reused buffer, as the driver's sendData does (uncompressed; the DSN's
 // compress option would add LZ4 on top). "columns" is appendColumns, what
-// InsertViews ships; "rows" is batch.Append per row, for comparison.
+// InsertViews ships, its encoder reused from batch to batch through the
+// store's pool as there; "rows" is batch.Append per row, for comparison.
 func BenchmarkClickHouseNativeEncode(b *testing.B) {
 	rows := nativeBenchRows(10_000)
 	run := func(b *testing.B, fill func(*proto.Block) error) {
@@ -240,7 +251,8 @@ func BenchmarkClickHouseNativeEncode(b *testing.B) {
 		b.ReportMetric(float64(b.N*len(rows))/b.Elapsed().Seconds(), "rows/s")
 	}
 	b.Run("columns", func(b *testing.B) {
-		run(b, func(block *proto.Block) error { return appendColumns(blockBatch{block: block}, rows) })
+		var s chStore
+		run(b, func(block *proto.Block) error { return s.appendColumns(blockBatch{block: block}, rows) })
 	})
 	b.Run("rows", func(b *testing.B) {
 		run(b, func(block *proto.Block) error {
