@@ -48,3 +48,23 @@ func TestRolesImportNoRole(t *testing.T) {
 		}
 	}
 }
+
+// TestRootImportsOnlyStandardLibrary keeps the package doc's promise: the
+// shared vocabulary every role and the pure rules (validate/judge) import
+// depends on nothing outside the standard library, however indirectly. The
+// metrics library stays behind Latency, in internal/latency.
+func TestRootImportsOnlyStandardLibrary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	out, err := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}} {{.Standard}}`, ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, std, _ := strings.Cut(line, " ")
+		if std != "true" && pkg != "github.com/viewcount/viewcount" {
+			t.Errorf("package viewcount depends on %s", pkg)
+		}
+	}
+}

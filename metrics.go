@@ -14,9 +14,11 @@ import (
 )
 
 // Metrics are the process's counters, shared by the roles running in it and
-// served as Prometheus text by the api. Hand-written rather than a client
-// library: a dozen atomics do not justify the dependency, and every update on
-// the hot path is one atomic add.
+// served as Prometheus text on /metrics. The counters and gauges are
+// hand-written: each update on the hot path is one atomic add, each is one
+// line of text, and this package imports nothing but the standard library.
+// The latency and lag histograms are the Prometheus client library's, kept
+// behind Latency (internal/latency says why), and written after these.
 type Metrics struct {
 	Received      atomic.Uint64 // events decoded from HTTP requests
 	BadRequests   atomic.Uint64 // requests answered 400/413/415
@@ -41,6 +43,25 @@ type Metrics struct {
 	// Health is each part's state for /readyz and the viewcount_healthy
 	// gauges: Metrics is what every role already holds.
 	Health
+
+	latency Latency // nil: no histograms (NewMetrics)
+}
+
+// Latency keeps the distributions of how long the pipeline's steps take and
+// how far counting trails (docs/operations.md, "Latency and lag
+// histograms"); *latency.Histograms (internal/latency) is the one the
+// service runs. Every method is called on a hot path (Request on every HTTP
+// request, the pixel's included) and must be safe for concurrent use,
+// cheap and free of allocations. WriteTo writes the histograms in the
+// Prometheus text exposition format, with no family Metrics writes itself.
+type Latency interface {
+	Request(route string, status int, d time.Duration)
+	IngestAck(d time.Duration)
+	Insert(d time.Duration)
+	Feed(d time.Duration)
+	FeedLag(d time.Duration)
+	ValidationLag(d time.Duration)
+	io.WriterTo
 }
 
 // PartitionState is how full one partition's validator is: its bounded
@@ -83,8 +104,60 @@ func (m *Metrics) partitionTotals() (sum PartitionState, owned int) {
 	return sum, len(m.parts)
 }
 
-// NewMetrics returns zeroed metrics.
+// NewMetrics returns zeroed metrics without histograms: what the
+// observations below are given is dropped.
 func NewMetrics() *Metrics { return &Metrics{} }
+
+// NewMetricsWith returns zeroed metrics that record their observations in
+// l and serve its histograms after their own counters.
+func NewMetricsWith(l Latency) *Metrics { return &Metrics{latency: l} }
+
+// ObserveRequest records an HTTP request answered with status after d:
+// route is the matched route's template, never the request's path (every
+// distinct value is a series), and "" when no route matched.
+func (m *Metrics) ObserveRequest(route string, status int, d time.Duration) {
+	if m.latency != nil {
+		m.latency.Request(route, status, d)
+	}
+}
+
+// ObserveIngestAck records how long a request's events waited, once
+// handed to the publisher, for JetStream's ack of all of them.
+func (m *Metrics) ObserveIngestAck(d time.Duration) {
+	if m.latency != nil {
+		m.latency.IngestAck(d)
+	}
+}
+
+// ObserveInsert records one successful insert of a batch into views_raw.
+func (m *Metrics) ObserveInsert(d time.Duration) {
+	if m.latency != nil {
+		m.latency.Insert(d)
+	}
+}
+
+// ObserveFeed records one successful feed's copy into the rollups.
+func (m *Metrics) ObserveFeed(d time.Duration) {
+	if m.latency != nil {
+		m.latency.Feed(d)
+	}
+}
+
+// ObserveFeedLag records, for a feed that ended, how long its rows had
+// been stored: since the insert of its first batch.
+func (m *Metrics) ObserveFeedLag(d time.Duration) {
+	if m.latency != nil {
+		m.latency.FeedLag(d)
+	}
+}
+
+// ObserveValidationLag records, for a batch whose feed ended, the age of
+// its oldest event: receipt to counted.
+func (m *Metrics) ObserveValidationLag(d time.Duration) {
+	if m.latency != nil {
+		m.latency.ValidationLag(d)
+	}
+}
 
 // Validated counts one verdict; a reason not in Reasons is not counted.
 // It reads the unexported array, not the exported slice, so nothing a
@@ -159,6 +232,11 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 		gauge("process_resident_memory_bytes", "Resident set size of the process (Go heap, chDB and the embedded NATS server together).", rss)
 	}
 	k, err := m.writeHealth(w)
+	n += k
+	if err != nil || m.latency == nil {
+		return n, err
+	}
+	k, err = m.latency.WriteTo(w)
 	return n + k, err
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/ingest"
 	"github.com/viewcount/viewcount/internal/httpserve"
+	"github.com/viewcount/viewcount/internal/latency"
 	"github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/internal/stream/streamtest"
 	"github.com/viewcount/viewcount/sql/store"
@@ -37,13 +38,14 @@ type clock struct{ t time.Time }
 func (c *clock) now() time.Time { return c.t }
 
 type fixture struct {
-	store store.Store
-	sites *stream.Sites
-	snap  *Snapshot
-	reads *countingQuerier // the store as the snapshot reads it
-	clock *clock
-	srv   http.Handler
-	seq   uint64
+	metrics *viewcount.Metrics // the engine times every request into it
+	store   store.Store
+	sites   *stream.Sites
+	snap    *Snapshot
+	reads   *countingQuerier // the store as the snapshot reads it
+	clock   *clock
+	srv     http.Handler
+	seq     uint64
 }
 
 const testAdmin = "admin-secret"
@@ -64,7 +66,8 @@ func newFixture(t testing.TB) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := httpserve.NewEngine(nil)
+	f.metrics = viewcount.NewMetricsWith(latency.New())
+	e, err := httpserve.NewEngine(nil, f.metrics)
 	if err != nil {
 		t.Fatal(err)
 	}

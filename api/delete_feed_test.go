@@ -61,7 +61,7 @@ func TestDeleteCatchesFeedInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := httpserve.NewEngine(nil)
+	e, err := httpserve.NewEngine(nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

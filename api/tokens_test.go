@@ -21,7 +21,7 @@ func TestAdminTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := httpserve.NewEngine(nil)
+	e, err := httpserve.NewEngine(nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/internal/latency"
 )
 
 // promRefs is what a PromQL expression reads: the metric names it selects,
@@ -172,6 +175,38 @@ func exposition(text string) map[string]map[string]bool {
 	return out
 }
 
+// familyTypes maps each family in Prometheus text to its TYPE.
+func familyTypes(text string) map[string]string {
+	out := map[string]string{}
+	for _, line := range strings.Split(text, "\n") {
+		if rest, ok := strings.CutPrefix(line, "# TYPE "); ok {
+			name, typ, _ := strings.Cut(rest, " ")
+			out[name] = typ
+		}
+	}
+	return out
+}
+
+// checkQuantile checks a histogram_quantile query reads what it needs to
+// give a number: the _bucket series of histograms only, kept apart by le.
+// Aggregating le away, or taking a quantile of a counter, is valid PromQL
+// that draws nothing.
+func checkQuantile(expr string, refs promRefs, types map[string]string) error {
+	if !strings.Contains(expr, "histogram_quantile(") {
+		return nil
+	}
+	for name := range refs.metrics {
+		base, ok := strings.CutSuffix(name, "_bucket")
+		if !ok || types[base] != "histogram" {
+			return fmt.Errorf("histogram_quantile over %s: not the _bucket series of a histogram", name)
+		}
+	}
+	if !slices.Contains(refs.groupBy, "le") {
+		return errors.New("histogram_quantile without le in its by (…): the buckets are summed away")
+	}
+	return nil
+}
+
 // scrapeLabels are added by Prometheus to every series it scrapes.
 var scrapeLabels = map[string]bool{"job": true, "instance": true}
 
@@ -183,8 +218,10 @@ var legendRE = regexp.MustCompile(`\{\{\s*(\w+)\s*\}\}`)
 // rather than a panel.
 func TestPrometheusMetrics(t *testing.T) {
 	// Some activity, so every series is written (the labelled ones appear
-	// only once something reported them).
-	m := viewcount.NewMetrics()
+	// only once something reported them), with the histograms the service
+	// runs (cmd/viewcount wires the same).
+	m := viewcount.NewMetricsWith(latency.New())
+	m.ObserveRequest("/p.gif", 200, time.Millisecond)
 	m.Received.Add(5)
 	m.Published.Add(4)
 	m.PublishErrors.Add(1)
@@ -200,6 +237,7 @@ func TestPrometheusMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	series := exposition(buf.String())
+	types := familyTypes(buf.String())
 
 	checked := 0
 	for _, d := range loadDashboards(t) {
@@ -238,6 +276,9 @@ func TestPrometheusMetrics(t *testing.T) {
 				for l := range series[name] {
 					known[l] = true
 				}
+			}
+			if err := checkQuantile(q.text, refs, types); err != nil {
+				t.Errorf("%s: %q: %v", q.key, q.text, err)
 			}
 			used := refs.groupBy
 			for _, m := range legendRE.FindAllStringSubmatch(q.legend, -1) {
@@ -280,6 +321,26 @@ func TestParsePromQL(t *testing.T) {
 			t.Errorf("%q: parsed as %v, want an error", bad, got.metrics)
 		}
 	}
+}
+
+// TestCheckQuantile: a quantile needs a histogram's buckets, by le.
+func TestCheckQuantile(t *testing.T) {
+	types := map[string]string{"h_seconds": "histogram", "c_total": "counter"}
+	f := func(expr string, ok bool) {
+		t.Helper()
+		refs, err := parsePromQL(expr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := checkQuantile(expr, refs, types); (err == nil) != ok {
+			t.Errorf("%q: %v, want ok %v", expr, err, ok)
+		}
+	}
+	f("histogram_quantile(0.99, sum by (le, route) (rate(h_seconds_bucket[5m])))", true)
+	f("histogram_quantile(0.99, sum by (route) (rate(h_seconds_bucket[5m])))", false)
+	f("histogram_quantile(0.99, sum by (le) (rate(h_seconds_count[5m])))", false)
+	f("histogram_quantile(0.99, sum by (le) (rate(c_total_bucket[5m])))", false)
+	f("sum(rate(h_seconds_count[5m]))", true)
 }
 
 func sorted(m map[string][]string) []string {

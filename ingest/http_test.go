@@ -23,6 +23,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/internal/httpserve"
+	"github.com/viewcount/viewcount/internal/latency"
 	"github.com/viewcount/viewcount/internal/stream/streamtest"
 )
 
@@ -110,7 +112,10 @@ func newTestServer(t testing.TB, pub EventPublisher, salts SaltSource, now func(
 	}
 	logs := &bytes.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	m := viewcount.NewMetrics()
+	m := viewcount.NewMetricsWith(latency.New())
+	// The request timing every engine runs (httpserve.NewEngine), so
+	// BenchmarkPixel pays for it as the service does.
+	e.Use(httpserve.ObserveRequests(m))
 	New(Config{PublishTimeout: time.Second}, pub, salts, m, logger, now).Routes(e)
 	return &testServer{engine: e, metrics: m, logs: logs}
 }

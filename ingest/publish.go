@@ -166,10 +166,14 @@ func (p *Publisher) Publish(ctx context.Context, evs []viewcount.Event) (viewcou
 		return viewcount.StreamPosition{}, fmt.Errorf("%w: %d events (%d bytes) do not fit one message", ErrBadInput, len(evs), size)
 	}
 	r := &request{ctx: ctx, evs: evs, size: size, done: make(chan error, 1)}
+	start := time.Now()
 	if err := p.publish(ctx, r); err != nil {
 		p.metrics.PublishErrors.Add(uint64(len(evs)))
 		return viewcount.StreamPosition{}, err
 	}
+	// The wait for durability: the loop, the linger, the round trip and
+	// the acks of every message the events went in.
+	p.metrics.ObserveIngestAck(time.Since(start))
 	// Written by the completer before it sent on done.
 	if r.spans {
 		return viewcount.StreamPosition{}, nil

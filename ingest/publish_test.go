@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/internal/latency"
+	"github.com/viewcount/viewcount/internal/latency/latencytest"
 	"github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/internal/stream/streamtest"
 )
@@ -152,7 +154,7 @@ func publishFails(t *testing.T, p *Publisher, timeout time.Duration) {
 
 func TestPublishConnectionClosed(t *testing.T) {
 	c := streamtest.Open(t, 2)
-	m := viewcount.NewMetrics()
+	m := viewcount.NewMetricsWith(latency.New())
 	p := runPublisher(t, c.JS, 2, m)
 	if _, err := p.Publish(context.Background(), []viewcount.Event{testEvent("a", 1)}); err != nil {
 		t.Fatal(err)
@@ -161,6 +163,10 @@ func TestPublishConnectionClosed(t *testing.T) {
 	publishFails(t, p, 2*time.Second)
 	if got := m.PublishErrors.Load(); got != 2 {
 		t.Fatalf("PublishErrors = %d, want 2", got)
+	}
+	// Only the acknowledged publish has an ack latency.
+	if got := latencytest.Read(t, m).Count(t, latency.IngestAckName); got != 1 {
+		t.Fatalf("ingest ack observations = %d, want 1", got)
 	}
 }
 

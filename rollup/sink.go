@@ -83,9 +83,14 @@ type Sink struct {
 	now     func() time.Time
 }
 
-// NewSink returns a sink inserting into store and recording intents.
+// NewSink returns a sink inserting into store and recording intents. now
+// is the clock events are stamped with (time.Now in production): the
+// validation lag is measured on it.
 func NewSink(cfg Config, store Inserter, intents progress.Bucket, metrics *viewcount.Metrics, logger *slog.Logger, now func() time.Time) *Sink {
 	cfg.defaults()
+	if now == nil {
+		now = time.Now
+	}
 	return &Sink{cfg: cfg, store: store, intents: intents, metrics: metrics, logger: logger.With("component", "rollup"), now: now}
 }
 
@@ -365,7 +370,7 @@ func (w *Writer) insert(ctx context.Context, token string, in intent, rows []vie
 func (w *Writer) insertChecked(ctx context.Context, token string, rows []viewcount.Verdict) error {
 	reg := w.s.cfg.Sites
 	if reg == nil {
-		return w.s.store.InsertViews(ctx, token, rows)
+		return w.insertTimed(ctx, token, rows)
 	}
 	release := reg.Hold()
 	defer release()
@@ -382,5 +387,16 @@ func (w *Writer) insertChecked(ctx context.Context, token string, rows []viewcou
 		w.s.logger.Info("valid views of a site deleted since they were judged stored as unknown_site",
 			"partition", w.partition, "batch", token, "views", moved, "site", site)
 	}
-	return w.s.store.InsertViews(ctx, token, rows)
+	return w.insertTimed(ctx, token, rows)
+}
+
+// insertTimed is the store's insert, timed when it succeeds (a failed
+// one is counted by InsertErrors instead).
+func (w *Writer) insertTimed(ctx context.Context, token string, rows []viewcount.Verdict) error {
+	start := time.Now()
+	if err := w.s.store.InsertViews(ctx, token, rows); err != nil {
+		return err
+	}
+	w.s.metrics.ObserveInsert(time.Since(start))
+	return nil
 }

@@ -32,6 +32,7 @@ type pipe struct {
 	intents jetstream.KeyValue
 	msgs    int
 	perMsg  int
+	t0      time.Time // every event's receive time
 }
 
 func newPipe(t *testing.T, msgs, perMsg int) *pipe {
@@ -42,6 +43,7 @@ func newPipe(t *testing.T, msgs, perMsg int) *pipe {
 		t.Fatal(err)
 	}
 	t0 := time.Now().UTC().Truncate(time.Millisecond)
+	p.t0 = t0
 	for m := 0; m < msgs; m++ {
 		evs := make([]viewcount.Event, perMsg)
 		for i := range evs {

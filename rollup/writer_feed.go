@@ -43,10 +43,12 @@ type feedState struct {
 
 	// The batches stored since the last feed started: up to last, rows of
 	// them, the oldest receive time among them and when the first of them
-	// was stored.
+	// was stored; and each one's oldest receive time, for the validation
+	// lag its feed observes.
 	last        uint64
 	rows        int
 	since, from time.Time
+	oldests     []time.Time
 
 	inflight *feed.Range // the feed running, nil when none
 	done     chan error
@@ -65,6 +67,9 @@ func (f *feedState) stored(batch uint64, n int, oldest, now time.Time) {
 	f.rows += n
 	if n > 0 && (f.since.IsZero() || oldest.Before(f.since)) {
 		f.since = oldest
+	}
+	if n > 0 && !oldest.IsZero() {
+		f.oldests = append(f.oldests, oldest)
 	}
 }
 
@@ -152,13 +157,22 @@ func (w *Writer) maybeFeed(ctx context.Context, force bool) error {
 	if f.unbounded {
 		r.Since, f.unbounded = time.Time{}, false
 	}
-	rows := f.rows
-	f.inflight, f.rows, f.since = &r, 0, time.Time{}
+	fd := fed{rows: f.rows, stored: f.from, oldests: f.oldests}
+	f.inflight, f.rows, f.since, f.oldests = &r, 0, time.Time{}, nil
 	if f.done == nil {
 		f.done = make(chan error, 1) // never blocks the goroutine, even if nobody waits
 	}
-	go func() { f.done <- w.runFeed(ctx, r, rows) }()
+	go func() { f.done <- w.runFeed(ctx, r, fd) }()
 	return nil
+}
+
+// fed is what a feed carries besides its range: its rows, when the first
+// of its batches was stored, and each batch's oldest receive time. The
+// feed's goroutine owns it.
+type fed struct {
+	rows    int
+	stored  time.Time
+	oldests []time.Time
 }
 
 // waitFeed blocks until the feed in flight, if any, is done.
@@ -205,7 +219,7 @@ func (w *Writer) Drain(ctx context.Context) error {
 // overlaps it. The lease outlives a stalled owner by its TTL, so that
 // takes a feed running for longer than that.
 
-func (w *Writer) runFeed(ctx context.Context, r feed.Range, rows int) error {
+func (w *Writer) runFeed(ctx context.Context, r feed.Range, fd fed) error {
 	backoff := w.s.cfg.RetryBackoff
 	recorded := false
 	for attempt := 1; ; attempt++ {
@@ -233,7 +247,15 @@ func (w *Writer) runFeed(ctx context.Context, r feed.Range, rows int) error {
 		}
 		backoff *= 2
 	}
-	w.s.metrics.Fed.Add(uint64(rows))
+	w.s.metrics.Fed.Add(uint64(fd.rows))
+	// The rollups hold the range now: how long its rows waited in
+	// views_raw, and how old each batch's oldest event is as it is
+	// counted. Event times are receive times on the injected clock.
+	w.s.metrics.ObserveFeedLag(time.Since(fd.stored))
+	now := w.s.now()
+	for _, t := range fd.oldests {
+		w.s.metrics.ObserveValidationLag(now.Sub(t))
+	}
 	return nil
 }
 
@@ -246,5 +268,10 @@ func (w *Writer) runFeedHeld(ctx context.Context, r feed.Range) error {
 	if reg := w.s.cfg.Sites; reg != nil {
 		defer reg.Hold()()
 	}
-	return feed.Copy(ctx, w.s.store, r)
+	start := time.Now()
+	if err := feed.Copy(ctx, w.s.store, r); err != nil {
+		return err
+	}
+	w.s.metrics.ObserveFeed(time.Since(start))
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -12,16 +13,22 @@ import (
 
 // NewEngine returns the HTTP router every role registers on. Only requests
 // from trustedProxies (CIDRs) may set the client IP with X-Forwarded-For;
-// with none, the socket's peer is the client. Gin's request logger is left
-// out on purpose: it logs client IPs, which must never reach a log.
-func NewEngine(trustedProxies []string) (*gin.Engine, error) {
-	return newEngine(trustedProxies, os.Stderr)
+// with none, the socket's peer is the client. Every request's latency goes
+// to requests (ObserveRequests), unless it is nil. Gin's request logger is
+// left out on purpose: it logs client IPs, which must never reach a log.
+func NewEngine(trustedProxies []string, requests RequestObserver) (*gin.Engine, error) {
+	return newEngine(trustedProxies, requests, os.Stderr)
 }
 
 // newEngine is NewEngine with gin's recovery output going to w.
-func newEngine(trustedProxies []string, w io.Writer) (*gin.Engine, error) {
+func newEngine(trustedProxies []string, requests RequestObserver, w io.Writer) (*gin.Engine, error) {
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()
+	// The timing goes first, outside the recovery, so a handler that
+	// panics is timed with the 500 the recovery answers.
+	if requests != nil {
+		e.Use(ObserveRequests(requests))
+	}
 	// Gin's recovery prints the request's headers on a broken pipe
 	// (X-Forwarded-For included) and error texts naming both socket
 	// addresses: the writer masks every address before it is written.
@@ -54,4 +61,26 @@ var nosniffValue = []string{"nosniff"}
 // TestEveryAnswerIsNoSniff (cmd/viewcount) walks every route.
 func noSniff(c *gin.Context) {
 	c.Writer.Header()["X-Content-Type-Options"] = nosniffValue
+}
+
+// RequestObserver records how long a request took; *viewcount.Metrics
+// satisfies it. route is the matched route's template ("" when none
+// matched), status the answer's code. It runs on every request and must
+// not allocate.
+type RequestObserver interface {
+	ObserveRequest(route string, status int, d time.Duration)
+}
+
+// ObserveRequests times each request from the moment the router matched it
+// to its handlers' return, labelled by the route's template (Gin's
+// FullPath), so the series are bounded by the routes, never by the paths
+// clients send. The answer is written into net/http's buffer by then, not
+// yet onto the wire. Redirects the router answers by itself (a trailing
+// slash) run no handler and are not timed.
+func ObserveRequests(obs RequestObserver) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		start := time.Now()
+		c.Next()
+		obs.ObserveRequest(c.FullPath(), c.Writer.Status(), time.Since(start))
+	}
 }

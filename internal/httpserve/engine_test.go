@@ -16,7 +16,7 @@ import (
 // without it.
 func TestRecoveryOutputHasNoAddress(t *testing.T) {
 	var out bytes.Buffer
-	e, err := newEngine(nil, &out)
+	e, err := newEngine(nil, nil, &out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ type fixture struct {
 func newFixture(t *testing.T, checks map[string]Checker) *fixture {
 	t.Helper()
 	f := &fixture{mets: viewcount.NewMetrics()}
-	e, err := NewEngine(nil)
+	e, err := NewEngine(nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

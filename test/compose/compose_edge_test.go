@@ -252,7 +252,7 @@ func TestComposeLoadBalancer(t *testing.T) {
 	}
 
 	// The routes ingest registers, "*name" wildcards as Caddy writes them.
-	engine, err := httpserve.NewEngine(nil)
+	engine, err := httpserve.NewEngine(nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

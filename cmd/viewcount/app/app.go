@@ -26,6 +26,7 @@ import (
 	"github.com/viewcount/viewcount/ingest"
 	"github.com/viewcount/viewcount/internal/feed"
 	"github.com/viewcount/viewcount/internal/httpserve"
+	"github.com/viewcount/viewcount/internal/latency"
 	"github.com/viewcount/viewcount/internal/redact"
 	"github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/rollup"
@@ -71,7 +72,7 @@ type Main struct {
 
 // NewMain returns an unstarted process.
 func NewMain(cfg Config, roles Roles, logger *slog.Logger, out io.Writer, now func() time.Time) *Main {
-	return &Main{cfg: cfg, roles: roles, logger: logger, out: out, now: now, Metrics: viewcount.NewMetrics(), failed: make(chan error, 4)}
+	return &Main{cfg: cfg, roles: roles, logger: logger, out: out, now: now, Metrics: viewcount.NewMetricsWith(latency.New()), failed: make(chan error, 4)}
 }
 
 // Addr is the HTTP listen address once Run returned.
@@ -141,7 +142,7 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 	}
 
-	engine, err := httpserve.NewEngine(m.cfg.Ingest.TrustedProxies)
+	engine, err := httpserve.NewEngine(m.cfg.Ingest.TrustedProxies, m.Metrics)
 	if err != nil {
 		return err
 	}
