@@ -1,0 +1,13 @@
+-- views_raw merges less eagerly: a merge is chosen once about 30 parts of
+-- a size wait (merge_selector_base; the default, 5, merges every few).
+-- views_raw is a log: the feed reads its newest batches by the batch
+-- index, the checks and repairs scan it whole, nothing reads it by key
+-- often enough to need few parts, while every merge rewrites all of its
+-- 62 columns. With the default each row was rewritten so often that the
+-- merges cost more CPU than the inserts: 3.7–4.7 µs a row of the merge
+-- threads against 1.4–1.8 with 30 (60 inserts of 50k rows, three
+-- alternating rounds; docs/benchmarks/history/issue-25.md, "views_raw's
+-- merges"), CPU the ingest path on the same cores then has. The cost: a
+-- few times more parts (18 instead of 3–5 after 3M rows), each read
+-- opened by a scan of the whole table.
+ALTER TABLE views_raw MODIFY SETTING merge_selector_base = 30;
