@@ -145,7 +145,7 @@ func opt(x *float64) string {
 
 const (
 	qEngagementValues  = "stats_engagement_values"  // site, dim, values, range → value, part, key, n
-	qEngagementRanking = "stats_engagement_ranking" // site, dim, by, range, limit, offset → value, n, total_values
+	qEngagementRanking = "stats_engagement_ranking" // site, dim, by, range, limit, offset → value, n, s_bounces, s_visit_ms, total_values
 )
 
 // engagementOf reads the figures of values of one of engagement_rollup's
@@ -193,7 +193,8 @@ func (a *API) pageEngagement(ctx context.Context, site string, eng map[string]*e
 }
 
 // visitBreakdown ranks entry pages by visits (with each one's bounce rate
-// and mean visit duration) or exit pages by exits, from engagement_rollup.
+// and mean visit duration, summed by the same read) or exit pages by
+// exits, from engagement_rollup.
 func (a *API) visitBreakdown(req *request, by string, s span, limit, offset int) (*answer, error) {
 	if req.page != "" {
 		return nil, badParam("page", "by=%s ranks the site's pages: leave page out", by)
@@ -215,25 +216,13 @@ func (a *API) visitBreakdown(req *request, by string, s span, limit, offset int)
 	} else {
 		ans.header = []string{by, "exits"}
 	}
-	values := make([]string, len(ranked))
-	for i, r := range ranked {
-		values[i] = r.Value
-		out.TotalValues = r.TotalValues
-	}
-	var eng map[string]*engagement
-	if by == "entry_page" && len(values) > 0 {
-		if eng, err = a.engagementOf(req.ctx, p, by, values); err != nil {
-			return nil, err
-		}
-	}
 	for _, r := range ranked {
+		out.TotalValues = r.TotalValues
 		n := uint64(r.N)
 		row := rowJSON{Value: r.Value}
 		if by == "entry_page" {
-			e := eng[r.Value]
-			if e == nil {
-				e = &engagement{}
-			}
+			// The ranking's own sums: an entry page's visits are n.
+			e := engagement{visits: r.N, bounces: r.Bounces, visitMS: r.VisitMS}
 			j := e.json(viewcount.DefaultEngagedAfter)
 			row.Visits, row.BounceRate, row.VisitDuration = &n, j.BounceRate, j.VisitDuration
 			ans.rows = append(ans.rows, []string{r.Value, u(n), opt(j.BounceRate), opt(j.VisitDuration)})

@@ -16,6 +16,8 @@ import (
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/api/stats"
 	"github.com/viewcount/viewcount/ingest"
+	"github.com/viewcount/viewcount/sql/queries"
+	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
 
@@ -216,5 +218,57 @@ func TestEngagementBreakdowns(t *testing.T) {
 	body, _ := io.ReadAll(w.Body)
 	if want := "entry_page,visits,bounce_rate,visit_duration\n/a,2,0.5,167.5\n/c,1,1,0\n"; string(body) != want {
 		t.Errorf("CSV:\n%s\nwant\n%s", body, want)
+	}
+}
+
+// TestEntryPagesOneRead: the entry page ranking reads its pages' bounces
+// and visit time in the pass that ranks them; on a generated history with
+// visits, every row's figures equal those of the read of the ranked
+// pages' figures it replaced (stats_engagement_values), over a range with
+// hour edges.
+func TestEntryPagesOneRead(t *testing.T) {
+	hc := storetest.HistoryConfig{Events: 20_000, Days: 4, End: time.Date(2026, 11, 20, 10, 30, 0, 0, time.UTC),
+		Pages: 40, Visitors: 500, Seed: 5, Batch: 5_000, Visits: true}
+	f := newFixtureOf(t, hc, map[string]string{"history.example": ""})
+	from, to := time.Date(2026, 11, 16, 15, 0, 0, 0, time.UTC), time.Date(2026, 11, 19, 7, 0, 0, 0, time.UTC)
+	var got struct {
+		Rows []struct {
+			Value         string
+			Visits        *uint64  `json:"visits"`
+			BounceRate    *float64 `json:"bounce_rate"`
+			VisitDuration *float64 `json:"visit_duration"`
+		}
+	}
+	f.getJSON("/v1/sites/history.example/stats/breakdown?by=entry_page&limit=1000&from="+url(from)+"&to="+url(to), &got)
+	if len(got.Rows) < 10 {
+		t.Fatalf("%d entry pages, want the history's", len(got.Rows))
+	}
+	values := make([]string, len(got.Rows))
+	for i, r := range got.Rows {
+		values[i] = r.Value
+	}
+	// The replaced read, as the API made it: whole UTC days from day rows,
+	// the edges from hours.
+	p := store.Params{"site": "history.example", "dim": "entry_page", "values": store.ArrayParam(values),
+		"from": "2026-11-16 15:00:00", "to": "2026-11-19 07:00:00", "dfrom": "2026-11-17 00:00:00", "dto": "2026-11-19 00:00:00"}
+	rows, err := store.Select[queries.StatsEngagementValuesRow](t.Context(), f.store, queries.Text("stats_engagement_values"), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums := map[string]map[string]int64{}
+	for _, r := range rows {
+		if sums[r.Value] == nil {
+			sums[r.Value] = map[string]int64{}
+		}
+		sums[r.Value][r.Part] += r.N
+	}
+	for _, r := range got.Rows {
+		s := sums[r.Value]
+		visits := s["visits"]
+		if visits <= 0 || r.Visits == nil || int64(*r.Visits) != visits ||
+			!near(r.BounceRate, float64(max(s["bounces"], 0))/float64(visits)) ||
+			!near(r.VisitDuration, float64(max(s["visit_ms"], 0))/float64(visits)/1000) {
+			t.Errorf("%s: visits %v bounce rate %v duration %v, want %d, %v", r.Value, r.Visits, r.BounceRate, r.VisitDuration, visits, s)
+		}
 	}
 }

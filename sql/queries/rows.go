@@ -525,6 +525,8 @@ type StatsEngagementSeriesRow struct {
 type StatsEngagementRankingRow struct {
 	Value       string `ch:"value"`
 	N           int64  `ch:"n"`
+	Bounces     int64  `ch:"s_bounces"`
+	VisitMS     int64  `ch:"s_visit_ms"`
 	TotalValues uint64 `ch:"total_values"`
 }
 

@@ -3,13 +3,19 @@
 -- from the day grain, the edges from hours): entry pages by visits
 -- ({dim} 'entry_page', {by} 'visits'), exit pages by exits ('exit_page',
 -- 'exits'); then value; one page of rows from offset, each with the number
--- of values in the range.
-SELECT value, n, total_values
+-- of values in the range. Each row also carries its value's bounces and
+-- visit time (0 for exit pages, whose rows hold exits only): an entry
+-- page's bounce rate and visit duration come from the rows its ranking
+-- reads, in the same pass, where a second read of the ranked pages'
+-- figures decoded every page's rows of the range again.
+SELECT value, n, s_bounces, s_visit_ms, total_values
 FROM
 (
     SELECT
         value,
         toInt64(sum(if({by:String} = 'visits', visits, exits))) AS n,
+        toInt64(sum(bounces)) AS s_bounces,
+        toInt64(sum(visit_ms)) AS s_visit_ms,
         toUInt64(count() OVER ()) AS total_values
     FROM engagement_rollup
     WHERE site = {site:String} AND dim = {dim:String}
