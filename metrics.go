@@ -45,6 +45,34 @@ type Metrics struct {
 	Health
 
 	latency Latency // nil: no histograms (NewMetrics)
+
+	memMu    sync.Mutex
+	memParts []MemoryPart
+}
+
+// MemoryPart is one part of the process's memory budget (--memory-budget;
+// docs/operations.md, "Memory budget"): what it may hold and, when it can
+// be measured, what it holds now.
+type MemoryPart struct {
+	Name   string
+	Budget int64
+	Used   func() int64 // nil: not measured
+}
+
+// SetMemoryParts sets the parts /metrics reports as
+// viewcount_memory_budget_bytes and viewcount_memory_used_bytes. Used is
+// called on every scrape and must be cheap.
+func (m *Metrics) SetMemoryParts(parts []MemoryPart) {
+	m.memMu.Lock()
+	defer m.memMu.Unlock()
+	m.memParts = parts
+}
+
+// ValidatorBytes estimates what this process's validators hold, over their
+// partitions (PartitionState.Bytes).
+func (m *Metrics) ValidatorBytes() int64 {
+	ps, _ := m.partitionTotals()
+	return ps.Bytes
 }
 
 // Latency keeps the distributions of how long the pipeline's steps take and
@@ -72,6 +100,9 @@ type PartitionState struct {
 	RotationNetworks    int    // networks tracked by the rotation rule
 	RotationUntracked   uint64 // views of busy networks that found the rotation rule full
 	Held                int    // valid views held by settling
+	// Bytes estimates what the partition's validator holds: its rules'
+	// tables and sketches (judge.Stats.Bytes) and its held views.
+	Bytes int64
 }
 
 // SetPartitionState records the state of partition p's validator.
@@ -100,6 +131,7 @@ func (m *Metrics) partitionTotals() (sum PartitionState, owned int) {
 		sum.RotationNetworks += s.RotationNetworks
 		sum.RotationUntracked += s.RotationUntracked
 		sum.Held += s.Held
+		sum.Bytes += s.Bytes
 	}
 	return sum, len(m.parts)
 }
@@ -231,6 +263,7 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 	if rss, ok := residentBytes(); ok {
 		gauge("process_resident_memory_bytes", "Resident set size of the process (Go heap, chDB and the embedded NATS server together).", rss)
 	}
+	m.writeMemory(p)
 	k, err := m.writeHealth(w)
 	n += k
 	if err != nil || m.latency == nil {
@@ -238,6 +271,25 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 	}
 	k, err = m.latency.WriteTo(w)
 	return n + k, err
+}
+
+func (m *Metrics) writeMemory(p func(string, ...any)) {
+	m.memMu.Lock()
+	parts := m.memParts
+	m.memMu.Unlock()
+	if len(parts) == 0 {
+		return
+	}
+	p("# HELP viewcount_memory_budget_bytes What each part of the process's memory budget may hold (--memory-budget); part=\"total\" is the budget.\n# TYPE viewcount_memory_budget_bytes gauge\n")
+	for _, pt := range parts {
+		p("viewcount_memory_budget_bytes{part=%q} %d\n", pt.Name, pt.Budget)
+	}
+	p("# HELP viewcount_memory_used_bytes What each part of the process's memory budget holds now (part=\"total\": the resident set).\n# TYPE viewcount_memory_used_bytes gauge\n")
+	for _, pt := range parts {
+		if pt.Used != nil {
+			p("viewcount_memory_used_bytes{part=%q} %d\n", pt.Name, pt.Used())
+		}
+	}
 }
 
 func sampleUint(s metrics.Sample) uint64 {

@@ -196,3 +196,41 @@ func TestExpositionProblems(t *testing.T) {
 	f("# HELP b B.\nb 1\n# TYPE b gauge\n", "a sample before its TYPE line")
 	f("# TYPE c gauge\nc 1\n", "c has a TYPE and no HELP")
 }
+
+// TestMetricsMemoryParts: each part of the memory budget is served with
+// its budget, and with its use where it is measured, in an exposition
+// that parses (one HELP and TYPE per family).
+func TestMetricsMemoryParts(t *testing.T) {
+	m := viewcount.NewMetrics()
+	var b strings.Builder
+	if _, err := m.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "viewcount_memory_") {
+		t.Error("memory parts served without a budget")
+	}
+	m.SetMemoryParts([]viewcount.MemoryPart{
+		{Name: "total", Budget: 1 << 30, Used: func() int64 { return 700 << 20 }},
+		{Name: "stats_cache", Budget: 26 << 20},
+	})
+	b.Reset()
+	if _, err := m.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	for _, want := range []string{
+		`viewcount_memory_budget_bytes{part="total"} 1073741824` + "\n",
+		`viewcount_memory_budget_bytes{part="stats_cache"} 27262976` + "\n",
+		`viewcount_memory_used_bytes{part="total"} 734003200` + "\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("missing %q", want)
+		}
+	}
+	if strings.Contains(text, `viewcount_memory_used_bytes{part="stats_cache"}`) {
+		t.Error("a part with no measure served a use")
+	}
+	if _, problems := expositionProblems(text); len(problems) > 0 {
+		t.Errorf("exposition: %v", problems)
+	}
+}

@@ -103,6 +103,9 @@ type Options struct {
 	// vcstream.LeaseTTL/3. Shorter than LeaseTTL/3, it only renews more
 	// often: the lease still expires LeaseTTL after its last renewal.
 	LeaseRenew time.Duration
+	// Budget is what the process's tables may hold (zero fields: the
+	// built-in process budgets).
+	Budget Budget
 }
 
 // Validator runs one pull consumer per owned partition, judges every event
@@ -159,10 +162,8 @@ func (v *Validator) Held() map[viewcount.PendingKey]uint64 {
 
 // New returns a validator over the stream reached through js, which has
 // partitions partitions. Zero fields of cfg take their defaults, except
-// that a zero MaxKeys or MaxHeld is the process budget (judge.ProcessWindowKeys,
-// judge.ProcessMaxHeld) split evenly among the partitions this validator owns:
-// what the process spends, and how far back its windows see, then depends
-// on its traffic, not on how many partitions that traffic is divided into.
+// that a zero capacity (MaxKeys, MaxHeld, MaxOpenViews, MaxVisits) is
+// opts.Budget's split evenly among the partitions this validator owns.
 func New(cfg judge.Config, opts Options, js jetstream.JetStream, partitions int, sites judge.SiteLookup, sink Sink, metrics *viewcount.Metrics, logger *slog.Logger) (*Validator, error) {
 	if opts.FetchBatch <= 0 {
 		opts.FetchBatch = 256
@@ -199,12 +200,7 @@ func New(cfg judge.Config, opts Options, js jetstream.JetStream, partitions int,
 			return nil, fmt.Errorf("validate: partition %d outside 0-%d", p, partitions-1)
 		}
 	}
-	if cfg.MaxKeys == 0 {
-		cfg.MaxKeys = perPartition(judge.ProcessWindowKeys, len(opts.Partitions))
-	}
-	if cfg.MaxHeld == 0 {
-		cfg.MaxHeld = perPartition(judge.ProcessMaxHeld, len(opts.Partitions))
-	}
+	cfg = opts.Budget.perPartition(cfg, len(opts.Partitions))
 	cfg, err := cfg.WithDefaults() // the consumer reads MaxHeld from it
 	if err != nil {
 		return nil, err
@@ -512,8 +508,10 @@ func (l *partitionLoop) report() {
 	l.progressed(l.lastReport)
 	l.pp.setHeld(l.q.bySite(), l.q.sinceBySite())
 	st := l.rules.Stats()
+	held := l.q.held()
 	l.v.metrics.SetPartitionState(l.p, viewcount.PartitionState{RetryKeys: st.IDs, ViewKeys: st.Views,
-		RotationNetworks: st.RotationNetworks, RotationUntracked: st.RotationUntracked, Held: l.q.held()})
+		RotationNetworks: st.RotationNetworks, RotationUntracked: st.RotationUntracked, Held: held,
+		Bytes: st.Bytes + int64(held)*heldBytes})
 }
 
 // progressed tells the health watch what the messages since the last call

@@ -49,6 +49,7 @@ type Revalidator struct {
 	Store      RevalStore
 	Rollups    Rebuilder // rebuilds the range's rollups; required
 	Owner      string    // names the hold in partition leases
+	Budget     Budget    // the tables' sizes, as the validators' (Options.Budget)
 	Logger     *slog.Logger
 	Now        func() time.Time
 
@@ -72,18 +73,13 @@ func (r *Revalidator) current(ctx context.Context) (ruleVersion, error) {
 }
 
 // NewRevalidator returns a revalidator judging with cfg, the validators'
-// rule configuration. The windows' key budgets are a validator's that owns
-// every partition, so the rules see what `viewcount serve`'s do.
+// rule configuration. The tables' budgets are a validator's that owns
+// every partition (r.Budget), so the rules see what `viewcount serve`'s do.
 func NewRevalidator(cfg judge.Config, r Revalidator) (*Revalidator, error) {
 	if r.Rollups == nil {
 		return nil, errors.New("validate: revalidator: no Rollups to rebuild")
 	}
-	if cfg.MaxKeys == 0 {
-		cfg.MaxKeys = perPartition(judge.ProcessWindowKeys, r.Partitions)
-	}
-	if cfg.MaxHeld == 0 {
-		cfg.MaxHeld = perPartition(judge.ProcessMaxHeld, r.Partitions)
-	}
+	cfg = r.Budget.perPartition(cfg, r.Partitions)
 	cfg, err := cfg.WithDefaults()
 	if err != nil {
 		return nil, err

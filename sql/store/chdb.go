@@ -39,6 +39,7 @@ type chdbStore struct {
 	lib    *chdbLib
 	path   string
 	db     string
+	memory Memory // server settings, read by the engine when it boots
 	logger *slog.Logger
 
 	queries chan *chdbConn // idle query connections
@@ -79,6 +80,7 @@ func openChDB(ctx context.Context, cfg Config, logger *slog.Logger) (*chdbStore,
 		lib:     l,
 		path:    path,
 		db:      cfg.Database,
+		memory:  cfg.Memory,
 		logger:  logger.With("engine", "chdb", "database", cfg.Database),
 		queries: make(chan *chdbConn, queryConns),
 		insert:  make(chan *chdbConn, 1),

@@ -41,6 +41,7 @@ func (s *chdbStore) connect() (unsafe.Pointer, error) {
 		"--",
 		"--display_name=viewcount",
 	}
+	args = append(args, s.memory.serverArgs()...)
 	p := s.lib.connect(int32(len(args)), a.cstrings(args))
 	if p == nil || *(*unsafe.Pointer)(p) == nil {
 		return nil, fmt.Errorf("store: chdb_connect --path=%s failed (another process using the directory? see chDB's stderr)", s.path)

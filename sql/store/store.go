@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/viewcount/viewcount"
@@ -26,6 +27,44 @@ type Config struct {
 	DataDir  string // embedded: chDB files go under DataDir/chdb
 	Database string // database to create and use; default the DSN's database, else "viewcount"
 	LibPath  string // libchdb.so path; empty = $CHDB_LIB_PATH, then $XDG_CACHE_HOME/viewcount/chdb/26.7.3-stable.1/libchdb.so (XDG default ~/.cache), then "libchdb.so" via the loader path
+	Memory   Memory // embedded only: the engine's memory; a server sizes itself
+}
+
+// Memory bounds what the embedded engine holds. chDB's defaults are a
+// server's (90 % of the machine for queries and merges, gigabytes of
+// caches), which in one process beside the service would take the memory
+// the rest of it needs; the engine reads these once, when it boots with
+// the process's first store. Zero fields keep chDB's defaults.
+type Memory struct {
+	// Limit is the engine's ceiling for everything it tracks (queries,
+	// inserts, merges, caches): max_server_memory_usage. A query that
+	// would pass it fails with MEMORY_LIMIT_EXCEEDED and is retried by its
+	// caller like any failed statement.
+	Limit int64
+	// MarkCache is mark_cache_size: the granule offsets of the parts
+	// queries read, the one cache a stats read gains from.
+	MarkCache int64
+	// Caches bounds each other cache the engine fills on its own
+	// (otherCaches: primary keys, index marks, query conditions, compiled
+	// expressions), each to this much; the uncompressed-block and
+	// query-result caches are off already.
+	Caches int64
+}
+
+// serverArgs are m as chDB's server configuration overrides.
+func (m Memory) serverArgs() []string {
+	var a []string
+	add := func(name string, v int64) {
+		if v > 0 {
+			a = append(a, "--"+name+"="+strconv.FormatInt(v, 10))
+		}
+	}
+	add("max_server_memory_usage", m.Limit)
+	add("mark_cache_size", m.MarkCache)
+	for _, name := range otherCaches {
+		add(name, m.Caches)
+	}
+	return a
 }
 
 // DefaultDatabase is the database used when Config.Database is empty.
@@ -65,6 +104,11 @@ func ArrayParam(vals []string) string {
 	b.WriteByte(']')
 	return b.String()
 }
+
+// otherCaches are the engine's caches that Memory.Caches bounds: those
+// its defaults size in gigabytes (or a hundred MiB) and the service's
+// tables can fill; the uncompressed and query caches are off already.
+var otherCaches = []string{"primary_index_cache_size", "index_mark_cache_size", "query_condition_cache_size", "compiled_expression_cache_size"}
 
 // literalEscaper quotes a string inside a ClickHouse string literal.
 var literalEscaper = strings.NewReplacer(`\`, `\\`, `'`, `\'`)

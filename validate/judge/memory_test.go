@@ -107,3 +107,43 @@ func BenchmarkRotationFull(b *testing.B) {
 		runtime.KeepAlive(&rot)
 	}
 }
+
+// TestStatsBytes: Stats.Bytes, the estimate the memory budget's metrics
+// report (viewcount_memory_used_bytes{part="validator"}), is close to what
+// the rules' tables really hold on the heap once each is full of distinct
+// visitors with their own pages and ids, the strings a real stream's
+// decoder allocates for every event. The per-entry costs come from a heap
+// profile under load, which also counts the visits evicted since the last
+// collection and a map mid-growth, so the estimate may run up to 60 % over
+// this steady table; it must never run under it by more than a third.
+func TestStatsBytes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills every table: a few seconds")
+	}
+	const n = 200_000
+	var ms runtime.MemStats
+	live := func() int64 {
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return int64(ms.HeapAlloc)
+	}
+	base := live()
+	run := newVisitRun(t, Config{MaxKeys: n, MaxOpenViews: n, MaxVisits: n})
+	for i := range n {
+		// Distinct strings per event, as decoded off the stream.
+		e := pageView(visitT0.Add(time.Duration(i)*time.Millisecond), uint64(i)+1,
+			"/articles/"+strconv.Itoa(i)+"/a-title-of-some-length", "id-"+strconv.Itoa(i)+"-0123456789")
+		e.Referrer = "https://news.example/" + strconv.Itoa(i)
+		run.feed(e)
+	}
+	heap := live() - base
+	st := run.r.Stats()
+	if st.Visits != n || st.OpenViews != n {
+		t.Fatalf("tables not full: %d visits, %d open views, want %d", st.Visits, st.OpenViews, n)
+	}
+	t.Logf("estimate %d MiB, heap %d MiB (%.0f bytes an event)", st.Bytes>>20, heap>>20, float64(heap)/n)
+	if ratio := float64(st.Bytes) / float64(heap); ratio < 0.67 || ratio > 1.6 {
+		t.Errorf("Stats.Bytes %d against %d on the heap: ratio %.2f, want 0.67-1.6", st.Bytes, heap, ratio)
+	}
+	runtime.KeepAlive(run)
+}

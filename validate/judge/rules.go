@@ -28,6 +28,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -130,17 +131,18 @@ const (
 	// ProcessWindowKeys: keys per duplicate window, 64 MiB of slots; the
 	// two windows take 128 MiB at most.
 	ProcessWindowKeys = 1 << 22
-	// ProcessMaxHeld: views held for settling, ~300 MiB at most (a held
-	// verdict and its strings are ~600 bytes; docs/benchmarks/README.md,
+	// ProcessMaxHeld: views held for settling, ~400 MiB at most (a held
+	// verdict and its strings are ~800 bytes; docs/benchmarks/README.md,
 	// "Memory").
 	ProcessMaxHeld = 1 << 19
-	// ProcessOpenViews: views a report may still name, ~90 MiB at most
-	// (~90 bytes each: the entry, its map slot and its place in the
+	// ProcessOpenViews: views a report may still name, ~115 MiB at most
+	// (~115 bytes each: the entry, its map slot and its place in the
 	// expiry order); at 1,000 views/s a process keeps each open for 17
 	// minutes, and reports mostly come within seconds of the view
 	// (docs/engagement.md).
 	ProcessOpenViews = 1 << 20
-	// ProcessVisits: live visits, ~100 MiB at most (~200 bytes each);
+	// ProcessVisits: live visits, ~260 MiB at most (~520 bytes each with
+	// their entry page and referrer, TestStatsBytes);
 	// a visit is live for VisitGap after its last view.
 	ProcessVisits = 1 << 19
 )
@@ -634,14 +636,35 @@ type Stats struct {
 	// flooding it).
 	RotationUntracked uint64
 	SketchBytes       int // the fixed count-min sketches (rate and rotation gate)
+	// OpenViews and Visits are the visit stage's tables (≤ MaxOpenViews,
+	// MaxVisits).
+	OpenViews, Visits int
+	// Bytes estimates what all of r's state holds: the windows' tables as
+	// allocated, the sketches, and the other tables at their measured cost
+	// per entry (TestStatsBytes checks the estimate against the heap).
+	Bytes int64
 }
+
+// Measured costs per entry of the tables whose entries hold pointers
+// (heap profiles at 20k views/s, TestStatsBytes).
+const (
+	slotBytes            = int64(unsafe.Sizeof(slot{}))
+	openViewBytes        = 115
+	visitBytes           = 520
+	rotationNetworkBytes = 340
+)
 
 // Stats returns the current Stats.
 func (r *Rules) Stats() Stats {
-	return Stats{
+	st := Stats{
 		IDs: r.ids.n, Views: r.views.n,
 		RotationNetworks:  r.rotation.tracked(),
 		RotationUntracked: r.rotation.untracked,
 		SketchBytes:       r.rate.bytes() + r.rotation.gate.bytes(),
+		OpenViews:         len(r.visits.views),
+		Visits:            len(r.visits.visits),
 	}
+	st.Bytes = int64(len(r.ids.slots)+len(r.views.slots))*slotBytes + int64(st.SketchBytes) +
+		int64(st.OpenViews)*openViewBytes + int64(st.Visits)*visitBytes + int64(st.RotationNetworks)*rotationNetworkBytes
+	return st
 }

@@ -17,6 +17,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/viewcount/viewcount"
@@ -67,6 +68,7 @@ type Main struct {
 	partsCancel                     context.CancelFunc
 	validator                       *validate.Validator // when this process validates
 	partsDone                       sync.WaitGroup
+	engineMemory                    atomic.Int64 // the embedded engine's tracked memory (sampleEngineMemory)
 	sql                             *sqlListener // --sql-listen; nil when off
 }
 
@@ -91,6 +93,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.cfg.API.AdminTokenFlag {
 		m.logger.Warn(warnTokenFlag)
 	}
+	m.applyMemoryBudget()
 	// The lock comes before anything opens a file in the data dir (see
 	// dirLock); a process on a NATS cluster and a ClickHouse server keeps
 	// only its admin token there and needs none.
@@ -398,6 +401,9 @@ func (m *Main) startStoreChecks(ctx context.Context) error {
 	var pctx context.Context
 	pctx, m.partsCancel = context.WithCancel(context.WithoutCancel(ctx))
 	m.goStage(&m.partsDone, "store parts", func() error { return parts.Run(pctx) })
+	if m.cfg.Memory.Engine > 0 {
+		m.goStage(&m.partsDone, "engine memory", func() error { return m.sampleEngineMemory(pctx, engineMemoryEvery) })
+	}
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/ingest/ratelimit"
+	"github.com/viewcount/viewcount/internal/membudget"
 	"github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/rollup"
 	"github.com/viewcount/viewcount/sql/store"
@@ -30,6 +31,9 @@ type Config struct {
 	LogLevel      string
 	MaxConns      int // open HTTP connections in all; 0 = derived from the file limit
 	MaxConnsPerIP int // ... from one peer address (trusted proxies exempt); 0 = derived
+	// Memory is --memory-budget split among the parts that hold memory
+	// (internal/membudget); the zero Plan with --memory-budget off.
+	Memory membudget.Plan
 
 	// Stream is the JetStream the events are made durable in. Its DataDir
 	// and Health are the process's (Data, its metrics), filled in at Open.
@@ -207,6 +211,7 @@ func fmtDuration(d time.Duration) string {
 // configLists are the flags parsed further after fs.Parse.
 type configLists struct {
 	proxies, dcLists, owned string
+	budget                  string
 }
 
 // declareConfig declares the role commands' flags on a new flag set, into c
@@ -224,6 +229,7 @@ func declareConfig(name string, c *Config, l *configLists, lookup func(string) (
 	e.str(&c.PprofListen, "pprof-listen", "VIEWCOUNT_PPROF_LISTEN", "", "serve Go's /debug/pprof on this address, e.g. 127.0.0.1:6060 (keep it on loopback; the profiling commands are in docs/benchmarks/README.md; it also samples blocking and lock contention); empty = off")
 	e.int(&c.MaxConns, "max-conns", "VIEWCOUNT_MAX_CONNS", 0, "HTTP connections open at once (0 = half the open-file limit, at least 64 and at most 65536, the other half left to the stream and the store); idle keep-alive connections give way first")
 	e.int(&c.MaxConnsPerIP, "max-conns-per-ip", "VIEWCOUNT_MAX_CONNS_PER_IP", 0, "HTTP connections open at once from one address, IPv6 /64 (0 = a sixteenth of the default --max-conns, the one derived from the open-file limit, at least 16); --trusted-proxies are exempt")
+	e.str(&l.budget, "memory-budget", "VIEWCOUNT_MEMORY_BUDGET", "", fmt.Sprintf("resident memory the process stays under, as GOMEMLIMIT writes a size (512MiB, 2GiB), split among Go's heap limit, the embedded engine's memory and caches, the validators' tables and the stats cache (docs/operations.md, Memory budget); empty = a quarter of the machine's (or the container's) memory, at least %s and at most %s; off = no budget: chDB's and Go's own defaults and the built-in table sizes", membudget.Format(membudget.Min), membudget.Format(membudget.DefaultMax)))
 	e.dur(&c.Validate.MaxLag, "ready-max-lag", "VIEWCOUNT_READY_MAX_LAG", 2*time.Minute, "/readyz fails part lag when the oldest event not yet counted is older than this beyond --settle-window (settling holds some views that long on purpose), and part partition/<p> when that partition has events waiting but makes no progress for this long")
 
 	e.section("Admin", "The admin API's bearer token.")
@@ -274,15 +280,64 @@ func declareConfig(name string, c *Config, l *configLists, lookup func(string) (
 
 	e.section("Public counts and stats", "How fresh the public counts are and how much of the stats API's answers is kept.")
 	e.dur(&c.API.PublicLag, "public-lag", "VIEWCOUNT_PUBLIC_LAG", 10*time.Second, "how often public counts are refreshed, at least 1s")
-	e.int(&c.API.StatsCacheMB, "stats-cache-mb", "VIEWCOUNT_STATS_CACHE_MB", 64, "MiB of stats API answers kept in memory: a range that ended more than the site's lag plus 10 min ago is read once, one still counting at most every 10 s, the answers' max-age (0 = off)")
+	e.int(&c.API.StatsCacheMB, "stats-cache-mb", "VIEWCOUNT_STATS_CACHE_MB", -1, fmt.Sprintf("MiB of stats API answers kept in memory: a range that ended more than the site's lag plus 10 min ago is read once, one still counting at most every 10 s, the answers' max-age (0 = off; -1 = the memory budget's share, 5 %% of Go's: %d at %s, %d with --memory-budget off)", defaultPlan.StatsCache>>20, membudget.Format(defaultPlan.Budget), statsCacheUnbudgeted))
 
 	e.section("Analysts' SQL", "The read-only SQL listener (ClickHouse's HTTP interface) and the limits each analyst query runs under.")
 	e.str(&c.SQL.Listen, "sql-listen", "VIEWCOUNT_SQL_LISTEN", "", "serve analysts' read-only SQL (ClickHouse's HTTP interface; every query checked before the engine sees it, see docs/analysts.md) on this address, e.g. 127.0.0.1:8123 (keep it on loopback or a private network); empty = off")
 	e.str(&c.SQL.Upstream, "sql-upstream", "VIEWCOUNT_SQL_UPSTREAM", "", "with CLICKHOUSE_DSN: the ClickHouse server's HTTP URL as its read-only analyst user, http://analyst:PASSWORD@clickhouse:8123, where --sql-listen runs the queries it cleared (prefer the variable: a flag is readable by every local user)")
 	e.dur(&c.SQL.MaxExecutionTime, "sql-max-execution-time", "VIEWCOUNT_SQL_MAX_EXECUTION_TIME", store.DefaultMaxExecutionTime, "longest an analyst request takes, the wait for the SQL connection, the checks and the query together (max_execution_time, whole seconds)")
 	e.int(&c.SQL.MaxResultRows, "sql-max-result-rows", "VIEWCOUNT_SQL_MAX_RESULT_ROWS", store.DefaultMaxResultRows, "most rows an analyst query returns (max_result_rows); more is an error, never a silent cut")
-	e.int(&c.SQL.MaxMemoryMB, "sql-max-memory-mb", "VIEWCOUNT_SQL_MAX_MEMORY_MB", store.DefaultMaxMemoryUsage>>20, "MiB one analyst query may use (max_memory_usage)")
+	e.int(&c.SQL.MaxMemoryMB, "sql-max-memory-mb", "VIEWCOUNT_SQL_MAX_MEMORY_MB", 0, fmt.Sprintf("MiB one analyst query may use (max_memory_usage; 0 = half the embedded engine's share of the memory budget: %d at %s, %d with --memory-budget off or a ClickHouse server)", defaultPlan.Engine/2>>20, membudget.Format(defaultPlan.Budget), store.DefaultMaxMemoryUsage>>20))
 	return e
+}
+
+// statsCacheUnbudgeted is the stats cache's size in MiB without a memory
+// budget.
+const statsCacheUnbudgeted = 64
+
+// defaultPlan is the largest default budget's split, for the flags' help
+// (the help is the same on every machine, so docs/configuration.md is).
+var defaultPlan, _ = membudget.Split(membudget.DefaultMax, true)
+
+// applyBudget splits the memory budget (--memory-budget's value, "" for
+// the default on a machine of machine bytes) and sizes what it bounds
+// unless a flag sized it already: the engine (embedded only), the
+// validators' tables, the stats cache and an analyst query's memory.
+// Go's limit is set by Run, not here: parsing has no side effects.
+func (c *Config) applyBudget(flagValue string, machine int64) error {
+	if flagValue == "off" {
+		c.Memory = membudget.Plan{}
+	} else {
+		budget := membudget.Default(machine)
+		if flagValue != "" {
+			b, err := membudget.Parse(flagValue)
+			if err != nil {
+				return fmt.Errorf("--memory-budget %q: %w", flagValue, err)
+			}
+			budget = b
+		}
+		p, err := membudget.Split(budget, c.Store.DSN == "")
+		if err != nil {
+			return fmt.Errorf("--memory-budget: %w", err)
+		}
+		c.Memory = p
+	}
+	p := c.Memory
+	c.Store.Memory = store.Memory{Limit: p.Engine, MarkCache: p.MarkCache, Caches: p.Caches}
+	c.Validate.Budget = validate.Budget{WindowKeys: p.WindowKeys, MaxHeld: p.MaxHeld, MaxOpenViews: p.MaxOpenViews, MaxVisits: p.MaxVisits}
+	if c.API.StatsCacheMB == -1 {
+		c.API.StatsCacheMB = statsCacheUnbudgeted
+		if p.Budget > 0 {
+			c.API.StatsCacheMB = int(p.StatsCache >> 20)
+		}
+	}
+	if c.SQL.MaxMemoryMB == 0 {
+		c.SQL.MaxMemoryMB = store.DefaultMaxMemoryUsage >> 20
+		if p.Engine > 0 {
+			c.SQL.MaxMemoryMB = max(1, int(p.Engine/2>>20))
+		}
+	}
+	return nil
 }
 
 // ParseConfig builds the Config of the role command name (serve, ingest,
@@ -334,8 +389,11 @@ func ParseConfig(name string, args []string) (Config, error) {
 	if c.Store.RawRetention < c.Stream.Retention {
 		return c, fmt.Errorf("--raw-retention %s is shorter than the stream's --retention %s: views_raw must keep at least what the stream can replay", c.Store.RawRetention, c.Stream.Retention)
 	}
+	if err := c.applyBudget(l.budget, membudget.Machine()); err != nil {
+		return c, err
+	}
 	if c.API.StatsCacheMB < 0 || c.API.StatsCacheMB > 1<<20 {
-		return c, fmt.Errorf("--stats-cache-mb %d: want 0 (off) to 1048576", c.API.StatsCacheMB)
+		return c, fmt.Errorf("--stats-cache-mb %d: want -1 (from the memory budget), 0 (off) to 1048576", c.API.StatsCacheMB)
 	}
 	switch {
 	case c.SQL.Listen != "" && c.Store.DSN != "" && c.SQL.Upstream == "":

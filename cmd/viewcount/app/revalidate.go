@@ -35,7 +35,8 @@ func (m *Main) revalidator() (revalidator, error) {
 	}
 	host, _ := os.Hostname()
 	r, err := validate.NewRevalidator(cfg, validate.Revalidator{JS: m.stream.JS, Partitions: m.stream.Partitions,
-		Sites: m.sites, Store: m.store, Rollups: repair.NewRebuilder(m.store, m.logger.With("component", "revalidate")), Owner: fmt.Sprintf("revalidate:%s:%d", host, os.Getpid()), Logger: m.logger, Now: m.now})
+		Sites: m.sites, Store: m.store, Rollups: repair.NewRebuilder(m.store, m.logger.With("component", "revalidate")), Owner: fmt.Sprintf("revalidate:%s:%d", host, os.Getpid()), Logger: m.logger, Now: m.now,
+		Budget: m.cfg.Validate.Budget})
 	if err != nil {
 		return revalidator{}, err
 	}
