@@ -239,9 +239,9 @@ func TestDataSources(t *testing.T) {
 	}
 	// The dashboards as committed, so a walk that misses a collapsed row or
 	// the variables shows: overview 1+4 and invalid-traffic 2+9 ClickHouse
-	// queries (variables + panel targets), pipeline-health 33 Prometheus
-	// targets (4 of them in its collapsed row).
-	want := map[string]int{typeClickHouse: 16, typePrometheus: 33}
+	// queries (variables + panel targets), pipeline-health 35 Prometheus
+	// targets (6 of them in its collapsed row).
+	want := map[string]int{typeClickHouse: 16, typePrometheus: 35}
 	for typ, n := range want {
 		if perType[typ] != n {
 			t.Errorf("%s queries: got %d, want %d", typ, perType[typ], n)

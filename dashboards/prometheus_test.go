@@ -232,6 +232,7 @@ func TestPrometheusMetrics(t *testing.T) {
 	m.SetPartitionState(0, viewcount.PartitionState{RetryKeys: 3, ViewKeys: 2, Held: 1})
 	m.SetHealth("stream", nil)
 	m.SetHealth("partition/0", errors.New("stalled"))
+	m.SetMemoryParts([]viewcount.MemoryPart{{Name: "go", Budget: 2 << 20, Used: func() int64 { return 1 << 20 }}})
 	var buf bytes.Buffer
 	if _, err := m.WriteTo(&buf); err != nil {
 		t.Fatal(err)
