@@ -308,6 +308,24 @@ pixel-rounds: chdb
 	$(GO) build -o "$$tmp/vcdev" ./cmd/vcdev && \
 	bash cmd/vcdev/loadgen/pixel-rounds.sh $(ROUNDS) "$$tmp/vcdev" "$$tmp/vc-base" "$$tmp/vc-now"
 
+# The open-loop pixel run, alternating a base binary and this tree's:
+# make openloop-rounds BASE=<commit> [ROUNDS=2] [RATE=20000] [DURATION=180s].
+# Each prints its latency (p50 … p99.9 from the scheduled send) and the
+# server's RSS at the start, the end and the peak.
+OPEN_ROUNDS ?= 2
+RATE ?= 20000
+DURATION ?= 180s
+.PHONY: openloop-rounds
+openloop-rounds: chdb
+	@test -n "$(BASE)" || { echo "set BASE=<commit> to compare with"; exit 2; }
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	git worktree add -q "$$tmp/base" $(BASE) && \
+	(cd "$$tmp/base" && $(GO) build -o "$$tmp/vc-base" ./cmd/viewcount) && \
+	git worktree remove --force "$$tmp/base" && \
+	$(GO) build -o "$$tmp/vc-now" ./cmd/viewcount && \
+	$(GO) build -o "$$tmp/vcdev" ./cmd/vcdev && \
+	bash cmd/vcdev/loadgen/openloop-rounds.sh $(OPEN_ROUNDS) $(RATE) $(DURATION) "$$tmp/vcdev" "$$tmp/vc-base" "$$tmp/vc-now"
+
 # The stats API on a generated 10M-event history: p50/p99 of
 # every stats call over 30 days. The history is generated once (a few
 # minutes) and kept under $(CACHE_DIR)/stats-bench, keyed by the

@@ -86,6 +86,7 @@ func loadgenMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.BoolVar(&cfg.AllowRemote, "allow-remote", false, "allow a server that is not on a loopback address")
 	asJSON := fs.Bool("json", false, "print the final report as JSON")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr (otherwise one a second)")
+	fs.DurationVar(&cfg.Window, "window", 0, "also print, every this long, that window's own p50, p99, p99.9 and max and the server's RSS (a long run's stability: the per-second lines' p99 is the run's so far); 0 = off")
 	seed := fs.Uint64("seed", 0, "traffic seed (0: from the clock, printed); the same seed sends the same ids, which a server counts as retries")
 	asnDB := fs.String("asn-db", envOr("VIEWCOUNT_ASN_DB", ""), "the server's AS-number data, so humans avoid hosting networks it judges datacenter: empty = the cached default, off = none (env VIEWCOUNT_ASN_DB)")
 	if err := fs.Parse(args); err != nil {

@@ -54,6 +54,10 @@ type Config struct {
 	Lag        bool
 	LagTimeout time.Duration
 	Progress   io.Writer // one line a second while running; nil: quiet
+	// Window, with Progress: also a line per Window with that window's
+	// own latency quantiles (the per-second lines' p99 is the run's so
+	// far) and the server's memory, for a long run's stability.
+	Window time.Duration
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -385,6 +389,8 @@ func (r *run) progress(done <-chan struct{}) {
 	defer t.Stop()
 	var last int64
 	lastAt := r.start
+	var winStart Histogram // the run's histogram when the window began
+	winAt := r.start
 	for {
 		select {
 		case <-done:
@@ -418,6 +424,19 @@ func (r *run) progress(done <-chan struct{}) {
 			}
 			fmt.Fprintln(r.cfg.Progress, line)
 			last, lastAt = n, now
+			if r.cfg.Window > 0 && now.Sub(winAt) >= r.cfg.Window {
+				w := h.Since(&winStart)
+				line := fmt.Sprintf("window %6.0fs-%.0fs  requests %9d  p50 %s  p99 %s  p99.9 %s  max %s",
+					winAt.Sub(r.start).Seconds(), now.Sub(r.start).Seconds(), w.Count(),
+					fmtDur(w.Quantile(0.5)), fmtDur(w.Quantile(0.99)), fmtDur(w.Quantile(0.999)), fmtDur(w.Max()))
+				if r.mon != nil {
+					if sm, _ := r.mon.latest(); sm.hasRSS {
+						line += "  rss " + fmtBytes(int64(sm.rss))
+					}
+				}
+				fmt.Fprintln(r.cfg.Progress, line)
+				winStart, winAt = h, now
+			}
 		}
 	}
 }

@@ -79,6 +79,36 @@ func (h *Histogram) Merge(o *Histogram) {
 	h.sum += o.sum
 }
 
+// Since returns what h recorded after earlier, a copy of h taken before:
+// the counts of a window of a run. Its max and min are those of its
+// highest and lowest bucket (within 0.8 %), the exact ones being lost
+// with the values outside the window; its sum is exact.
+func (h *Histogram) Since(earlier *Histogram) Histogram {
+	var w Histogram
+	for i, c := range h.counts {
+		d := c - earlier.counts[i]
+		if d == 0 {
+			continue
+		}
+		w.counts[i] = d
+		lo, hi := bucketRange(i)
+		if w.n == 0 {
+			w.min = time.Duration(lo)
+		}
+		w.max = time.Duration(hi - 1)
+		if i == histBuckets-1 {
+			w.max = h.max
+		}
+		w.n += d
+	}
+	w.sum = h.sum - earlier.sum
+	if w.n > 0 {
+		w.min = max(w.min, h.min)
+		w.max = min(w.max, h.max)
+	}
+	return w
+}
+
 // Count is the number of values recorded.
 func (h *Histogram) Count() uint64 { return h.n }
 

@@ -97,3 +97,45 @@ func BenchmarkHistogramRecord(b *testing.B) {
 		h.Record(time.Duration(i%100000) * time.Microsecond)
 	}
 }
+
+// TestHistogramSince: a window (what a histogram recorded after a copy of
+// it was taken) has the same count, sum and quantiles as a histogram of
+// the window's values alone, and min and max within their buckets, for
+// random runs spanning nanoseconds to the overflow bucket.
+func TestHistogramSince(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	value := func() time.Duration {
+		return time.Duration(rng.Uint64N(1 << rng.UintN(40)))
+	}
+	for range 200 {
+		var run, alone Histogram
+		for range rng.IntN(500) {
+			run.Record(value())
+		}
+		before := run
+		for range 1 + rng.IntN(500) {
+			v := value()
+			run.Record(v)
+			alone.Record(v)
+		}
+		w := run.Since(&before)
+		if w.Count() != alone.Count() || w.Mean() != alone.Mean() {
+			t.Fatalf("window count %d mean %v, alone %d %v", w.Count(), w.Mean(), alone.Count(), alone.Mean())
+		}
+		for _, q := range []float64{0.01, 0.5, 0.9, 0.99, 0.999} {
+			got, want := w.Quantile(q), alone.Quantile(q)
+			if b := bucketOf(uint64(want)); b != bucketOf(uint64(got)) && want != alone.Max() && want != alone.Min() {
+				t.Fatalf("q%.3f: window %v, alone %v: not the same bucket", q, got, want)
+			}
+		}
+		for name, pair := range map[string][2]time.Duration{"min": {w.Min(), alone.Min()}, "max": {w.Max(), alone.Max()}} {
+			got, want := pair[0], pair[1]
+			if bucketOf(uint64(got)) != bucketOf(uint64(want)) && !(name == "max" && bucketOf(uint64(want)) == histBuckets-1) {
+				t.Fatalf("%s: window %v, alone %v: not the same bucket", name, got, want)
+			}
+		}
+		if w.Max() > run.Max() || w.Min() < run.Min() {
+			t.Fatalf("window [%v, %v] outside the run's [%v, %v]", w.Min(), w.Max(), run.Min(), run.Max())
+		}
+	}
+}
