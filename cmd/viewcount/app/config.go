@@ -301,10 +301,11 @@ var defaultPlan, _ = membudget.Split(membudget.DefaultMax, true)
 
 // applyBudget splits the memory budget (--memory-budget's value, "" for
 // the default on a machine of machine bytes) and sizes what it bounds
-// unless a flag sized it already: the engine (embedded only), the
+// unless a flag sized it already: the engine (when the process embeds the
+// store, embedsStore), the
 // validators' tables, the stats cache and an analyst query's memory.
 // Go's limit is set by Run, not here: parsing has no side effects.
-func (c *Config) applyBudget(flagValue string, machine int64) error {
+func (c *Config) applyBudget(flagValue string, machine int64, embedsStore bool) error {
 	if flagValue == "off" {
 		c.Memory = membudget.Plan{}
 	} else {
@@ -316,7 +317,7 @@ func (c *Config) applyBudget(flagValue string, machine int64) error {
 			}
 			budget = b
 		}
-		p, err := membudget.Split(budget, c.Store.DSN == "")
+		p, err := membudget.Split(budget, embedsStore)
 		if err != nil {
 			return fmt.Errorf("--memory-budget: %w", err)
 		}
@@ -389,7 +390,8 @@ func ParseConfig(name string, args []string) (Config, error) {
 	if c.Store.RawRetention < c.Stream.Retention {
 		return c, fmt.Errorf("--raw-retention %s is shorter than the stream's --retention %s: views_raw must keep at least what the stream can replay", c.Store.RawRetention, c.Stream.Retention)
 	}
-	if err := c.applyBudget(l.budget, membudget.Machine()); err != nil {
+	// An ingest process opens no store: no engine share to set aside.
+	if err := c.applyBudget(l.budget, membudget.Machine(), c.Store.DSN == "" && name != "ingest"); err != nil {
 		return c, err
 	}
 	if c.API.StatsCacheMB < 0 || c.API.StatsCacheMB > 1<<20 {

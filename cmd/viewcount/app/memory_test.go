@@ -36,6 +36,11 @@ func TestMemoryBudgetConfig(t *testing.T) {
 		t.Errorf("off: plan %+v, store %+v, validator %+v, %v; want all zero", c.Memory, c.Store.Memory, c.Validate.Budget, err)
 	}
 
+	c, err = ParseConfig("ingest", []string{"--memory-budget", "1GiB"})
+	if err != nil || c.Memory.Engine != 0 || c.Memory.Go != membudget.GiB-membudget.Code {
+		t.Errorf("ingest: plan %+v, %v; want no engine share: it opens no store", c.Memory, err)
+	}
+
 	t.Setenv("CLICKHOUSE_DSN", "clickhouse://127.0.0.1:9000/viewcount")
 	c, err = ParseConfig("serve", []string{"--memory-budget", "1GiB"})
 	if err != nil || c.Memory.Engine != 0 || c.Store.Memory.Limit != 0 || c.Memory.Go != membudget.GiB-membudget.Code {
