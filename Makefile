@@ -293,12 +293,10 @@ faults: chdb
 soak: chdb
 	$(FAULTS_ENV) VIEWCOUNT_FAULTS=soak $(GO) test $(GOFLAGS) -tags faults -count=1 -v -timeout 90m ./test/faults/
 
-# The pixel against bare Gin, alternating a base binary and this tree's:
-# make pixel-rounds BASE=<commit> [ROUNDS=5]. Needs curl. The load comes
-# from this tree's vcdev loadgen for both.
-ROUNDS ?= 5
-.PHONY: pixel-rounds
-pixel-rounds: chdb
+# Alternating rounds of a base commit's server and this tree's, one fresh
+# `serve` each per round, the load from this tree's vcdev for both:
+# $(call rounds,ROUNDS,LOADGEN FLAGS). Needs curl.
+define rounds
 	@test -n "$(BASE)" || { echo "set BASE=<commit> to compare with"; exit 2; }
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	git worktree add -q "$$tmp/base" $(BASE) && \
@@ -306,25 +304,25 @@ pixel-rounds: chdb
 	git worktree remove --force "$$tmp/base" && \
 	$(GO) build -o "$$tmp/vc-now" ./cmd/viewcount && \
 	$(GO) build -o "$$tmp/vcdev" ./cmd/vcdev && \
-	bash cmd/vcdev/loadgen/pixel-rounds.sh $(ROUNDS) "$$tmp/vcdev" "$$tmp/vc-base" "$$tmp/vc-now"
+	bash cmd/vcdev/loadgen/rounds.sh $(1) "$$tmp/vcdev" "$(2)" "$$tmp/vc-base" "$$tmp/vc-now"
+endef
 
-# The open-loop pixel run, alternating a base binary and this tree's:
-# make openloop-rounds BASE=<commit> [ROUNDS=2] [RATE=20000] [DURATION=180s].
-# Each prints its latency (p50 … p99.9 from the scheduled send) and the
-# server's RSS at the start, the end and the peak.
+# The pixel against bare Gin, closed loop: make pixel-rounds BASE=<commit>
+# [ROUNDS=5]; each round prints its "throughput N×".
+ROUNDS ?= 5
+.PHONY: pixel-rounds
+pixel-rounds: chdb
+	$(call rounds,$(ROUNDS),--duration 10s --baseline --lag=false)
+
+# The pixel in open loop: make openloop-rounds BASE=<commit> [OPEN_ROUNDS=2]
+# [RATE=20000] [DURATION=180s]; each round prints its latency (from the
+# scheduled send) and the server's RSS at start, end and peak.
 OPEN_ROUNDS ?= 2
 RATE ?= 20000
 DURATION ?= 180s
 .PHONY: openloop-rounds
 openloop-rounds: chdb
-	@test -n "$(BASE)" || { echo "set BASE=<commit> to compare with"; exit 2; }
-	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
-	git worktree add -q "$$tmp/base" $(BASE) && \
-	(cd "$$tmp/base" && $(GO) build -o "$$tmp/vc-base" ./cmd/viewcount) && \
-	git worktree remove --force "$$tmp/base" && \
-	$(GO) build -o "$$tmp/vc-now" ./cmd/viewcount && \
-	$(GO) build -o "$$tmp/vcdev" ./cmd/vcdev && \
-	bash cmd/vcdev/loadgen/openloop-rounds.sh $(OPEN_ROUNDS) $(RATE) $(DURATION) "$$tmp/vcdev" "$$tmp/vc-base" "$$tmp/vc-now"
+	$(call rounds,$(OPEN_ROUNDS),--rate $(RATE) --duration $(DURATION) --lag=false)
 
 # The stats API on a generated 10M-event history: p50/p99 of
 # every stats call over 30 days. The history is generated once (a few

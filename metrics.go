@@ -260,7 +260,7 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 	gauge("go_memstats_heap_inuse_bytes", "Go heap bytes in live and not yet swept objects.", sampleUint(rt[0]))
 	gauge("go_memstats_sys_bytes", "Bytes of memory the Go runtime mapped.", sampleUint(rt[1]))
 	gauge("go_goroutines", "Goroutines that currently exist.", uint64(runtime.NumGoroutine()))
-	if rss, ok := residentBytes(); ok {
+	if rss, ok := ResidentBytes(); ok {
 		gauge("process_resident_memory_bytes", "Resident set size of the process (Go heap, chDB and the embedded NATS server together).", rss)
 	}
 	m.writeMemory(p)
@@ -299,9 +299,9 @@ func sampleUint(s metrics.Sample) uint64 {
 	return 0
 }
 
-// residentBytes reads the process's RSS from /proc (Linux only: elsewhere
-// the gauge is left out).
-func residentBytes() (uint64, bool) {
+// ResidentBytes reads the process's RSS from /proc (Linux only: elsewhere
+// the gauge is left out, and ok is false).
+func ResidentBytes() (rss uint64, ok bool) {
 	b, err := os.ReadFile("/proc/self/statm")
 	if err != nil {
 		return 0, false

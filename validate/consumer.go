@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/internal/membudget"
 	"github.com/viewcount/viewcount/internal/progress"
 	vcstream "github.com/viewcount/viewcount/internal/stream"
 	"github.com/viewcount/viewcount/validate/judge"
@@ -511,7 +512,7 @@ func (l *partitionLoop) report() {
 	held := l.q.held()
 	l.v.metrics.SetPartitionState(l.p, viewcount.PartitionState{RetryKeys: st.IDs, ViewKeys: st.Views,
 		RotationNetworks: st.RotationNetworks, RotationUntracked: st.RotationUntracked, Held: held,
-		Bytes: st.Bytes + int64(held)*heldBytes})
+		Bytes: st.Bytes + int64(held)*membudget.HeldBytes})
 }
 
 // progressed tells the health watch what the messages since the last call

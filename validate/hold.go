@@ -41,11 +41,6 @@ type holdQueue struct {
 	buf   []byte
 }
 
-// heldBytes is what a held verdict costs: its place in items (a slice that
-// doubles as it grows) and its strings, from a heap profile at 20k views/s
-// (docs/operations.md, "Memory budget").
-const heldBytes = 800
-
 func (q *holdQueue) observe(t int64) { q.mark = max(q.mark, t) }
 
 func (q *holdQueue) push(v viewcount.Verdict) {

@@ -53,11 +53,12 @@ const (
 	// each table held): a held view is its Verdict in the queue's slice
 	// (which doubles as it grows) and its decoded strings; a visit its
 	// struct, its map slot and the entry page, referrer and campaign
-	// strings it keeps alive.
-	windowKeyBytes = 16  // a slot of a duplicate window's table
-	heldBytes      = 800 // a view held for settling
-	openViewBytes  = 115 // a counted view an engagement report may still name
-	visitBytes     = 520 // a live visit
+	// strings it keeps alive. The validators estimate what they hold with
+	// the same figures (judge.Stats.Bytes, TestStatsBytes).
+	WindowKeyBytes = 16  // a slot of a duplicate window's table
+	HeldBytes      = 800 // a view held for settling
+	OpenViewBytes  = 115 // a counted view an engagement report may still name
+	VisitBytes     = 520 // a live visit
 )
 
 // Plan is a budget split into the ceilings the process applies. Byte
@@ -116,10 +117,10 @@ func Split(budget int64, engine bool) (Plan, error) {
 	p.Validator = p.Go * 35 / 100
 	p.StatsCache = p.Go * 5 / 100
 	v := p.Validator
-	p.WindowKeys = int(v * 35 / 100 / 2 / windowKeyBytes)
-	p.MaxHeld = int(v * 25 / 100 / heldBytes)
-	p.MaxVisits = int(v * 30 / 100 / visitBytes)
-	p.MaxOpenViews = int(v * 10 / 100 / openViewBytes)
+	p.WindowKeys = int(v * 35 / 100 / 2 / WindowKeyBytes)
+	p.MaxHeld = int(v * 25 / 100 / HeldBytes)
+	p.MaxVisits = int(v * 30 / 100 / VisitBytes)
+	p.MaxOpenViews = int(v * 10 / 100 / OpenViewBytes)
 	return p, nil
 }
 

@@ -25,8 +25,8 @@ func TestSplitWithinBudget(t *testing.T) {
 			if p.Validator+p.StatsCache > p.Go {
 				t.Errorf("Split(%s): validator %d + stats cache %d over Go's %d", Format(b), p.Validator, p.StatsCache, p.Go)
 			}
-			tables := int64(p.WindowKeys)*2*windowKeyBytes + int64(p.MaxHeld)*heldBytes +
-				int64(p.MaxOpenViews)*openViewBytes + int64(p.MaxVisits)*visitBytes
+			tables := int64(p.WindowKeys)*2*WindowKeyBytes + int64(p.MaxHeld)*HeldBytes +
+				int64(p.MaxOpenViews)*OpenViewBytes + int64(p.MaxVisits)*VisitBytes
 			if tables > p.Validator {
 				t.Errorf("Split(%s): the validator's tables hold %d, over its %d", Format(b), tables, p.Validator)
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/internal/membudget"
 )
 
 // BenchmarkMemory drives 10 million distinct visitors from 1 million
@@ -146,4 +147,12 @@ func TestStatsBytes(t *testing.T) {
 		t.Errorf("Stats.Bytes %d against %d on the heap: ratio %.2f, want 0.67-1.6", st.Bytes, heap, ratio)
 	}
 	runtime.KeepAlive(run)
+}
+
+// TestWindowKeyBytes: the memory budget sizes the duplicate windows by the
+// real size of their slots.
+func TestWindowKeyBytes(t *testing.T) {
+	if slotBytes != membudget.WindowKeyBytes {
+		t.Errorf("a window slot is %d bytes, membudget.WindowKeyBytes %d", slotBytes, membudget.WindowKeyBytes)
+	}
 }

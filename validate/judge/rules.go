@@ -33,6 +33,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/internal/membudget"
 )
 
 // Config holds the rules' knobs. A zero field takes its default, so Config{}
@@ -132,8 +133,7 @@ const (
 	// two windows take 128 MiB at most.
 	ProcessWindowKeys = 1 << 22
 	// ProcessMaxHeld: views held for settling, ~400 MiB at most (a held
-	// verdict and its strings are ~800 bytes; docs/benchmarks/README.md,
-	// "Memory").
+	// verdict and its strings are ~800 bytes, membudget.HeldBytes).
 	ProcessMaxHeld = 1 << 19
 	// ProcessOpenViews: views a report may still name, ~115 MiB at most
 	// (~115 bytes each: the entry, its map slot and its place in the
@@ -142,8 +142,8 @@ const (
 	// (docs/engagement.md).
 	ProcessOpenViews = 1 << 20
 	// ProcessVisits: live visits, ~260 MiB at most (~520 bytes each with
-	// their entry page and referrer, TestStatsBytes);
-	// a visit is live for VisitGap after its last view.
+	// their entry page and referrer, membudget.VisitBytes); a visit is
+	// live for VisitGap after its last view.
 	ProcessVisits = 1 << 19
 )
 
@@ -645,12 +645,12 @@ type Stats struct {
 	Bytes int64
 }
 
-// Measured costs per entry of the tables whose entries hold pointers
-// (heap profiles at 20k views/s, TestStatsBytes).
+// Costs per entry of the tables: a window's slot as allocated; the
+// visit stage's entries as the memory budget sizes them (membudget, from
+// a heap profile at 20k views/s; TestStatsBytes); a tracked rotation
+// network.
 const (
 	slotBytes            = int64(unsafe.Sizeof(slot{}))
-	openViewBytes        = 115
-	visitBytes           = 520
 	rotationNetworkBytes = 340
 )
 
@@ -665,6 +665,6 @@ func (r *Rules) Stats() Stats {
 		Visits:            len(r.visits.visits),
 	}
 	st.Bytes = int64(len(r.ids.slots)+len(r.views.slots))*slotBytes + int64(st.SketchBytes) +
-		int64(st.OpenViews)*openViewBytes + int64(st.Visits)*visitBytes + int64(st.RotationNetworks)*rotationNetworkBytes
+		int64(st.OpenViews)*membudget.OpenViewBytes + int64(st.Visits)*membudget.VisitBytes + int64(st.RotationNetworks)*rotationNetworkBytes
 	return st
 }

@@ -302,13 +302,11 @@ var defaultPlan, _ = membudget.Split(membudget.DefaultMax, true)
 // applyBudget splits the memory budget (--memory-budget's value, "" for
 // the default on a machine of machine bytes) and sizes what it bounds
 // unless a flag sized it already: the engine (when the process embeds the
-// store, embedsStore), the
-// validators' tables, the stats cache and an analyst query's memory.
+// store, embedsStore), the validators' tables, the stats cache and an
+// analyst query's memory.
 // Go's limit is set by Run, not here: parsing has no side effects.
 func (c *Config) applyBudget(flagValue string, machine int64, embedsStore bool) error {
-	if flagValue == "off" {
-		c.Memory = membudget.Plan{}
-	} else {
+	if flagValue != "off" { // off: the zero Plan, every part unbudgeted
 		budget := membudget.Default(machine)
 		if flagValue != "" {
 			b, err := membudget.Parse(flagValue)

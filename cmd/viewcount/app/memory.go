@@ -35,7 +35,7 @@ func (m *Main) applyMemoryBudget() {
 		"stats_cache", membudget.Format(int64(m.cfg.API.StatsCacheMB)<<20), "window_keys", p.WindowKeys, "max_held", p.MaxHeld,
 		"max_visits", p.MaxVisits, "max_open_views", p.MaxOpenViews)
 	parts := []viewcount.MemoryPart{
-		{Name: "total", Budget: p.Budget, Used: func() int64 { return membudget.ProcSize("/proc/self/status", "VmRSS") }},
+		{Name: "total", Budget: p.Budget, Used: func() int64 { rss, _ := viewcount.ResidentBytes(); return int64(rss) }},
 		{Name: "code", Budget: p.Code, Used: func() int64 { return membudget.ProcSize("/proc/self/status", "RssFile") }},
 		{Name: "go", Budget: goLimit, Used: goMemory},
 		{Name: "validator", Budget: p.Validator, Used: m.Metrics.ValidatorBytes},
