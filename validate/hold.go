@@ -30,10 +30,14 @@ type holdQueue struct {
 	// oldest first: with what is known by then, as a replay would do at the
 	// same stream position, so the bound costs accuracy at the margin,
 	// never determinism.
-	max   int
-	mark  int64 // watermark, Unix ms
-	items []viewcount.Verdict
-	head  int // items[:head] are released
+	max  int
+	mark int64 // watermark, Unix ms
+	// items are the held verdicts in arrival order, packed (packed.go):
+	// their strings in arena, in the same order.
+	items []packedVerdict
+	arena []byte
+	head  int              // items[:head] are released
+	locs  []*time.Location // time zones other than UTC and Local, for packedVerdict.loc
 	// views counts the held views by site and event id (heldKey), so an
 	// engagement report for one of them is held behind it and judged once
 	// the view's verdict is final (docs/engagement.md).
@@ -50,7 +54,7 @@ func (q *holdQueue) push(v viewcount.Verdict) {
 		}
 		q.views[q.key(&v.Event)]++
 	}
-	q.items = append(q.items, v)
+	q.pack(&v)
 }
 
 // holds reports whether the view an engagement report names is held.
@@ -73,10 +77,13 @@ func (q *holdQueue) key(e *viewcount.Event) uint64 {
 // milliseconds, and keeps a release proportional to what it releases.
 func (q *holdQueue) release(out []viewcount.Verdict, settle func(*viewcount.Verdict)) []viewcount.Verdict {
 	for q.head < len(q.items) {
-		v := &q.items[q.head]
-		if v.Time.UnixMilli()+q.window > q.mark && len(q.items)-q.head <= q.max {
+		p := &q.items[q.head]
+		if p.unixMilli()+q.window > q.mark && len(q.items)-q.head <= q.max {
 			break
 		}
+		out = append(out, viewcount.Verdict{})
+		v := &out[len(out)-1]
+		q.unpack(p, v)
 		if v.Kind == viewcount.KindView {
 			settle(v)
 			if k := q.key(&v.Event); q.views[k] > 1 {
@@ -85,15 +92,18 @@ func (q *holdQueue) release(out []viewcount.Verdict, settle func(*viewcount.Verd
 				delete(q.views, k)
 			}
 		}
-		out = append(out, *v)
-		*v = viewcount.Verdict{} // drop string references
 		q.head++
 	}
 	if q.head == len(q.items) {
-		q.items, q.head = q.items[:0], 0
+		q.items, q.arena, q.head = q.items[:0], q.arena[:0], 0
 	} else if q.head > len(q.items)/2 {
+		cut := q.items[q.head].off
+		q.arena = q.arena[:copy(q.arena, q.arena[cut:])]
 		n := copy(q.items, q.items[q.head:])
 		q.items, q.head = q.items[:n], 0
+		for i := range q.items {
+			q.items[i].off -= cut
+		}
 	}
 	return out
 }
@@ -105,12 +115,15 @@ func (q *holdQueue) bySite() map[viewcount.PendingKey]uint64 {
 		return nil
 	}
 	out := map[viewcount.PendingKey]uint64{}
-	for _, v := range q.items[q.head:] {
-		if v.Kind != viewcount.KindView {
+	names := map[string]string{} // one string per distinct site or page
+	for i := q.head; i < len(q.items); i++ {
+		p := &q.items[i]
+		if p.s.kind != viewcount.KindView {
 			continue // a held report is no pending view
 		}
-		out[viewcount.PendingKey{Site: v.Site, Page: v.Page}]++
-		out[viewcount.PendingKey{Site: v.Site}]++
+		site, page := intern(names, q.field(p, fieldSite)), intern(names, q.field(p, fieldPage))
+		out[viewcount.PendingKey{Site: site, Page: page}]++
+		out[viewcount.PendingKey{Site: site}]++
 	}
 	return out
 }
@@ -122,15 +135,26 @@ func (q *holdQueue) sinceBySite() map[string]time.Time {
 		return nil
 	}
 	out := map[string]time.Time{}
-	for _, v := range q.items[q.head:] {
-		if v.Kind != viewcount.KindView {
+	for i := q.head; i < len(q.items); i++ {
+		p := &q.items[i]
+		if p.s.kind != viewcount.KindView {
 			continue
 		}
-		if o, ok := out[v.Site]; !ok || v.Time.Before(o) {
-			out[v.Site] = v.Time
+		site := q.field(p, fieldSite)
+		if o, ok := out[string(site)]; !ok || p.time(q.locs, 0).Before(o) {
+			out[string(site)] = p.time(q.locs, 0)
 		}
 	}
 	return out
+}
+
+func intern(names map[string]string, b []byte) string {
+	if s, ok := names[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	names[s] = s
+	return s
 }
 
 // held is how many verdicts wait.
@@ -139,7 +163,7 @@ func (q *holdQueue) held() int { return len(q.items) - q.head }
 // due reports whether a held verdict's window has passed by the clock now:
 // then a quiet partition needs a tick to release it.
 func (q *holdQueue) due(now time.Time) bool {
-	return q.held() > 0 && q.items[q.head].Time.UnixMilli()+q.window < now.UnixMilli()
+	return q.held() > 0 && q.items[q.head].unixMilli()+q.window < now.UnixMilli()
 }
 
 // tickTime returns the time of a tick message, or false for an event batch.

@@ -50,8 +50,9 @@ const (
 
 	// Sizes per entry of the validators' tables, from a heap profile at
 	// 20k views/s (/debug/pprof/heap, inuse_space, divided by the entries
-	// each table held): a held view is its Verdict in the queue's slice
-	// (which doubles as it grows) and its decoded strings; a visit its
+	// each table held): a held view is its packed verdict and its strings
+	// in the queue's arena (validate.TestHeldBytes: ~640 bytes for a
+	// pixel view), with the slack of both doubling as they grow; a visit its
 	// struct, its map slot and the entry page, referrer and campaign
 	// strings it keeps alive. The validators estimate what they hold with
 	// the same figures (judge.Stats.Bytes, TestStatsBytes).
