@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"cmp"
 	"encoding/binary"
 	"math"
 	"time"
@@ -27,33 +28,49 @@ import (
 // table full is not remembered, so each of its later views opens a visit
 // of its own. Both are deterministic, so a replay reaches the same rows.
 
+// The state holds no pointers but the names table: open views, visits and
+// both maps are memory the garbage collector does not scan. At 20k views/s
+// they held ~100 MB of visit structs and their strings, which every mark
+// phase walked (docs/benchmarks/history/issue-25.md, "Visits without
+// pointers").
+
 // openView is a counted view a report may still name.
 type openView struct {
 	at      int64 // receive time, Unix ms
 	visitor uint64
 	page    uint64 // xxhash of the page: a report must name the view's own
+	visit   int32  // its visit in visitState.slab
 	screenW uint16 // the view's hints, lent to its reports' dimensions
 	screenH uint16
 	hints   bool
-	visit   *visit
 	// What the accepted reports said so far: cumulative maxima.
 	engaged  uint32
 	scroll   uint8
 	reported bool
 }
 
-// visit is a visitor's run of counted views on one site (VisitGap).
+// visit is a visitor's run of counted views on one site (VisitGap). Its
+// strings are names: indexes into visitState.names.
 type visit struct {
 	start, last int64 // first view's time; last activity's (view or report)
 	day         int64 // UTC day of the first view: a visit never spans midnight
-	entry       string
-	refHost     string
-	refSource   string
-	utm         viewcount.UTM
-	lastPage    string
-	views       int32
 	dur         int64 // duration recorded so far, ms
-	bounced     bool  // counted as a bounce so far
+	entry       uint32
+	refHost     uint32
+	refSource   uint32
+	utm         [3]uint32 // source, medium, campaign
+	lastPage    uint32
+	views       int32
+	// refs counts who names the visit: the visits map (while it is the
+	// visitor's current visit) and each of its open views (whose reports
+	// still extend it after it is swept). At 0 its place is reused.
+	refs    int32
+	bounced bool // counted as a bounce so far
+}
+
+// named is every name a visit keeps.
+func (vis *visit) named() [7]*uint32 {
+	return [...]*uint32{&vis.entry, &vis.refHost, &vis.refSource, &vis.utm[0], &vis.utm[1], &vis.utm[2], &vis.lastPage}
 }
 
 type openKey struct {
@@ -64,10 +81,13 @@ type openKey struct {
 type visitState struct {
 	horizon, gap, slack, bounce int64 // ms
 	maxViews, maxVisits         int
-	views                       map[uint64]*openView // by Rules.idKey, the retry window's key
-	order                       []openKey            // views by arrival, for expiry; order[head:] live
+	views                       map[uint64]openView // by Rules.idKey, the retry window's key
+	order                       []openKey           // views by arrival, for expiry; order[head:] live
 	head                        int
-	visits                      map[uint64]*visit
+	visits                      map[uint64]int32 // by visitKey, the visitor's current visit in slab
+	slab                        []visit
+	free                        []int32 // places in slab no one names
+	names                       names
 	nextSweep                   int64
 	now                         int64
 	buf                         []byte
@@ -78,7 +98,7 @@ func newVisitState(cfg Config) visitState {
 		horizon: cfg.EngagementHorizon.Milliseconds(), gap: viewcount.VisitGap.Milliseconds(),
 		slack: viewcount.EngagementSlack.Milliseconds(), bounce: viewcount.BounceEngaged.Milliseconds(),
 		maxViews: cfg.MaxOpenViews, maxVisits: cfg.MaxVisits,
-		views: map[uint64]*openView{}, visits: map[uint64]*visit{},
+		views: map[uint64]openView{}, visits: map[uint64]int32{},
 		now: math.MinInt64, nextSweep: math.MinInt64,
 	}
 }
@@ -87,6 +107,8 @@ func (s *visitState) reset() {
 	clear(s.views)
 	clear(s.visits)
 	s.order, s.head = s.order[:0], 0
+	s.slab, s.free = s.slab[:0], s.free[:0]
+	s.names.reset()
 	s.now, s.nextSweep = math.MinInt64, math.MinInt64
 }
 
@@ -128,32 +150,46 @@ func (r *Rules) view(v *viewcount.Verdict, t int64) {
 	s := &r.visits
 	vk := s.visitKey(v)
 	d := viewcount.VisitDelta{Set: true, ViewTime: v.Time, EngagedFrom: -1, EngagedTo: -1, ScrollFrom: -1, ScrollTo: -1}
-	vis := s.visits[vk]
-	if vis != nil && t-vis.last <= s.gap && utcDay(t) == vis.day {
-		d.PrevPage = vis.lastPage
+	i, ok := s.visits[vk]
+	if ok && t-s.slab[i].last <= s.gap && utcDay(t) == s.slab[i].day {
+		vis := &s.slab[i]
+		d.PrevPage = s.names.get(vis.lastPage)
 		vis.views++
 		if vis.bounced {
 			// A second view: not a bounce, whatever its engagement.
 			vis.bounced = false
 			d.Bounces = -1
 		}
-		vis.lastPage = v.Page
+		vis.lastPage = s.names.id(v.Page)
 		vis.last = max(vis.last, t)
 		d.VisitMS = vis.extend(t)
 	} else {
 		host, source := r.sources.referrerDims(&v.Event)
-		vis = &visit{start: t, last: t, day: utcDay(t), entry: v.Page, refHost: host, refSource: source,
-			utm: v.UTM, lastPage: v.Page, views: 1, bounced: true}
+		page := s.names.id(v.Page)
+		i = s.alloc(visit{start: t, last: t, day: utcDay(t), entry: page, refHost: s.names.id(host), refSource: s.names.id(source),
+			utm:      [3]uint32{s.names.id(v.UTM.Source), s.names.id(v.UTM.Medium), s.names.id(v.UTM.Campaign)},
+			lastPage: page, views: 1, bounced: true})
 		d.Visits, d.Bounces = 1, 1
 		if _, ok := s.visits[vk]; ok || s.room() {
-			s.visits[vk] = vis
+			if old, ok := s.visits[vk]; ok {
+				s.unref(old)
+			}
+			s.visits[vk] = i
+			s.slab[i].refs++
 		}
 	}
-	d.VisitStart = msTime(vis.start, v)
-	d.EntryPage, d.EntryRefHost, d.EntryRefSource, d.EntryUTM = vis.entry, vis.refHost, vis.refSource, vis.utm
+	s.entry(&d, i, v)
 	v.Visit = d
-	s.open(r.idKey(&v.Event), &openView{at: t, visitor: v.Visitor, page: xxhash.Sum64String(v.Page),
-		screenW: v.Hints.ScreenW, screenH: v.Hints.ScreenH, hints: v.Hints.Present, visit: vis})
+	s.open(r.idKey(&v.Event), openView{at: t, visitor: v.Visitor, page: xxhash.Sum64String(v.Page),
+		screenW: v.Hints.ScreenW, screenH: v.Hints.ScreenH, hints: v.Hints.Present, visit: i})
+}
+
+// entry sets d's visit start and entry from visit i.
+func (s *visitState) entry(d *viewcount.VisitDelta, i int32, v *viewcount.Verdict) {
+	vis := &s.slab[i]
+	d.VisitStart = msTime(vis.start, v)
+	d.EntryPage, d.EntryRefHost, d.EntryRefSource = s.names.get(vis.entry), s.names.get(vis.refHost), s.names.get(vis.refSource)
+	d.EntryUTM = viewcount.UTM{Source: s.names.get(vis.utm[0]), Medium: s.names.get(vis.utm[1]), Campaign: s.names.get(vis.utm[2])}
 }
 
 // engage judges an engagement report against its open view and, if it is
@@ -163,8 +199,9 @@ func (r *Rules) engage(v *viewcount.Verdict, t int64) viewcount.Reason {
 	if int64(v.Engagement.AgeMS) > s.horizon {
 		return viewcount.EngagementLate
 	}
-	ov := s.views[r.idKey(&v.Event)]
-	if ov == nil || ov.visitor != v.Visitor || ov.page != xxhash.Sum64String(v.Page) {
+	key := r.idKey(&v.Event)
+	ov, ok := s.views[key]
+	if !ok || ov.visitor != v.Visitor || ov.page != xxhash.Sum64String(v.Page) {
 		return viewcount.EngagementOrphan
 	}
 	elapsed := t - ov.at
@@ -183,15 +220,15 @@ func (r *Rules) engage(v *viewcount.Verdict, t int64) viewcount.Reason {
 		d.EngagedFrom, d.ScrollFrom = viewcount.EngagedBucket(ov.engaged), viewcount.ScrollBucket(ov.scroll)
 	}
 	ov.engaged, ov.scroll, ov.reported = engaged, scroll, true
-	vis := ov.visit
+	s.views[key] = ov
+	vis := &s.slab[ov.visit]
 	if vis.bounced && vis.views == 1 && int64(engaged) >= s.bounce {
 		vis.bounced = false
 		d.Bounces = -1
 	}
 	vis.last = max(vis.last, t)
 	d.VisitMS = vis.extend(t)
-	d.VisitStart = msTime(vis.start, v)
-	d.EntryPage, d.EntryRefHost, d.EntryRefSource, d.EntryUTM = vis.entry, vis.refHost, vis.refSource, vis.utm
+	s.entry(&d, ov.visit, v)
 	v.Visit = d
 	// The report carries no hints; its screen class is its view's.
 	if ov.hints && !v.Hints.Present {
@@ -225,8 +262,11 @@ func (s *visitState) visitKey(v *viewcount.Verdict) uint64 {
 // open remembers a counted view for its reports, forgetting the oldest
 // open view when the table is full. A view id seen again (a retry outside
 // the retry window) takes the entry over.
-func (s *visitState) open(key uint64, ov *openView) {
-	if _, ok := s.views[key]; !ok && len(s.views) >= s.maxViews {
+func (s *visitState) open(key uint64, ov openView) {
+	s.slab[ov.visit].refs++ // first: the view it takes over may name the same visit
+	if old, ok := s.views[key]; ok {
+		s.unref(old.visit)
+	} else if len(s.views) >= s.maxViews {
 		s.evictOldest()
 	}
 	s.views[key] = ov
@@ -263,6 +303,7 @@ func (s *visitState) evictOldest() {
 func (s *visitState) drop(k openKey) {
 	if ov, ok := s.views[k.key]; ok && ov.at == k.at {
 		delete(s.views, k.key)
+		s.unref(ov.visit)
 	}
 	s.order[s.head] = openKey{}
 	s.head++
@@ -296,10 +337,108 @@ func (s *visitState) sweep() {
 		return
 	}
 	today := utcDay(s.now)
-	for k, vis := range s.visits {
-		if vis.last+s.gap < s.now || vis.day != today {
+	for k, i := range s.visits {
+		if vis := &s.slab[i]; vis.last+s.gap < s.now || vis.day != today {
 			delete(s.visits, k)
+			s.unref(i)
 		}
 	}
 	s.nextSweep = s.now + max(1, s.gap/8)
+	s.names.collect(s.slab)
+}
+
+// alloc places a visit in the slab, in a free place if there is one.
+func (s *visitState) alloc(vis visit) int32 {
+	if n := len(s.free); n > 0 {
+		i := s.free[n-1]
+		s.free = s.free[:n-1]
+		s.slab[i] = vis
+		return i
+	}
+	s.slab = append(s.slab, vis)
+	return int32(len(s.slab) - 1)
+}
+
+// unref drops one name of visit i, freeing its place at the last.
+func (s *visitState) unref(i int32) {
+	if s.slab[i].refs--; s.slab[i].refs == 0 {
+		s.slab[i] = visit{}
+		s.free = append(s.free, i)
+	}
+}
+
+// names interns the visit stage's strings (pages, referrer hosts and
+// sources, campaign values) so a visit keeps ids instead: it holds no
+// pointers, and the table holds each distinct string once. Id 0 is "".
+type names struct {
+	strs []string // by id; strs[0] is ""
+	ids  map[string]uint32
+	kept int // len(strs) after the last collection
+	// from is the size below which collect leaves the table alone:
+	// namesFrom, lowered by tests.
+	from int
+}
+
+// namesFrom: a table of up to a thousand names (pages, sources, campaign
+// values of a small site) is never walked.
+const namesFrom = 1024
+
+func (n *names) id(s string) uint32 {
+	if s == "" {
+		return 0
+	}
+	if i, ok := n.ids[s]; ok {
+		return i
+	}
+	if n.ids == nil {
+		n.ids = map[string]uint32{}
+	}
+	if len(n.strs) == 0 {
+		n.strs = append(n.strs, "")
+	}
+	n.strs = append(n.strs, s)
+	n.ids[s] = uint32(len(n.strs) - 1)
+	return uint32(len(n.strs) - 1)
+}
+
+func (n *names) get(i uint32) string {
+	if i == 0 {
+		return ""
+	}
+	return n.strs[i]
+}
+
+func (n *names) reset() {
+	clear(n.strs)
+	n.strs, n.kept = n.strs[:0], 0
+	clear(n.ids)
+}
+
+// collect forgets the names no visit in slab uses, once the table has
+// doubled since the last collection, so its walk of the slab is paid once
+// per doubling. Free places in slab are zero: they name only "".
+func (n *names) collect(slab []visit) {
+	if len(n.strs) < cmp.Or(n.from, namesFrom) || len(n.strs) < 2*n.kept {
+		return
+	}
+	remap := make([]uint32, len(n.strs)) // old id to new, 0 while unseen
+	strs := make([]string, 1, len(n.strs)/2+1)
+	clear(n.ids)
+	move := func(id *uint32) {
+		if *id == 0 {
+			return
+		}
+		if remap[*id] == 0 {
+			strs = append(strs, n.strs[*id])
+			remap[*id] = uint32(len(strs) - 1)
+			n.ids[n.strs[*id]] = remap[*id]
+		}
+		*id = remap[*id]
+	}
+	for i := range slab {
+		for _, id := range slab[i].named() {
+			move(id)
+		}
+	}
+	n.strs, n.kept = strs, len(strs)
 }

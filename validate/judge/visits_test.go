@@ -3,10 +3,14 @@ package judge
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
+	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/internal/noscan"
 )
 
 // visitRun feeds events through the rules and the visit stage the way
@@ -455,4 +459,86 @@ func BenchmarkVisits(b *testing.B) {
 		i++
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/verdict")
+}
+
+// TestVisitsNamesCollected: with a page of its own for nearly every view,
+// over a day, the names the visits keep are collected as visits end: the
+// table stays bounded by what live visits name, not by the history, and
+// the deltas still add up to the batch's figures (entry and exit pages
+// included), with tables of any size.
+func TestVisitsNamesCollected(t *testing.T) {
+	run := newVisitRun(t, Config{})
+	for seed := uint64(1); seed <= 8; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 5))
+		run.r.Reset()
+		s := &run.r.visits
+		s.names.from = 16
+		s.maxViews, s.maxVisits = 8+rng.IntN(200), 8+rng.IntN(200)
+		var out []viewcount.Verdict
+		var views []viewcount.Event
+		clock := visitT0
+		most := 0
+		for i := range 20_000 {
+			// Whole milliseconds apart, as the stream's times are: two
+			// visits of a visitor in one millisecond (a full table opens
+			// one per view) would be one to checkBatch.
+			clock = clock.Add(time.Duration(rng.ExpFloat64()*float64(4*time.Second)).Truncate(time.Millisecond) + time.Millisecond)
+			if len(views) == 0 || rng.IntN(4) > 0 {
+				e := pageView(clock, uint64(1+rng.IntN(300)), fmt.Sprintf("/p%d", rng.IntN(1_000_000)), fmt.Sprintf("v%d", i))
+				e.Referrer = fmt.Sprintf("https://r%d.example/", rng.IntN(1_000_000))
+				views = append(views, e)
+				out = append(out, run.feed(e))
+			} else {
+				v := views[len(views)-1-rng.IntN(min(len(views), 50))]
+				out = append(out, run.feed(report(clock, v.Visitor, v.Page, v.ID, uint32(rng.IntN(20_000)), uint8(rng.IntN(101)))))
+			}
+			most = max(most, len(s.names.strs))
+		}
+		checkBatch(t, seed, out)
+		// A sweep runs every gap/8 of stream time (some 110 views here), and
+		// collects once the names doubled since the last: at most twice the
+		// names the slab holds then, and what came since.
+		if bound := 2*(7*len(s.slab)+1) + 2*200*2; most > bound {
+			t.Errorf("seed %d: the names table reached %d entries; live visits bound it to %d", seed, most, bound)
+		}
+		for i := range s.slab {
+			for _, id := range s.slab[i].named() {
+				if int(*id) >= len(s.names.strs) {
+					t.Fatalf("seed %d: visit %d names %d of %d", seed, i, *id, len(s.names.strs))
+				}
+			}
+		}
+	}
+}
+
+// TestVisitStateHasNoPointers: open views and visits stay memory the
+// garbage collector does not scan.
+func TestVisitStateHasNoPointers(t *testing.T) {
+	for _, ty := range []reflect.Type{reflect.TypeFor[openView](), reflect.TypeFor[visit](), reflect.TypeFor[openKey]()} {
+		if p := noscan.Pointers(ty, ty.Name()); len(p) > 0 {
+			t.Errorf("the collector would scan every %s for %v", ty.Name(), p)
+		}
+	}
+}
+
+// BenchmarkVisitsGC is what 200k live visits and their open views (a few
+// minutes at 20k views/s) add to a full collection: the time of runtime.GC
+// with them held, each view's strings allocated apart as a decoded stream
+// gives them.
+//
+//	go test -run '^$' -bench BenchmarkVisitsGC ./validate/judge/
+func BenchmarkVisitsGC(b *testing.B) {
+	const n = 200_000
+	run := newVisitRun(b, Config{MaxOpenViews: n, MaxVisits: n})
+	for i := range n {
+		e := pageView(visitT0.Add(time.Duration(i)*time.Millisecond), uint64(i)+1,
+			"/articles/"+strconv.Itoa(i%5000)+"/a-title", "id-"+strconv.Itoa(i)+"-0123456789")
+		e.Referrer = "https://news.example/" + strconv.Itoa(i%300)
+		run.feed(e)
+	}
+	runtime.GC()
+	for b.Loop() {
+		runtime.GC()
+	}
+	runtime.KeepAlive(run)
 }
