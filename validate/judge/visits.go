@@ -31,8 +31,8 @@ import (
 // The state holds no pointers but the names table: open views, visits and
 // both maps are memory the garbage collector does not scan. At 20k views/s
 // they held ~100 MB of visit structs and their strings, which every mark
-// phase walked (docs/benchmarks/history/issue-25.md, "Visits without
-// pointers").
+// phase walked (docs/benchmarks/history/issue-25.md, "Held verdicts and
+// visits without pointers").
 
 // openView is a counted view a report may still name.
 type openView struct {
