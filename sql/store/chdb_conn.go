@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"strconv"
 	"unsafe"
 )
 
@@ -22,6 +23,16 @@ func (c *chdbConn) handle() unsafe.Pointer { return *(*unsafe.Pointer)(c.ptr) }
 // session is the setup of the store's own connections: its database.
 func (s *chdbStore) session() []string { return []string{"USE `" + s.db + "`"} }
 
+// mergeNice is the Linux nice value of the engine's merge threads while
+// they merge. In one process beside the service a large merge of
+// views_raw took both threads of a two-core box for five seconds and
+// requests queued for half a second behind it (20k views/s, ~310 s in:
+// docs/benchmarks/history/issue-25.md, "Merges behind requests"); at nice
+// 10 a merge runs on what requests leave. The engine applies it only with
+// CAP_SYS_NICE (root has it; a container's default capabilities do not):
+// without, merges keep the process's priority, as before.
+const mergeNice = 10
+
 // connect opens one connection to the engine at s.path, booting it if this
 // is the process's first. Settings given here apply to this connection only.
 func (s *chdbStore) connect() (unsafe.Pointer, error) {
@@ -40,6 +51,7 @@ func (s *chdbStore) connect() (unsafe.Pointer, error) {
 		// service, not the host (clients such as clickhouse-go ask for it).
 		"--",
 		"--display_name=viewcount",
+		"--os_threads_nice_value_merge_mutate=" + strconv.Itoa(mergeNice),
 	}
 	args = append(args, s.memory.serverArgs()...)
 	p := s.lib.connect(int32(len(args)), a.cstrings(args))

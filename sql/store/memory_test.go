@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestEngineMemory: Config.Memory reaches the embedded engine as its
+// TestEngineMemory: Config.Memory (and mergeNice) reaches the embedded engine as its
 // server settings. The engine reads them once, when the process's first
 // store boots it, so the check runs in a child process of its own (this
 // test binary, re-run for TestEngineMemoryChild).
@@ -41,6 +41,7 @@ func TestEngineMemoryChild(t *testing.T) {
 	for _, name := range otherCaches {
 		want[name] = mem.Caches
 	}
+	want["os_threads_nice_value_merge_mutate"] = mergeNice
 	r, err := s.Query(ctx, "SELECT name, value FROM system.server_settings WHERE name IN {names:Array(String)}",
 		Params{"names": ArrayParam(keys(want))})
 	if err != nil {
