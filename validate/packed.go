@@ -13,8 +13,8 @@ import (
 // allocated strings each, which every mark phase walked, and mark phases
 // of 400-740 ms were where the pixel's p90 went
 // (docs/benchmarks/history/issue-25.md, "Held verdicts and visits without
-// pointers"). Packing costs a copy of the strings on hold and one allocation on
-// release, for the verdicts held only.
+// pointers"). Packing costs a copy of the strings on hold and one
+// allocation on release, for the verdicts held only.
 
 // nStrings and nTimes are how many string and time fields a Verdict has;
 // verdictFields lists them, Site and Page first.

@@ -210,6 +210,7 @@ func TestVisitsMatchBatch(t *testing.T) {
 			out = append(out, run.feed(report(clock, s.e.Visitor, s.e.Page, s.e.ID, engaged, uint8(rng.IntN(101)))))
 		}
 		checkBatch(t, seed, out)
+		checkRefs(t, seed, &run.r.visits)
 	}
 }
 
@@ -493,7 +494,11 @@ func TestVisitsNamesCollected(t *testing.T) {
 				out = append(out, run.feed(report(clock, v.Visitor, v.Page, v.ID, uint32(rng.IntN(20_000)), uint8(rng.IntN(101)))))
 			}
 			most = max(most, len(s.names.strs))
+			if i%500 == 0 {
+				checkRefs(t, seed, s)
+			}
 		}
+		checkRefs(t, seed, s)
 		checkBatch(t, seed, out)
 		// A sweep runs every gap/8 of stream time (some 110 views here), and
 		// collects once the names doubled since the last: at most twice the
@@ -507,6 +512,29 @@ func TestVisitsNamesCollected(t *testing.T) {
 					t.Fatalf("seed %d: visit %d names %d of %d", seed, i, *id, len(s.names.strs))
 				}
 			}
+		}
+	}
+}
+
+// checkRefs: every visit in the slab is named as often as its count says
+// (by the visits map and by open views), and every place no one names is
+// free, so visits are neither lost while named nor kept when not.
+func checkRefs(t *testing.T, seed uint64, s *visitState) {
+	t.Helper()
+	refs := make([]int32, len(s.slab))
+	for _, i := range s.visits {
+		refs[i]++
+	}
+	for _, ov := range s.views {
+		refs[ov.visit]++
+	}
+	free := map[int32]bool{}
+	for _, i := range s.free {
+		free[i] = true
+	}
+	for i := range s.slab {
+		if s.slab[i].refs != refs[i] || (refs[i] == 0) != free[int32(i)] {
+			t.Fatalf("seed %d: visit %d counts %d names, has %d (free %v)", seed, i, s.slab[i].refs, refs[i], free[int32(i)])
 		}
 	}
 }
