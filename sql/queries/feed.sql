@@ -9,9 +9,15 @@
 -- by the rollups' deduplication. That needs the redo to send the same
 -- blocks: the rows in stream order, read by one thread, so the blocks and
 -- each view's blocks from them come out the same however the parts of
--- views_raw were merged in between. The columns are named: migration
--- 019 added ua, asn and origin after the others, 021 kind and the visit
--- stage's delta.
+-- views_raw were merged in between. The same rows in another order are
+-- not enough, even as one block under the same token: a view's block is
+-- recognised by its bytes too, and aggregate states built in another
+-- order differ, so views that had the feed take it again
+-- (TestFeedRedoneAfterMerge; the sort is about a quarter of a feed's CPU,
+-- docs/benchmarks/history/issue-25.md, "The feed without its sort").
+--
+-- The columns are named: migration 019 added ua, asn and origin after the
+-- others, 021 kind and the visit stage's delta.
 --
 -- preferred_block_size_bytes 1 GiB: the read hands the sort whole chunks
 -- (up to max_block_size rows) instead of the few thousand rows of wide
