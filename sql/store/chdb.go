@@ -47,7 +47,8 @@ type chdbStore struct {
 	control chan *chdbConn // the connection runCtx sends KILL QUERY on, when idle
 	conns   []*chdbConn    // all of them, for Close
 
-	done      chan struct{} // closed by Close
+	done      chan struct{}  // closed by Close
+	renicer   sync.WaitGroup // reniceMerges, ended by done
 	closed    atomic.Bool
 	closeOnce sync.Once
 }
@@ -126,6 +127,7 @@ func openChDB(ctx context.Context, cfg Config, logger *slog.Logger) (*chdbStore,
 	s.control <- s.conns[1+queryConns]
 	engine.refs++
 	engine.path = path
+	s.renicer.Go(s.reniceMerges)
 	return s, nil
 }
 
@@ -268,6 +270,7 @@ func (s *chdbStore) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
 		close(s.done)
+		s.renicer.Wait()
 		// Take back every connection: each is returned when its call ends.
 		for range cap(s.queries) {
 			<-s.queries

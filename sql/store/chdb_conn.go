@@ -29,8 +29,8 @@ func (s *chdbStore) session() []string { return []string{"USE `" + s.db + "`"} }
 // requests queued for half a second behind it (20k views/s, ~310 s in:
 // docs/benchmarks/history/issue-25.md, "Merges behind requests"); at nice
 // 10 a merge runs on what requests leave. The engine applies it only with
-// CAP_SYS_NICE (root has it; a container's default capabilities do not):
-// without, merges keep the process's priority, as before.
+// CAP_SYS_NICE (root has it; a container's default capabilities do not);
+// without, the store lowers the threads itself (mergeNicer, chdb_nice.go).
 const mergeNice = 10
 
 // connect opens one connection to the engine at s.path, booting it if this
