@@ -13,8 +13,10 @@
 -- not enough, even as one block under the same token: a view's block is
 -- recognised by its bytes too, and aggregate states built in another
 -- order differ, so views that had the feed take it again
--- (TestFeedRedoneAfterMerge; the sort is about a quarter of a feed's CPU,
--- docs/benchmarks/history/issue-25.md, "The feed without its sort").
+-- (TestFeedRedoneAfterMerge). A feed's unmerged parts are each a run of
+-- stream order, which the sort concatenates; a part merged before its feed
+-- costs a full sort (docs/benchmarks/history/issue-25.md, "The rollup path
+-- with batches in stream order").
 --
 -- The columns are named: migration 019 added ua, asn and origin after the
 -- others, 021 kind and the visit stage's delta.

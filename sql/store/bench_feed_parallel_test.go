@@ -47,11 +47,9 @@ func BenchmarkInsertFedPartitions(b *testing.B) {
 			var g errgroup.Group
 			for p, rows := range sets {
 				g.Go(func() error {
-					fed := uint64(0)
+					fed, seqs := uint64(0), newStreamSeqs(rows)
 					for n := 1; n <= b.N; n++ {
-						for i := range rows {
-							rows[i].Batch = uint64(n)
-						}
+						seqs.batch(rows, n)
 						token := "bench:" + strconv.Itoa(p) + ":" + strconv.Itoa(n)
 						if err := s.InsertViews(b.Context(), token, rows); err != nil {
 							return err

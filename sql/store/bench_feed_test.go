@@ -49,14 +49,13 @@ func fedLoop(b *testing.B, s store.Store, rows []viewcount.Verdict, every int) {
 			start = rows[i].Time
 		}
 	}
+	seqs := newStreamSeqs(rows)
 	n, feeds, fed := 0, 0, uint64(0)
 	var feedCPU time.Duration
 	cpu0 := processCPU(b)
 	for b.Loop() {
 		n++
-		for i := range rows {
-			rows[i].Batch = uint64(n)
-		}
+		seqs.batch(rows, n)
 		if err := s.InsertViews(b.Context(), "bench:"+strconv.Itoa(n), rows); err != nil {
 			b.Fatal(err)
 		}
@@ -75,5 +74,34 @@ func fedLoop(b *testing.B, s store.Store, rows []viewcount.Verdict, every int) {
 	b.ReportMetric(float64((cpu-feedCPU).Microseconds())/float64(n), "cpu-us/insert")
 	if feeds > 0 {
 		b.ReportMetric(float64(feedCPU.Microseconds())/float64(feeds), "cpu-us/feed")
+	}
+}
+
+// streamSeqs numbers a benchmark's batches as a stream does: batch n
+// (from 1) holds the stream sequences after batch n-1's. The feed reads
+// its rows back in stream order (seq, idx), so batches repeating each
+// other's sequences would interleave their parts row by row in the feed's
+// sort, which a real feed never does.
+type streamSeqs struct {
+	orig []uint64 // the rows' own sequences, batch 1's
+	span uint64   // how many sequences a batch spans
+}
+
+func newStreamSeqs(rows []viewcount.Verdict) streamSeqs {
+	s := streamSeqs{orig: make([]uint64, len(rows))}
+	lo, hi := rows[0].Seq, rows[0].Seq
+	for i, r := range rows {
+		s.orig[i] = r.Seq
+		lo, hi = min(lo, r.Seq), max(hi, r.Seq)
+	}
+	s.span = hi - lo + 1
+	return s
+}
+
+// batch makes rows batch n.
+func (s streamSeqs) batch(rows []viewcount.Verdict, n int) {
+	for i := range rows {
+		rows[i].Batch = uint64(n)
+		rows[i].Seq = s.orig[i] + uint64(n-1)*s.span
 	}
 }
