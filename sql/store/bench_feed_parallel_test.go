@@ -10,6 +10,7 @@ import (
 
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/internal/feed"
+	"github.com/viewcount/viewcount/sql/store/storetest"
 )
 
 // BenchmarkInsertFedPartitions is BenchmarkInsertFed/spread as a validator
@@ -27,7 +28,7 @@ import (
 func BenchmarkInsertFedPartitions(b *testing.B) {
 	for _, parts := range []int{1, 2, 4} {
 		b.Run("spread/batch=50000/feed=200000/partitions="+strconv.Itoa(parts), func(b *testing.B) {
-			base := loadRows(50_000, 100_000, time.Now().UTC().Add(-time.Hour))
+			base := storetest.LoadRows(50_000, 100_000, time.Now().UTC().Add(-time.Hour))
 			start := base[0].Time
 			for i := range base {
 				if base[i].Time.Before(start) {

@@ -8,6 +8,7 @@ import (
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/internal/feed"
 	"github.com/viewcount/viewcount/sql/store"
+	"github.com/viewcount/viewcount/sql/store/storetest"
 )
 
 // BenchmarkInsertFed is BenchmarkInsertBatch plus the rollup feed, as a
@@ -27,9 +28,9 @@ func BenchmarkInsertFed(b *testing.B) {
 		visits bool
 	}{{"spread", 100_000, false}, {"hot", 1, false}, {"spread/visits", 100_000, true}, {"hot/visits", 1, true}} {
 		b.Run(c.name+"/batch=50000/feed=200000", func(b *testing.B) {
-			rows := loadRows(50_000, c.pages, time.Now().UTC().Add(-time.Hour))
+			rows := storetest.LoadRows(50_000, c.pages, time.Now().UTC().Add(-time.Hour))
 			if c.visits {
-				withVisits(rows)
+				storetest.WithVisits(rows)
 			}
 			fedLoop(b, migrated(b, openTestStore), rows, 4)
 		})

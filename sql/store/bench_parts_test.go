@@ -7,6 +7,7 @@ import (
 
 	"github.com/viewcount/viewcount/sql/queries"
 	"github.com/viewcount/viewcount/sql/store"
+	"github.com/viewcount/viewcount/sql/store/storetest"
 )
 
 // BenchmarkInsertParts is BenchmarkInsertFed with one piece changed at a
@@ -61,9 +62,9 @@ func BenchmarkInsertParts(b *testing.B) {
 				if v.feed {
 					every = 4
 				}
-				rows := loadRows(c.batch, uint64(c.pages), time.Now().UTC().Add(-time.Hour))
+				rows := storetest.LoadRows(c.batch, uint64(c.pages), time.Now().UTC().Add(-time.Hour))
 				if c.visits {
-					withVisits(rows)
+					storetest.WithVisits(rows)
 				}
 				fedLoop(b, s, rows, every)
 			})
@@ -95,8 +96,8 @@ func BenchmarkFeedCopy(b *testing.B) {
 				mustExec(b, s, "DROP VIEW "+v, nil)
 			}
 			mustExec(b, s, "SYSTEM STOP MERGES views_raw", nil)
-			rows := loadRows(50_000, 100_000, time.Now().UTC().Add(-time.Hour))
-			withVisits(rows)
+			rows := storetest.LoadRows(50_000, 100_000, time.Now().UTC().Add(-time.Hour))
+			storetest.WithVisits(rows)
 			for n := 1; n <= 4; n++ {
 				for i := range rows {
 					rows[i].Batch = uint64(n)

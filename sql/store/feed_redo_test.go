@@ -79,8 +79,8 @@ const feedBatches = 20
 // part each).
 func insertFeedBatches(t *testing.T, s store.Store) {
 	t.Helper()
-	rows := loadRows(60_000, 30_000, time.Date(2026, 11, 12, 10, 0, 0, 0, time.UTC))
-	withVisits(rows)
+	rows := storetest.LoadRows(60_000, 30_000, time.Date(2026, 11, 12, 10, 0, 0, 0, time.UTC))
+	storetest.WithVisits(rows)
 	per := len(rows) / feedBatches
 	for b := 1; b <= feedBatches; b++ {
 		batch := rows[(b-1)*per : b*per]
