@@ -24,20 +24,36 @@ func TestThreadsSeesItsOwnWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The spin runs until its own thread has used spin of CPU, however
+	// long that takes on a busy machine: counted in CPU, not wall time.
+	const spin = 50 * time.Millisecond
 	start := time.Now()
-	spun := make(chan time.Duration)
+	spun := make(chan error)
 	go func() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		t0 := time.Now()
-		x := 0
-		for time.Since(t0) < 200*time.Millisecond {
-			x++
+		own := func() (time.Duration, error) {
+			b, err := os.ReadFile("/proc/thread-self/schedstat")
+			if err != nil {
+				return 0, err
+			}
+			st, err := parseSchedstat(string(b))
+			return st.cpu, err
 		}
-		_ = x
-		spun <- time.Since(t0)
+		c0, err := own()
+		for x := 0; err == nil; x++ {
+			var c time.Duration
+			if x%100_000 == 0 {
+				if c, err = own(); err == nil && c-c0 >= spin {
+					break
+				}
+			}
+		}
+		spun <- err
 	}()
-	<-spun
+	if err := <-spun; err != nil {
+		t.Fatal(err)
+	}
 	after, err := readThreads(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -54,9 +70,7 @@ func TestThreadsSeesItsOwnWork(t *testing.T) {
 			t.Errorf("%s: %v of CPU in %v over %d threads", g.name, g.cpu, wall, g.threads)
 		}
 	}
-	// The spin is on a CPU most of its 200 ms unless the machine is
-	// saturated; asserting only a share of it keeps this off the clock.
-	if cpu < 20*time.Millisecond {
+	if cpu < spin {
 		t.Errorf("threads named %q used %v, want the spin's CPU (groups %+v)", self, cpu, groups)
 	}
 }
