@@ -2,7 +2,6 @@ package rollup_test
 
 import (
 	"context"
-	"syscall"
 	"testing"
 	"time"
 
@@ -50,7 +49,7 @@ func BenchmarkWriterFed(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			cpu0, start := processCPU(b), time.Now()
+			cpu0, start := storetest.ProcessCPU(b), time.Now()
 			seq := uint64(0)
 			n := 0
 			for b.Loop() {
@@ -72,7 +71,7 @@ func BenchmarkWriterFed(b *testing.B) {
 			}
 			// b.Loop stops the timer when it ends; the last batches' feed is
 			// part of the path, so the wall time is taken by hand.
-			cpu, wall := processCPU(b)-cpu0, time.Since(start)
+			cpu, wall := storetest.ProcessCPU(b)-cpu0, time.Since(start)
 			total := n * len(rows)
 			b.ReportMetric(float64(total)/wall.Seconds(), "rows/s")
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(total), "cpu-ns/row")
@@ -94,12 +93,4 @@ func BenchmarkWriterFed(b *testing.B) {
 			}
 		})
 	}
-}
-
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -43,7 +43,7 @@ func BenchmarkInsertFedPartitions(b *testing.B) {
 					sets[p][i].Partition = uint16(p + 1)
 				}
 			}
-			cpu0 := processCPU(b)
+			cpu0 := storetest.ProcessCPU(b)
 			b.ResetTimer()
 			var g errgroup.Group
 			for p, rows := range sets {
@@ -70,7 +70,7 @@ func BenchmarkInsertFedPartitions(b *testing.B) {
 			}
 			total := b.N * parts * len(base)
 			b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "rows/s")
-			b.ReportMetric(float64((processCPU(b)-cpu0).Nanoseconds())/float64(total), "cpu-ns/row")
+			b.ReportMetric(float64((storetest.ProcessCPU(b)-cpu0).Nanoseconds())/float64(total), "cpu-ns/row")
 		})
 	}
 }

@@ -53,7 +53,7 @@ func fedLoop(b *testing.B, s store.Store, rows []viewcount.Verdict, every int) {
 	seqs := newStreamSeqs(rows)
 	n, feeds, fed := 0, 0, uint64(0)
 	var feedCPU time.Duration
-	cpu0 := processCPU(b)
+	cpu0 := storetest.ProcessCPU(b)
 	for b.Loop() {
 		n++
 		seqs.batch(rows, n)
@@ -61,15 +61,15 @@ func fedLoop(b *testing.B, s store.Store, rows []viewcount.Verdict, every int) {
 			b.Fatal(err)
 		}
 		if every > 0 && n%every == 0 {
-			c := processCPU(b)
+			c := storetest.ProcessCPU(b)
 			if err := feed.Run(b.Context(), s, int(rows[0].Partition), fed+1, uint64(n), start); err != nil {
 				b.Fatal(err)
 			}
-			feedCPU += processCPU(b) - c
+			feedCPU += storetest.ProcessCPU(b) - c
 			fed, feeds = uint64(n), feeds+1
 		}
 	}
-	cpu := processCPU(b) - cpu0
+	cpu := storetest.ProcessCPU(b) - cpu0
 	b.ReportMetric(float64(n*len(rows))/b.Elapsed().Seconds(), "rows/s")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(n*len(rows)), "cpu-ns/row")
 	b.ReportMetric(float64((cpu-feedCPU).Microseconds())/float64(n), "cpu-us/insert")

@@ -115,12 +115,12 @@ func BenchmarkFeedCopy(b *testing.B) {
 			n := 0
 			for b.Loop() {
 				n++
-				c := processCPU(b)
+				c := storetest.ProcessCPU(b)
 				if err := s.Exec(b.Context(), queries.Text(queries.Feed), store.Params{"partition": strconv.Itoa(int(rows[0].Partition)),
 					"first": "1", "last": "4", "since": "0", "token": "bench-copy-" + strconv.Itoa(n)}); err != nil {
 					b.Fatal(err)
 				}
-				cpu += processCPU(b) - c
+				cpu += storetest.ProcessCPU(b) - c
 			}
 			b.ReportMetric(float64(cpu.Microseconds())/float64(n)/1000, "cpu-ms/feed")
 		})

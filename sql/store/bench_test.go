@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"fmt"
-	"syscall"
 	"testing"
 	"time"
 
@@ -31,12 +30,4 @@ func BenchmarkInsertBatch(b *testing.B) {
 			})
 		}
 	}
-}
-
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

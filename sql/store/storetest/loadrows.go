@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"syscall"
+	"testing"
 	"time"
 
 	"github.com/viewcount/viewcount"
@@ -106,4 +108,15 @@ func WithVisits(rows []viewcount.Verdict) {
 		}
 		r.Visit = d
 	}
+}
+
+// ProcessCPU is the CPU time this process has used, user and system, every
+// thread included (the engine's and its merges'): what a benchmark of the
+// store path costs the machine, not only the caller's wait.
+func ProcessCPU(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
