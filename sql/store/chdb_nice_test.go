@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -24,17 +23,8 @@ func TestMergeThreadsNice(t *testing.T) {
 	if err != nil {
 		t.Skip("no setpriv (util-linux) to start a child without CAP_SYS_NICE")
 	}
-	cmd := exec.Command(setpriv, "--inh-caps=-sys_nice", "--bounding-set=-sys_nice",
-		os.Args[0], "-test.run=^TestMergeThreadsNiceChild$", "-test.v")
-	cmd.Env = append(os.Environ(), "VIEWCOUNT_TEST_MERGE_NICE="+t.TempDir())
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
-	if !bytes.Contains(out, []byte("--- PASS: TestMergeThreadsNiceChild")) {
-		t.Fatalf("the child did not run:\n%s", out)
-	}
-	t.Logf("%s", out)
+	runChild(t, "TestMergeThreadsNiceChild", "VIEWCOUNT_TEST_MERGE_NICE",
+		setpriv, "--inh-caps=-sys_nice", "--bounding-set=-sys_nice")
 }
 
 func TestMergeThreadsNiceChild(t *testing.T) {

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"os"
-	"os/exec"
 	"strconv"
 	"testing"
 )
@@ -16,13 +15,7 @@ func TestEngineMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("boots chDB in a child process")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestEngineMemoryChild$", "-test.v")
-	cmd.Env = append(os.Environ(), "VIEWCOUNT_TEST_ENGINE_MEMORY="+t.TempDir())
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
-	t.Logf("%s", out)
+	runChild(t, "TestEngineMemoryChild", "VIEWCOUNT_TEST_ENGINE_MEMORY")
 }
 
 func TestEngineMemoryChild(t *testing.T) {
