@@ -1,0 +1,108 @@
+package repair_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/viewcount/viewcount"
+	"github.com/viewcount/viewcount/internal/feed"
+	"github.com/viewcount/viewcount/rollup/repair"
+	"github.com/viewcount/viewcount/sql/store/storetest"
+)
+
+// TestRecountWaitsForFeedInFlight: a recount that meets a feed recorded and
+// not yet run (what reconcile meets while a validator is between recording
+// a feed and copying it) waits for it instead of reporting its rows as
+// missing from every rollup, and then finds no drift. Without the wait the
+// recount answers at once, counting the recorded range as fed.
+func TestRecountWaitsForFeedInFlight(t *testing.T) {
+	s := migrated(t)
+	ctx := t.Context()
+	at := time.Now().UTC().Add(-3 * time.Hour)
+	insertViews(t, s, "fed", "inflight.example", at, 20)
+	before, err := feed.Progress(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := make([]viewcount.Verdict, 30)
+	for i := range rows {
+		rows[i] = viewcount.Verdict{Event: viewcount.Event{
+			Time: at.Add(time.Duration(i) * 3 * time.Minute).Truncate(time.Millisecond),
+			Site: "inflight.example", Page: fmt.Sprintf("/q%d", i%4), ID: fmt.Sprintf("inflight-%d", i), Visitor: uint64(100 + i),
+		}, Reason: viewcount.Valid, Seq: uint64(1000 + i)}
+	}
+	if err := storetest.NumberBatch(ctx, s, rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.InsertViews(ctx, "inflight", rows); err != nil {
+		t.Fatal(err)
+	}
+	r := feed.Range{Partition: 0, First: before[0].Last + 1, Last: rows[0].Batch}
+	if err := feed.Record(ctx, s, r); err != nil {
+		t.Fatal(err)
+	}
+
+	waiting := make(chan struct{})
+	defer repair.SetFeedWaitHook(func() { close(waiting) })()
+	type answer struct {
+		res []repair.RecountResult
+		err error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		res, err := repair.Recount(ctx, s, time.Now(), 5)
+		got <- answer{res, err}
+	}()
+	select {
+	case a := <-got:
+		t.Fatalf("the recount answered without waiting for the recorded feed %+v: %v, %d rows differing", r, a.err, differing(a.res))
+	case <-waiting:
+	}
+	if err := feed.Copy(ctx, s, r); err != nil {
+		t.Fatal(err)
+	}
+	a := <-got
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	if differing(a.res) != 0 {
+		t.Errorf("drift after the feed ran: %+v", a.res)
+	}
+
+	// A feed that never finishes (its validator crashed) is waited for no
+	// longer than the recount's context allows.
+	rows2 := append([]viewcount.Verdict(nil), rows...)
+	for i := range rows2 {
+		rows2[i].ID += "-again"
+		rows2[i].Batch = 0
+	}
+	if err := storetest.NumberBatch(ctx, s, rows2); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.InsertViews(ctx, "inflight-again", rows2); err != nil {
+		t.Fatal(err)
+	}
+	if err := feed.Record(ctx, s, feed.Range{Partition: 0, First: r.Last + 1, Last: rows2[0].Batch}); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithCancel(ctx)
+	defer repair.SetFeedWaitHook(cancel)()
+	if res, err := repair.Recount(short, s, time.Now(), 5); err == nil {
+		t.Errorf("a recount whose context ended while it waited answered %+v", res)
+	}
+
+	// Without a context that ends, the recount goes on once the feed made no
+	// progress for the stall time, and reports the rows the feed holds as
+	// missing: they are, until a validator redoes it.
+	defer repair.SetFeedWaitHook(nil)()
+	defer repair.SetFeedStall(0)()
+	res, err := repair.Recount(ctx, s, time.Now(), 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if differing(res) == 0 {
+		t.Errorf("a recount past a stalled feed found no drift: %+v", res)
+	}
+}
