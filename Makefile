@@ -91,7 +91,7 @@ test-unit: chdb geo asn uadata jsclient
 	$(GO) test $(GOFLAGS) -race -short -count=1 -timeout 20m $(PKGS)
 
 SYSTEM_PKGS := ./test/... ./cmd/viewcount/app/
-LONG := TestRolesImportNoRole|TestEngineMemory|TestMergeThreadsNice|TestWindowProbeChromium|TestNumbersAgree|TestUAEvalPinnedData|TestChDBNoLibrary|TestAnalystCanariesGenerated|TestBuiltinTokensSpareDevices|TestCountMinOverestimate|TestReaderSurvivesConsumerNode|TestClusterReplicas|TestExternalServerStallAndRestart
+LONG := TestRolesImportNoRole|TestEngineMemory|TestMergeThreadsNice|TestStoreWorkAtNice|TestWindowProbeChromium|TestNumbersAgree|TestUAEvalPinnedData|TestChDBNoLibrary|TestAnalystCanariesGenerated|TestBuiltinTokensSpareDevices|TestCountMinOverestimate|TestReaderSurvivesConsumerNode|TestClusterReplicas|TestExternalServerStallAndRestart
 LONG_PKGS = $(sort $(patsubst %/,%,$(dir $(shell grep -lrwE 'func ($(LONG))' --include='*_test.go' .))))
 
 test-system: chdb geo asn uadata jsclient

@@ -29,6 +29,11 @@
 -- µs of CPU a row (docs/benchmarks/history/issue-22.md, "The feed's
 -- chunks"). The views still get one block per feed: the insert squashes
 -- the sorted rows, whatever size the read cut them.
+-- os_threads_nice_value_query and _materialized_view 10: the feed and its
+-- views run at nice 10, as merges do (mergeNice, sql/store), so in `serve`
+-- a feed's burst runs on the CPU the requests leave. The engine applies
+-- them only with CAP_SYS_NICE (TestStoreWorkAtNice;
+-- docs/benchmarks/history/issue-25.md, "The store's writes at nice 10").
 INSERT INTO views_feed (time, site, page, visitor, verdict, utm_source, utm_medium, utm_campaign, country,
     ref_host, ref_source, browser, os, device, screen, ua, asn, origin,
     kind, visit_set, view_time, visit_start, entry_page, entry_ref_host, entry_ref_source,
@@ -36,7 +41,8 @@ INSERT INTO views_feed (time, site, page, visitor, verdict, utm_source, utm_medi
     d_visits, d_bounces, d_visit_ms, d_engaged_ms, eng_from, eng_to, scroll_from, scroll_to)
 SETTINGS insert_deduplication_token = {token:String}, insert_deduplicate = 1,
     deduplicate_blocks_in_dependent_materialized_views = 1, async_insert = 0,
-    max_threads = 1, max_insert_threads = 1, preferred_block_size_bytes = 1073741824
+    max_threads = 1, max_insert_threads = 1, preferred_block_size_bytes = 1073741824,
+    os_threads_nice_value_query = 10, os_threads_nice_value_materialized_view = 10
 SELECT time, site, page, visitor, verdict, utm_source, utm_medium, utm_campaign, country,
     ref_host, ref_source, browser, os, device, screen, ua, asn, origin,
     kind, visit_set, view_time, visit_start, entry_page, entry_ref_host, entry_ref_source,

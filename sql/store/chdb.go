@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -225,13 +226,16 @@ func (s *chdbStore) InsertViews(ctx context.Context, token string, rows []viewco
 
 // insertQuery is the views_raw INSERT for a checked token. The token is
 // spelled into SETTINGS because settings cannot be bound as parameters;
-// checkToken allows no character that could end the literal.
+// checkToken allows no character that could end the literal. The insert
+// runs at mergeNice, as merges and feeds do: nobody waits on it but the
+// partition's writer, in the background, while requests wait for a core
+// (with CAP_SYS_NICE only, as the feed's; TestStoreWorkAtNice).
 func insertQuery(token string) string {
 	q := "INSERT INTO views_raw (" + viewsColumns + ") SETTINGS "
 	if token != "" {
 		q += "insert_deduplication_token = '" + token + "', "
 	}
-	return q + "insert_deduplicate = 1, async_insert = 0, deduplicate_blocks_in_dependent_materialized_views = 1"
+	return q + "insert_deduplicate = 1, async_insert = 0, deduplicate_blocks_in_dependent_materialized_views = 1, os_threads_nice_value_query = " + strconv.Itoa(mergeNice)
 }
 
 func (s *chdbStore) streamInsert(c *chdbConn, query, format string, data []byte) error {

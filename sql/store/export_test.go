@@ -97,3 +97,10 @@ func (r *ReadOnly) RunCtx(ctx context.Context, query, format string) (string, er
 	out, _, err := r.s.runCtx(ctx, c, query, format, nil)
 	return string(out), err
 }
+
+// HasSysNice and ThreadNice are chdb_nice_test.go's and chdb_nice.go's,
+// for the tests of the store's nice values outside the package.
+var (
+	HasSysNice = hasSysNice
+	ThreadNice = threadNice
+)
