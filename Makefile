@@ -265,15 +265,21 @@ docs:
 	$(GO) run ./cmd/viewcount docs flags > docs/configuration.md.part || { rm -f docs/configuration.md.part; exit 1; }
 	mv docs/configuration.md.part docs/configuration.md
 
-# The analyst checks' property tests, fuzzed for a bounded time (CI runs
-# it): any text through the checks (FuzzCheck), and every accepted query
-# run on the real engine with canary files present (FuzzAnalystCanaries:
-# no canary read, no file written, no session changed).
-FUZZTIME ?= 45s
+# The analyst checks' property tests, fuzzed for a bounded number of runs
+# (CI runs it): any text through the checks (FuzzCheck), and every
+# accepted query run on the real engine with canary files present
+# (FuzzAnalystCanaries: no canary read, no file written, no session
+# changed). The budgets are counts (-fuzztime Nx), each about 45 s of a
+# busy CI run: a duration races Go 1.26's fuzzing coordinator at its
+# deadline on a loaded machine (go.dev/issue/75804, "context deadline
+# exceeded" with no crasher; it failed CI once), a count has no deadline.
+# FUZZTIME=45s (or 1000x) sets both.
+FUZZ_CHECK ?= 200000x
+FUZZ_CANARIES ?= 30000x
 .PHONY: fuzz
 fuzz: chdb
-	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(FUZZTIME) ./sql/analyst/
-	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzAnalystCanaries$$' -fuzztime $(FUZZTIME) ./sql/store/
+	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime $(or $(FUZZTIME),$(FUZZ_CHECK)) ./sql/analyst/
+	$(GO) test $(GOFLAGS) -run '^$$' -fuzz '^FuzzAnalystCanaries$$' -fuzztime $(or $(FUZZTIME),$(FUZZ_CANARIES)) ./sql/store/
 
 # The fault-injection suite (test/faults): `viewcount serve` as a child process
 # under pixel and beacon load, faults injected on a seeded schedule
