@@ -76,30 +76,18 @@ func goThreadsLowered(t *testing.T) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range entries {
-		comm, err := os.ReadFile("/proc/self/task/" + e.Name() + "/comm")
-		if err != nil || string(comm) != string(self) {
-			continue
-		}
-		tid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if nice, err := store.ThreadNice(tid); err == nil && nice >= 10 {
-			n++
-		}
-	}
-	return n
+	return loweredWhere(t, func(comm string) bool { return comm == string(self) })
 }
 
 // lowered counts this process's threads at nice 10 or more, merge threads
 // left out (the store lowers those always, chdb_nice.go).
 func lowered(t *testing.T) int {
+	return loweredWhere(t, func(comm string) bool { return !strings.HasPrefix(comm, "MergeMutate") })
+}
+
+// loweredWhere counts this process's threads whose name (comm, with its
+// newline) keep accepts and whose nice value is 10 or more.
+func loweredWhere(t *testing.T, keep func(comm string) bool) int {
 	entries, err := os.ReadDir("/proc/self/task")
 	if err != nil {
 		t.Error(err)
@@ -108,7 +96,7 @@ func lowered(t *testing.T) int {
 	n := 0
 	for _, e := range entries {
 		comm, err := os.ReadFile("/proc/self/task/" + e.Name() + "/comm")
-		if err != nil || strings.HasPrefix(string(comm), "MergeMutate") {
+		if err != nil || !keep(string(comm)) {
 			continue
 		}
 		tid, err := strconv.Atoi(e.Name())
