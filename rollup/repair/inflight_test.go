@@ -3,6 +3,7 @@ package repair_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,21 +45,25 @@ func TestRecountWaitsForFeedInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	waiting := make(chan struct{})
-	defer repair.SetFeedWaitHook(func() { close(waiting) })()
+	// The recount's progress lines: the first says it waits.
+	notes := make(chan string, 4)
+	note := func(line string) { notes <- line }
 	type answer struct {
 		res []repair.RecountResult
 		err error
 	}
 	got := make(chan answer, 1)
 	go func() {
-		res, err := repair.Recount(ctx, s, time.Now(), 5)
+		res, err := repair.RecountRange(ctx, s, time.Now(), 5, time.Unix(0, 0), time.Now().Add(time.Hour), note)
 		got <- answer{res, err}
 	}()
 	select {
 	case a := <-got:
 		t.Fatalf("the recount answered without waiting for the recorded feed %+v: %v, %d rows differing", r, a.err, differing(a.res))
-	case <-waiting:
+	case line := <-notes:
+		if want := fmt.Sprintf("waiting for the rollup feed in flight (partition 0, batches %d-%d) …", r.First, r.Last); line != want {
+			t.Errorf("progress line %q, want %q", line, want)
+		}
 	}
 	if err := feed.Copy(ctx, s, r); err != nil {
 		t.Fatal(err)
@@ -88,19 +93,23 @@ func TestRecountWaitsForFeedInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	short, cancel := context.WithCancel(ctx)
-	defer repair.SetFeedWaitHook(cancel)()
-	if res, err := repair.Recount(short, s, time.Now(), 5); err == nil {
+	if res, err := repair.RecountRange(short, s, time.Now(), 5, time.Unix(0, 0), time.Now().Add(time.Hour),
+		func(string) { cancel() }); err == nil {
 		t.Errorf("a recount whose context ended while it waited answered %+v", res)
 	}
 
 	// Without a context that ends, the recount goes on once the feed made no
 	// progress for the stall time, and reports the rows the feed holds as
 	// missing: they are, until a validator redoes it.
-	defer repair.SetFeedWaitHook(nil)()
 	defer repair.SetFeedStall(0)()
-	res, err := repair.Recount(ctx, s, time.Now(), 5)
+	var lines []string
+	res, err := repair.RecountRange(ctx, s, time.Now(), 5, time.Unix(0, 0), time.Now().Add(time.Hour),
+		func(line string) { lines = append(lines, line) })
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(lines) != 2 || !strings.Contains(lines[1], "made no progress") {
+		t.Errorf("progress lines past a stalled feed: %q", lines)
 	}
 	if differing(res) == 0 {
 		t.Errorf("a recount past a stalled feed found no drift: %+v", res)

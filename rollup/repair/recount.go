@@ -3,7 +3,9 @@ package repair
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/viewcount/viewcount/internal/feed"
@@ -103,7 +105,7 @@ type RecountResult struct {
 // are their own truth (page_rollup's all-time rows must still equal the
 // merge of the days before the cutoff and the recount after it).
 func Recount(ctx context.Context, q Execer, now time.Time, limit int) ([]RecountResult, error) {
-	return RecountRange(ctx, q, now, limit, time.Unix(0, 0), time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC))
+	return RecountRange(ctx, q, now, limit, time.Unix(0, 0), time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC), nil)
 }
 
 // RecountRange is Recount of the rows whose bucket (a minute, hour or day)
@@ -114,15 +116,17 @@ func Recount(ctx context.Context, q Execer, now time.Time, limit int) ([]Recount
 // recorded and still running has put its rows into some rollups and not
 // yet into others, so the recount first waits for it (settledFeeds), and
 // is redone when a feed ran while it read and it found a difference: a
-// partly applied feed is not drift.
-func RecountRange(ctx context.Context, q Execer, now time.Time, limit int, from, to time.Time) ([]RecountResult, error) {
+// partly applied feed is not drift. note, when not nil, is told when the
+// recount starts waiting for a feed and when it gives up on a stalled one:
+// a command's progress lines.
+func RecountRange(ctx context.Context, q Execer, now time.Time, limit int, from, to time.Time, note func(string)) ([]RecountResult, error) {
 	cutoff, err := Cutoff(ctx, q, now)
 	if err != nil {
 		return nil, err
 	}
 	var out []RecountResult
 	for attempt := 1; ; attempt++ {
-		fed, err := settledFeeds(ctx, q)
+		fed, err := settledFeeds(ctx, q, note)
 		if err != nil {
 			return nil, err
 		}
@@ -152,15 +156,15 @@ const recountAttempts = 3
 var (
 	feedPoll  = 50 * time.Millisecond
 	feedStall = 30 * time.Second
-	// onFeedWait, when set (tests), is called once when a recount starts
-	// waiting for a feed.
-	onFeedWait func()
 )
 
 // settledFeeds returns how far each partition's feeds reached once no
 // feed is running (Done equals Through everywhere), or once the feeds
-// running made no progress for feedStall.
-func settledFeeds(ctx context.Context, q Execer) (map[int]feed.Fed, error) {
+// running made no progress for feedStall, telling note (if any) of either.
+func settledFeeds(ctx context.Context, q Execer, note func(string)) (map[int]feed.Fed, error) {
+	if note == nil {
+		note = func(string) {}
+	}
 	var last map[int]feed.Fed
 	var since time.Time
 	for {
@@ -177,13 +181,13 @@ func settledFeeds(ctx context.Context, q Execer) (map[int]feed.Fed, error) {
 		}
 		switch {
 		case last == nil:
-			if onFeedWait != nil {
-				onFeedWait()
-			}
+			note("waiting for the rollup feed in flight (" + inFlight(fed) + ") …")
 			since = time.Now()
 		case !sameFeeds(last, fed):
 			since = time.Now()
 		case time.Since(since) >= feedStall:
+			note(fmt.Sprintf("the rollup feed in flight (%s) made no progress for %s (its validator stopped?): "+
+				"recounting without it; its rows show as drift until a validator redoes it", inFlight(fed), feedStall))
 			return fed, nil
 		}
 		last = fed
@@ -193,6 +197,19 @@ func settledFeeds(ctx context.Context, q Execer) (map[int]feed.Fed, error) {
 		case <-time.After(feedPoll):
 		}
 	}
+}
+
+// inFlight names the feeds recorded and not done: "partition 0, batches
+// 120-180".
+func inFlight(fed map[int]feed.Fed) string {
+	var parts []string
+	for p, f := range fed {
+		if f.Done < f.Through {
+			parts = append(parts, fmt.Sprintf("partition %d, batches %d-%d", p, f.Done+1, f.Through))
+		}
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, "; ")
 }
 
 func sameFeeds(a, b map[int]feed.Fed) bool {

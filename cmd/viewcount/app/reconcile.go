@@ -50,10 +50,11 @@ func (r reconcileReport) ok() bool {
 	return true
 }
 
-// reconcile recounts the rollups' rows in [from, to) from views_raw.
-func reconcile(ctx context.Context, q repair.Execer, from, to, now time.Time) (reconcileReport, error) {
+// reconcile recounts the rollups' rows in [from, to) from views_raw,
+// printing its waits for a rollup feed in flight to progress.
+func reconcile(ctx context.Context, q repair.Execer, from, to, now time.Time, progress io.Writer) (reconcileReport, error) {
 	rep := reconcileReport{From: from, To: to, Differing: map[string]int64{}, Drift: []drift{}}
-	res, err := repair.RecountRange(ctx, q, now, maxDriftRows, from, to)
+	res, err := repair.RecountRange(ctx, q, now, maxDriftRows, from, to, func(line string) { fmt.Fprintln(progress, line) })
 	if err != nil {
 		return rep, fmt.Errorf("reconcile: %w", err)
 	}
@@ -116,7 +117,7 @@ func runReconcile(args []string, stdout, stderr io.Writer) error {
 	}
 	defer t.Close()
 	fmt.Fprintln(stderr, "recounting every rollup from views_raw …")
-	rep, err := reconcile(ctx, t.store, from, to, time.Now())
+	rep, err := reconcile(ctx, t.store, from, to, time.Now(), stderr)
 	if err != nil {
 		return err
 	}

@@ -172,7 +172,7 @@ func TestRevalidateV1ToV2(t *testing.T) {
 			t.Errorf("%s:\nrevalidated %d rows %v\nfresh       %d rows %v", q, len(a.TextRows()), a.TextRows(), len(b.TextRows()), b.TextRows())
 		}
 	}
-	rep, err := reconcile(context.Background(), m.store, start.Add(-time.Hour), end.Add(time.Hour), time.Now())
+	rep, err := reconcile(context.Background(), m.store, start.Add(-time.Hour), end.Add(time.Hour), time.Now(), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
