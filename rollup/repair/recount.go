@@ -187,7 +187,7 @@ func settledFeeds(ctx context.Context, q Execer, note func(string)) (map[int]fee
 			since = time.Now()
 		case time.Since(since) >= feedStall:
 			note(fmt.Sprintf("the rollup feed in flight (%s) made no progress for %s (its validator stopped?): "+
-				"recounting without it; its rows show as drift until a validator redoes it", inFlight(fed), feedStall))
+				"recounting without waiting longer; its rows show as drift until a validator redoes it", inFlight(fed), feedStall))
 			return fed, nil
 		}
 		last = fed
