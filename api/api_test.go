@@ -61,6 +61,12 @@ func newFixture(t testing.TB) *fixture {
 	t.Cleanup(f.sites.Close)
 	f.reads = &countingQuerier{Querier: f.store}
 	f.snap = NewSnapshot(f.reads, 10*time.Second, 0, f.clock.now, discard())
+	// The fixture's feeds run when a test runs them (often from its
+	// progress function, which an answer calls while it waits), never on
+	// their own: an answer waiting for its own view must not give up on a
+	// wall-clock bound a loaded machine can reach (a feed at nice 10 under
+	// CI took longer than ownWait's 2 s). A test of the bound sets its own.
+	f.snap.ownWait = time.Minute
 	norm := func(s string) (string, error) { return ingest.NormalisePage(s, false, 0) }
 	srv, err := New(Config{PublicLag: 10 * time.Second, AdminToken: testAdmin}, f.snap, f.store, f.sites, norm, discard(), f.clock.now)
 	if err != nil {
