@@ -10,6 +10,7 @@ import (
 	"github.com/viewcount/viewcount"
 	"github.com/viewcount/viewcount/internal/feed"
 	"github.com/viewcount/viewcount/rollup/repair"
+	"github.com/viewcount/viewcount/sql/store"
 	"github.com/viewcount/viewcount/sql/store/storetest"
 )
 
@@ -113,5 +114,45 @@ func TestRecountWaitsForFeedInFlight(t *testing.T) {
 	}
 	if differing(res) == 0 {
 		t.Errorf("a recount past a stalled feed found no drift: %+v", res)
+	}
+}
+
+// feedDuringRead is the store with a feed landing during the first
+// recount read after it is armed: a validator's feed completing while
+// reconcile reads, after it found every feed done.
+type feedDuringRead struct {
+	store.Store
+	feed func() // run once, before the first read that takes the feeds' reach
+}
+
+func (f *feedDuringRead) Query(ctx context.Context, q string, p store.Params) (*store.Result, error) {
+	if run := f.feed; run != nil && p["fed"] != "" {
+		f.feed = nil
+		run()
+	}
+	return f.Store.Query(ctx, q, p)
+}
+
+// TestRecountAgainAfterFeedDuringRead: a feed that lands while the recount
+// reads puts rows into the rollups that the recount, bounded by the reach
+// it read before, does not count. That is not drift: the recount is done
+// again against the new reach and finds none.
+func TestRecountAgainAfterFeedDuringRead(t *testing.T) {
+	s := migrated(t)
+	ctx := t.Context()
+	at := time.Now().UTC().Add(-3 * time.Hour)
+	insertViews(t, s, "fed", "during.example", at, 20)
+	q := &feedDuringRead{Store: s, feed: func() {
+		insertViews(t, s, "during", "during.example", at.Add(time.Minute), 15) // inserted and fed
+	}}
+	res, err := repair.Recount(ctx, q, time.Now(), 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.feed != nil {
+		t.Fatal("no recount read took the feeds' reach")
+	}
+	if differing(res) != 0 {
+		t.Errorf("drift from a feed that landed during the read: %+v", res)
 	}
 }

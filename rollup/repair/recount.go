@@ -3,6 +3,8 @@ package repair
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -137,7 +139,7 @@ func RecountRange(ctx context.Context, q Execer, now time.Time, limit int, from,
 		if err != nil {
 			return nil, err
 		}
-		if attempt == recountAttempts || !anyDiffering(out) || sameFeeds(fed, after) {
+		if attempt == recountAttempts || !slices.ContainsFunc(out, func(r RecountResult) bool { return r.Differing > 0 }) || maps.Equal(fed, after) {
 			return out, nil
 		}
 	}
@@ -183,7 +185,7 @@ func settledFeeds(ctx context.Context, q Execer, note func(string)) (map[int]fee
 		case last == nil:
 			note("waiting for the rollup feed in flight (" + inFlight(fed) + ") …")
 			since = time.Now()
-		case !sameFeeds(last, fed):
+		case !maps.Equal(last, fed):
 			since = time.Now()
 		case time.Since(since) >= feedStall:
 			note(fmt.Sprintf("the rollup feed in flight (%s) made no progress for %s (its validator stopped?): "+
@@ -210,27 +212,6 @@ func inFlight(fed map[int]feed.Fed) string {
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, "; ")
-}
-
-func sameFeeds(a, b map[int]feed.Fed) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for p, f := range a {
-		if g, ok := b[p]; !ok || g != f {
-			return false
-		}
-	}
-	return true
-}
-
-func anyDiffering(res []RecountResult) bool {
-	for _, r := range res {
-		if r.Differing > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // recountFed compares every rollup with a recount of the rows the feeds
