@@ -96,18 +96,27 @@ func hasSysNice(t *testing.T) bool {
 
 // mergeThreads lists the engine's merge threads.
 func mergeThreads(t *testing.T) []int {
+	return threadsNamed(t, func(comm string) bool { return strings.HasPrefix(comm, mergeThreadPrefix) })
+}
+
+// threadsNamed lists this process's threads whose name (comm, with its
+// newline) keep accepts. It fails t with Error, not Fatal: tests call it
+// from goroutines that sample threads.
+func threadsNamed(t *testing.T, keep func(comm string) bool) []int {
 	entries, err := os.ReadDir("/proc/self/task")
 	if err != nil {
-		t.Fatal(err)
+		t.Error(err)
+		return nil
 	}
 	var out []int
 	for _, e := range entries {
 		comm, err := os.ReadFile("/proc/self/task/" + e.Name() + "/comm")
-		if err != nil || !strings.HasPrefix(string(comm), mergeThreadPrefix) {
+		if err != nil || !keep(string(comm)) {
 			continue
 		}
-		tid, _ := strconv.Atoi(e.Name())
-		out = append(out, tid)
+		if tid, err := strconv.Atoi(e.Name()); err == nil {
+			out = append(out, tid)
+		}
 	}
 	return out
 }

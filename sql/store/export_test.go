@@ -98,9 +98,11 @@ func (r *ReadOnly) RunCtx(ctx context.Context, query, format string) (string, er
 	return string(out), err
 }
 
-// HasSysNice and ThreadNice are chdb_nice_test.go's and chdb_nice.go's,
-// for the tests of the store's nice values outside the package.
+// HasSysNice, ThreadsNamed and ThreadNice are chdb_nice_test.go's and
+// chdb_nice.go's, for the tests of the store's nice values outside the
+// package.
 var (
-	HasSysNice = hasSysNice
-	ThreadNice = threadNice
+	HasSysNice   = hasSysNice
+	ThreadsNamed = threadsNamed
+	ThreadNice   = threadNice
 )

@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -88,21 +87,8 @@ func lowered(t *testing.T) int {
 // loweredWhere counts this process's threads whose name (comm, with its
 // newline) keep accepts and whose nice value is 10 or more.
 func loweredWhere(t *testing.T, keep func(comm string) bool) int {
-	entries, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		t.Error(err)
-		return 0
-	}
 	n := 0
-	for _, e := range entries {
-		comm, err := os.ReadFile("/proc/self/task/" + e.Name() + "/comm")
-		if err != nil || !keep(string(comm)) {
-			continue
-		}
-		tid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
+	for _, tid := range store.ThreadsNamed(t, keep) {
 		if nice, err := store.ThreadNice(tid); err == nil && nice >= 10 {
 			n++
 		}
