@@ -269,11 +269,12 @@ docs:
 # (CI runs it): any text through the checks (FuzzCheck), and every
 # accepted query run on the real engine with canary files present
 # (FuzzAnalystCanaries: no canary read, no file written, no session
-# changed). The budgets are counts (-fuzztime Nx), each about 45 s of a
-# busy CI run: a duration races Go 1.26's fuzzing coordinator at its
-# deadline on a loaded machine (go.dev/issue/75804, "context deadline
-# exceeded" with no crasher; it failed CI once), a count has no deadline.
-# FUZZTIME=45s (or 1000x) sets both.
+# changed). The budgets are counts (-fuzztime Nx): about 20 s each on a
+# quiet box, 63-70 s in a CI run beside the other lanes. A duration races
+# Go 1.26's fuzzing coordinator at its deadline on a loaded machine
+# (go.dev/issue/75804, "context deadline exceeded" with no crasher; it
+# failed CI once); a count has no deadline. FUZZTIME=45s (or 1000x) sets
+# both.
 FUZZ_CHECK ?= 200000x
 FUZZ_CANARIES ?= 30000x
 .PHONY: fuzz
