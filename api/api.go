@@ -102,6 +102,7 @@ func (s *Server) Routes(r gin.IRouter) {
 	r.POST("/v1/sites/:site/counts", s.counts)
 	r.OPTIONS("/v1/sites/:site/counts", preflight(corsAllMethods))
 	r.GET("/badge/:file", s.badge)
+	r.GET("/badge/", s.badge) // a badge URL missing its site: an SVG saying so
 	r.OPTIONS("/badge/:file", preflight(corsGetMethods))
 	r.GET("/v1/sites/:site/invalid", s.invalid)
 	r.POST("/v1/admin/sites", s.requireAdmin, s.addSite)

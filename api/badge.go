@@ -33,6 +33,16 @@ var (
 	svgPolicy = []string{"default-src 'none'"} // opened on its own, the badge runs nothing
 )
 
+// The value box's colours: a count, a refusal.
+const (
+	badgeBlue = "#007ec6"
+	badgeRed  = "#e05d44"
+)
+
+// maxBadgeMessage bounds a refusal's message on a badge, in characters
+// (the messages are the API's own, a few words; a cut ends in "…").
+const maxBadgeMessage = 60
+
 // badgeParams are the query parameters a badge reads.
 var badgeParams = [...]string{"page", "label"}
 
@@ -40,59 +50,75 @@ var badgeParams = [...]string{"page", "label"}
 // public count (the whole site's without page) as an SVG badge, from the
 // same lagged snapshot as /count and cacheable for the same lag, so a
 // README or a page embedding it costs the store nothing per view.
+//
+// Every answer is an SVG, a refusal too: the <img> that shows a badge
+// shows anything else as a broken image, and the creator looking at their
+// page would not learn why. A refusal keeps its status (what a script or
+// a link checker reads) and draws the message JSON would have carried,
+// e.g. "views │ label: longer than 40 characters" in red.
 func (s *Server) badge(c *gin.Context) {
 	allowAnyOrigin(c)
-	name, ok := strings.CutSuffix(c.Param("file"), ".svg")
-	if !ok {
-		s.fail(c, errNotFound("not found: a badge is /badge/{site}.svg"))
-		return
-	}
-	site, err := viewcount.NormaliseSite(name)
+	label, value, err := s.badgeText(c)
+	status, color, cache := http.StatusOK, badgeBlue, s.cacheControl
 	if err != nil {
-		s.fail(c, errBadRequest("site: not a domain name"))
-		return
-	}
-	var q [len(badgeParams)]string
-	found := viewcount.QueryValues(c.Request.URL.RawQuery, badgeParams[:], q[:])
-	var page string
-	if found&1 != 0 {
-		if page, err = s.readPage(q[0]); err != nil {
-			s.fail(c, err)
-			return
+		status, value = s.answerOf(c, err)
+		color = badgeRed
+		if status >= 500 {
+			cache = noStore // the next try may draw the count
 		}
 	}
-	label := "views"
-	if found&2 != 0 {
-		if err := checkLabel(q[1]); err != nil {
-			s.fail(c, err)
-			return
-		}
-		label = q[1]
-	}
-	// Registered or not, the same path (see existence).
-	r, err := s.snap.get(c.Request.Context(), site, page)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	views := r.Views
-	svg, err := renderBadge(label, shortCount(views))
+	svg, err := renderBadge(label, value, color)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	h := c.Writer.Header()
-	h["Cache-Control"] = s.cacheControl
+	h["Cache-Control"] = cache
 	h["Content-Type"] = svgType
 	h["Content-Security-Policy"] = svgPolicy
-	c.Status(http.StatusOK)
+	c.Status(status)
 	_, _ = c.Writer.Write(svg)
+}
+
+// badgeText is a badge's label and its count, or the error that refuses
+// the request (the label then the default, or the request's own when it
+// passed its check).
+func (s *Server) badgeText(c *gin.Context) (label, value string, err error) {
+	label = "views"
+	name, ok := strings.CutSuffix(c.Param("file"), ".svg")
+	if !ok {
+		return label, "", errNotFound("not found: a badge is /badge/{site}.svg")
+	}
+	site, err := viewcount.NormaliseSite(name)
+	if err != nil {
+		return label, "", errBadRequest("site: not a domain name")
+	}
+	var q [len(badgeParams)]string
+	found := viewcount.QueryValues(c.Request.URL.RawQuery, badgeParams[:], q[:])
+	// An empty label is none (a template whose variable was unset): the
+	// default, as for no label at all.
+	if found&2 != 0 && q[1] != "" {
+		if err := checkLabel(q[1]); err != nil {
+			return label, "", err
+		}
+		label = q[1]
+	}
+	var page string
+	if found&1 != 0 {
+		if page, err = s.readPage(q[0]); err != nil {
+			return label, "", err
+		}
+	}
+	// Registered or not, the same path (see existence).
+	r, err := s.snap.get(c.Request.Context(), site, page)
+	if err != nil {
+		return label, "", err
+	}
+	return label, shortCount(r.Views), nil
 }
 
 func checkLabel(label string) error {
 	switch {
-	case label == "":
-		return errBadRequest("label: empty")
 	case !utf8.ValidString(label):
 		return errBadRequest("label: invalid UTF-8")
 	case utf8.RuneCountInString(label) > maxLabel:
@@ -128,7 +154,7 @@ func (p px) String() string {
 }
 
 type badgeBoxes struct {
-	Label, Value, Title           string
+	Label, Value, Title, Color    string
 	Width, LabelWidth, ValueWidth px
 	LabelX, ValueX                px
 	LabelText, ValueText          px
@@ -137,13 +163,16 @@ type badgeBoxes struct {
 // badgePad is the room each side of a box's text.
 const badgePad = 6
 
-func renderBadge(label, value string) ([]byte, error) {
+func renderBadge(label, value, color string) ([]byte, error) {
+	if utf8.RuneCountInString(value) > maxBadgeMessage {
+		value = string([]rune(value)[:maxBadgeMessage-1]) + "…"
+	}
 	lt, vt := textWidth(label), textWidth(value)
 	// Whole pixels for the boxes keep their edges sharp; textLength pins
 	// each text to its measured width, so a fallback font with other
 	// widths still fills its box the same way.
 	lw, vw := math.Round(lt)+2*badgePad, math.Round(vt)+2*badgePad
-	b := badgeBoxes{Label: label, Value: value, Title: label + ": " + value,
+	b := badgeBoxes{Label: label, Value: value, Title: label + ": " + value, Color: color,
 		Width: px(lw + vw), LabelWidth: px(lw), ValueWidth: px(vw),
 		LabelX: px(lw / 2), ValueX: px(lw + vw/2), LabelText: px(lt), ValueText: px(vt)}
 	var buf bytes.Buffer

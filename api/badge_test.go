@@ -2,9 +2,11 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"encoding/xml"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -75,33 +77,91 @@ func TestBadge(t *testing.T) {
 		t.Errorf("second read: %d store queries", n)
 	}
 
-	bad := func(path string, code int, msg string) {
+	// A refusal is a badge too, red, with the status and the message a
+	// JSON error would carry: the <img> on the creator's page shows why.
+	bad := func(path string, code int, label, msg string) {
 		t.Helper()
 		w := f.get(t, path)
-		var e struct{ Error string }
-		if err := json.Unmarshal(w.Body.Bytes(), &e); w.Code != code || err != nil || e.Error != msg {
-			t.Errorf("%s: %d %s, want %d %q", path, w.Code, w.Body, code, msg)
+		body := w.Body.String()
+		if w.Code != code || w.Header().Get("Content-Type") != "image/svg+xml" || w.Header().Get("Content-Security-Policy") != "default-src 'none'" ||
+			!strings.Contains(body, `aria-label="`+escapeXML(label+": "+msg)+`"`) || !strings.Contains(body, `fill="`+badgeRed+`"`) {
+			t.Errorf("%s: %d %q %s, want %d, an SVG reading %q: %q in red", path, w.Code, w.Header().Get("Content-Type"), body, code, label, msg)
 		}
+		wellFormed(t, body)
 	}
-	bad("/badge/example.com", 404, "not found: a badge is /badge/{site}.svg")
-	bad("/badge/example.com.png", 404, "not found: a badge is /badge/{site}.svg")
-	bad("/badge/bad..site.svg", 400, "site: not a domain name")
-	bad("/badge/example.com.svg?page=%00", 400, "page: bad input: control character")
-	bad("/badge/example.com.svg?label=", 400, "label: empty")
-	bad("/badge/example.com.svg?label=%FF", 400, "label: invalid UTF-8")
-	bad("/badge/example.com.svg?label=a%0Ab", 400, "label: control characters")
-	bad("/badge/example.com.svg?label="+strings.Repeat("%C3%A9", 41), 400, "label: longer than 40 characters")
+	bad("/badge/example.com", 404, "views", "not found: a badge is /badge/{site}.svg")
+	bad("/badge/example.com.png", 404, "views", "not found: a badge is /badge/{site}.svg")
+	bad("/badge/bad..site.svg", 400, "views", "site: not a domain name")
+	bad("/badge/example.com.svg?page=%00", 400, "views", "page: bad input: control character")
+	bad("/badge/example.com.svg?page=%00&label=reads", 400, "reads", "page: bad input: control character")
+	bad("/badge/example.com.svg?label=%FF", 400, "views", "label: invalid UTF-8")
+	bad("/badge/example.com.svg?label=a%0Ab", 400, "views", "label: control characters")
+	bad("/badge/example.com.svg?label="+strings.Repeat("%C3%A9", 41), 400, "views", "label: longer than 40 characters")
 	if w := f.get(t, "/badge/example.com.svg?label="+strings.Repeat("%C3%A9", 40)); w.Code != 200 {
 		t.Errorf("40-character label: %d %s", w.Code, w.Body)
 	}
+	// An empty label (a template's unset variable) is no label: the
+	// default. It answered a JSON 400 before, a broken image on the page.
+	if w := f.get(t, "/badge/example.com.svg?page=/post&label="); w.Code != 200 || !strings.Contains(w.Body.String(), `aria-label="views: 12.3k"`) {
+		t.Errorf("empty label: %d %s", w.Code, w.Body)
+	}
 }
+
+// FuzzBadge: whatever a badge URL carries, the answer is an SVG (the count,
+// or a refusal drawn in red with its 4xx), well-formed, with the badge's
+// content policy: never JSON, which an <img> shows as a broken image.
+func FuzzBadge(f *testing.F) {
+	fx := newFixture(f)
+	for _, s := range [][2]string{{"example.com.svg", "page=/a"}, {"example.com", ""}, {"bad..site.svg", ""}, {"example.com.svg", "label="},
+		{"example.com.svg", "label=%FF"}, {"example.com.svg", "label=%3Cscript%3E"}, {"example.com.svg", "page=%00&label=x"},
+		{"example.com.svg", "page=" + strings.Repeat("a", 5000)}, {"%E2%80%AE.svg", "label=%E2%80%AE"}, {"example.com.svg", "label=%"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, file, query string) {
+		u := &url.URL{Path: "/badge/" + file, RawQuery: query}
+		if strings.Contains(file, "/") || u.String() == "" {
+			return // another route
+		}
+		w := httptest.NewRecorder()
+		r, err := http.NewRequest(http.MethodGet, u.String(), nil)
+		if err != nil {
+			return // not a request a client can send
+		}
+		fx.srv.ServeHTTP(w, r)
+		body := w.Body.String()
+		if w.Code != 200 && w.Code != 400 && w.Code != 404 {
+			t.Fatalf("%s: %d %s", u, w.Code, body)
+		}
+		if w.Header().Get("Content-Type") != "image/svg+xml" || w.Header().Get("Content-Security-Policy") != "default-src 'none'" ||
+			!strings.HasPrefix(body, "<svg ") {
+			t.Fatalf("%s: %d %q %q", u, w.Code, w.Header().Get("Content-Type"), body)
+		}
+		d := xml.NewDecoder(strings.NewReader(body))
+		for {
+			tok, err := d.Token()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: not well-formed: %v\n%s", u, err, body)
+			}
+			if se, ok := tok.(xml.StartElement); ok && !badgeElements[se.Name.Local] {
+				t.Fatalf("%s: element <%s> in %s", u, se.Name.Local, body)
+			}
+		}
+	})
+}
+
+// badgeElements are the elements a badge is drawn with: nothing a label
+// or a message can add (a script, a link, a foreign object).
+var badgeElements = map[string]bool{"svg": true, "title": true, "linearGradient": true, "stop": true, "clipPath": true, "rect": true, "g": true, "text": true}
 
 // TestBadgeWidths: the boxes follow the texts' widths, so a longer label
 // or count makes a wider badge and each text sits centred in its box.
 func TestBadgeWidths(t *testing.T) {
 	f := func(label, value string, width, labelText, valueText string) {
 		t.Helper()
-		b, err := renderBadge(label, value)
+		b, err := renderBadge(label, value, badgeBlue)
 		if err != nil {
 			t.Fatal(err)
 		}

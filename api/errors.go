@@ -31,23 +31,30 @@ var (
 // stream not answering) is logged and answered 503 without internal detail,
 // so clients retry.
 func (s *Server) fail(c *gin.Context, err error) {
+	status, msg := s.answerOf(c, err)
+	c.JSON(status, gin.H{"error": msg})
+}
+
+// answerOf is err's status and the message a client may see (fail's JSON,
+// the badge's error badge).
+func (s *Server) answerOf(c *gin.Context, err error) (int, string) {
 	var he *httpError
 	switch {
 	case errors.As(err, &he):
-		c.JSON(he.status, gin.H{"error": he.msg})
+		return he.status, he.msg
 	case errors.Is(err, viewcount.ErrBadSite):
 		// CheckRegistrable words why, from fixed text only.
 		msg := "not a valid domain name"
 		if why, ok := strings.CutPrefix(err.Error(), viewcount.ErrBadSite.Error()+": "); ok {
 			msg = why
 		}
-		c.JSON(http.StatusBadRequest, gin.H{"error": "domain: " + msg})
+		return http.StatusBadRequest, "domain: " + msg
 	case errors.Is(err, viewcount.ErrSiteExists):
-		c.JSON(http.StatusConflict, gin.H{"error": "site already registered"})
+		return http.StatusConflict, "site already registered"
 	case errors.Is(err, viewcount.ErrSiteUnknown):
-		c.JSON(http.StatusNotFound, gin.H{"error": "site not registered"})
+		return http.StatusNotFound, "site not registered"
 	default:
 		s.logger.Error("request failed", "route", c.FullPath(), "err", err)
-		c.JSON(http.StatusServiceUnavailable, gin.H{"error": "temporarily unavailable; try again"})
+		return http.StatusServiceUnavailable, "temporarily unavailable; try again"
 	}
 }
