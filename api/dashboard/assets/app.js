@@ -33,7 +33,7 @@
   // TestEngagedAfterChoices keeps them equal).
   const ENGAGED_AFTER = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 20, 25, 30, 40, 45, 50, 60,
     75, 90, 120, 150, 180, 240, 300, 420, 600, 900, 1200, 1800, 2700, 3600];
-  const state = { token: '', verified: false, share: false, tz: 'UTC', range: '7d', from: '', to: '', interval: 'hour', metric: 'views', page: '', offsets: {}, gen: 0, live: 0, wholeSite: { entry_page: true, exit_page: true }, tab: 'page', rejected: null, reason: '' };
+  const state = { token: '', verified: false, share: false, tz: 'UTC', range: '7d', from: '', to: '', interval: '', metric: 'views', page: '', offsets: {}, gen: 0, live: 0, wholeSite: { entry_page: true, exit_page: true }, tab: 'page', rejected: null, reason: '', urlReady: false };
   const panels = {};
 
   class HTTPError extends Error {
@@ -79,13 +79,74 @@
     }
   }
 
+  // The view lives in the URL's query (range, custom dates, interval,
+  // chart metric, page filter, Pages tab), so a reload, Back and Forward
+  // and a pasted link (a share link too: its token stays in the fragment)
+  // show the same view. What the URL says is checked against what the
+  // controls offer; anything else reads as the default.
+  const RANGES = ['today', '24h', '7d', '30d', 'custom'];
+  const isDay = (s) => /^\d{4}-\d{2}-\d{2}$/.test(s) && !Number.isNaN(Date.parse(s + 'T00:00:00Z'));
+  const autoInterval = (span) => (span <= 7 ? 'hour' : 'day');
+
+  function readURL() {
+    const q = new URLSearchParams(location.search);
+    const pick = (v, allowed, dflt) => (allowed.includes(v) ? v : dflt);
+    const options = (id) => [...$(id).options].map((o) => o.value);
+    state.range = pick(q.get('range'), RANGES, '7d');
+    state.from = state.to = '';
+    if (state.range === 'custom') {
+      const from = q.get('from') || '', to = q.get('to') || '';
+      if (isDay(from) && isDay(to) && from <= to) Object.assign(state, { from, to });
+      else state.range = '7d';
+    }
+    state.interval = pick(q.get('interval'), options('interval'), ''); // '': the range's own
+    state.metric = pick(q.get('metric'), options('metric'), 'views');
+    const page = q.get('page') || '';
+    state.page = page.startsWith('/') && page.length <= 2048 ? page : '';
+    state.tab = pick(q.get('tab'), TABS.map((t) => t[0]), 'page');
+    state.offsets = {};
+  }
+
+  // showState sets the controls to the state read from the URL.
+  function showState() {
+    for (const r of document.querySelectorAll('input[name=range]')) r.checked = r.value === state.range;
+    $('custom').hidden = state.range !== 'custom';
+    if (state.range === 'custom') { $('from').value = state.from; $('to').value = state.to; }
+    $('filter-page').textContent = state.page;
+    $('filter').hidden = !state.page;
+    selectMetric(state.metric);
+    selectTab(state.tab, true);
+  }
+
+  // urlOf is the view as this page's URL, defaults left out.
+  function urlOf() {
+    const q = new URLSearchParams();
+    if (state.range !== '7d') q.set('range', state.range);
+    if (state.range === 'custom') { q.set('from', state.from); q.set('to', state.to); }
+    if (state.interval && state.interval !== autoInterval(range().span)) q.set('interval', state.interval);
+    if (state.metric !== 'views') q.set('metric', state.metric);
+    if (state.page) q.set('page', state.page);
+    if (state.tab !== 'page') q.set('tab', state.tab);
+    const qs = q.toString();
+    return location.pathname + (qs ? '?' + qs : '') + location.hash;
+  }
+
+  // remember puts the view in the URL: a history entry of its own for a
+  // change the user made, or in place of the current one.
+  function remember(replace) {
+    const u = urlOf();
+    if (u === location.pathname + location.search + location.hash) return;
+    if (replace) history.replaceState(null, '', u);
+    else history.pushState(null, '', u);
+  }
+
   // The intervals a span allows (the API caps minute buckets at 24 h and
   // hour buckets at 7 days; an engagement metric has no minute buckets);
   // the select offers only those.
   function fitInterval(span, keep) {
     const ok = { minute: span <= 1 && state.metric === 'views', hour: span <= 7, day: true };
     for (const o of $('interval').options) o.disabled = !ok[o.value];
-    state.interval = keep && ok[state.interval] ? state.interval : span <= 7 ? 'hour' : 'day';
+    state.interval = keep && ok[state.interval] ? state.interval : autoInterval(span);
     $('interval').value = state.interval;
   }
 
@@ -155,6 +216,8 @@
   // load reads everything for the current range and filter; answers of an
   // older load (the range changed meanwhile) are dropped, never drawn.
   async function load() {
+    remember(!state.urlReady); // the first load settles the URL it was opened with
+    state.urlReady = true;
     const gen = ++state.gen;
     document.body.dataset.state = 'loading';
     const p = baseParams();
@@ -302,7 +365,7 @@
     state.tz = live.timezone || 'UTC';
     R.live(live, $);
     show('dash');
-    fitInterval(range().span, false);
+    fitInterval(range().span, state.interval !== '');
     clearInterval(state.live);
     state.live = setInterval(poll, LIVE_MS);
     await load();
@@ -448,8 +511,11 @@
     selectTab(state.tab);
   }
 
-  function selectTab(by) {
+  // selectTab shows one tab of the Pages card; a tab the user picked is a
+  // history entry (quiet: the URL's own, shown again).
+  function selectTab(by, quiet) {
     state.tab = by;
+    if (state.urlReady && !quiet) remember(false);
     for (const [b, title] of TABS) {
       const tab = $('tab-' + b), on = b === by;
       tab.setAttribute('aria-selected', String(on));
@@ -536,6 +602,15 @@
     // A share link opened in a tab that shows the dashboard changes only the
     // fragment: start again as that link.
     addEventListener('hashchange', () => location.reload());
+    // Back and Forward: the view that entry's URL holds.
+    addEventListener('popstate', () => {
+      if (!state.urlReady) return;
+      readURL();
+      showState();
+      fitInterval(range().span, state.interval !== '');
+      remember(true); // what the URL held, as the controls read it
+      if (state.token && $('signin').hidden) load();
+    });
     document.addEventListener('visibilitychange', () => { if (!document.hidden) poll(); });
   }
 
@@ -545,6 +620,8 @@
     buildPanels();
     buildTiles();
     wire();
+    readURL();
+    showState();
     const m = /(?:^#|&)share=([^&]+)/.exec(location.hash);
     if (m) {
       state.share = true;
