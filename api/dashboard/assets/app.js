@@ -79,6 +79,22 @@
     }
   }
 
+  // The colour theme: the system's (auto) unless this button chose light
+  // or dark, kept in this browser's localStorage (nothing secret). The
+  // charts are drawn again in the new colours.
+  const THEMES = ['auto', 'dark', 'light'];
+  const themeKey = 'viewcount.theme';
+  function applyTheme(theme) {
+    const root = document.documentElement;
+    if (theme === 'auto') delete root.dataset.theme;
+    else root.dataset.theme = theme;
+    $('theme').textContent = 'Theme: ' + theme;
+    $('theme').setAttribute('aria-label', 'Colour theme: ' + theme + '; change');
+  }
+  function redraw() {
+    if (state.token && !$('dash').hidden) load();
+  }
+
   // The view lives in the URL's query (range, custom dates, interval,
   // chart metric, page filter, Pages tab), so a reload, Back and Forward
   // and a pasted link (a share link too: its token stays in the fragment)
@@ -602,6 +618,13 @@
     // A share link opened in a tab that shows the dashboard changes only the
     // fragment: start again as that link.
     addEventListener('hashchange', () => location.reload());
+    $('theme').addEventListener('click', () => {
+      const next = THEMES[(THEMES.indexOf(document.documentElement.dataset.theme || 'auto') + 1) % THEMES.length];
+      localStorage.setItem(themeKey, next);
+      applyTheme(next);
+      redraw();
+    });
+    matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => { if (!document.documentElement.dataset.theme) redraw(); });
     // Back and Forward: the view that entry's URL holds.
     addEventListener('popstate', () => {
       if (!state.urlReady) return;
@@ -617,6 +640,8 @@
   function start() {
     $('site-name').textContent = site;
     document.title = site + ' · Viewcount';
+    const theme = localStorage.getItem(themeKey);
+    applyTheme(THEMES.includes(theme) ? theme : 'auto');
     buildPanels();
     buildTiles();
     wire();

@@ -180,18 +180,23 @@ window.vcRender = (() => {
 
   const charts = {};
   // chart draws series over data's x values; y may give the y axis's
-  // range and tick labels (counts, from 0, by default).
+  // range and tick labels (counts, from 0, by default). The axes take the
+  // page's text and rule colours as the theme resolved them (a canvas
+  // cannot read CSS variables).
   function chart(key, node, series, data, tz, y = {}) {
     if (charts[key]) charts[key].destroy();
     node.replaceChildren();
     if (typeof uPlot === 'undefined') return; // the table beside it still has the data
+    const ink = getComputedStyle(document.body).color;
+    const rule = getComputedStyle(node.closest('.card') || document.body).borderTopColor;
+    const axis = { stroke: ink, grid: { stroke: rule }, ticks: { stroke: rule } };
     charts[key] = new uPlot({
       width: Math.max(300, node.clientWidth), height: 260,
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1e3), tz),
       scales: { y: { range: y.range || upTo(4) } },
       series: [{}, ...series],
-      axes: [{ values: (u, ticks) => timeTicks(ticks, tz) },
-        { size: 56, values: y.values || whole((v) => compact.format(v)) }],
+      axes: [{ ...axis, values: (u, ticks) => timeTicks(ticks, tz) },
+        { ...axis, size: 56, values: y.values || whole((v) => compact.format(v)) }],
     }, data, node);
   }
   function resize() {
