@@ -68,15 +68,64 @@
   // localDay is a range bound's day in the site's zone (24 h is in UTC times).
   const localDay = (s) => (s.length > 10 ? ymd(new Date(s), state.tz) : s);
 
+  const monthStart = (s) => s.slice(0, 8) + '01';
+  const addMonths = (s, n) => { const d = new Date(monthStart(s) + 'T00:00:00Z'); d.setUTCMonth(d.getUTCMonth() + n); return d.toISOString().slice(0, 10); };
+  const monthEnd = (s) => addDays(addMonths(s, 1), -1);
+
+  // range is the state's range as the API's from and to (the site's days,
+  // both included; 24 h as instants) and its length in days.
   function range() {
     const today = ymd(new Date(), state.tz);
+    const dates = (from, to) => ({ from, to, span: days(from, to) });
+    const last = (n) => dates(addDays(today, 1 - n), today);
     switch (state.range) {
-      case 'today': return { from: today, to: today, span: 1 };
+      case 'today': return dates(today, today);
+      case 'yesterday': return dates(addDays(today, -1), addDays(today, -1));
       case '24h': { const now = Date.now(); return { from: iso(now - 864e5), to: iso(now), span: 1 }; }
-      case '30d': return { from: addDays(today, -29), to: today, span: 30 };
-      case 'custom': return { from: state.from, to: state.to, span: days(state.from, state.to) };
-      default: return { from: addDays(today, -6), to: today, span: 7 };
+      case '28d': return last(28);
+      case '30d': return last(30);
+      case '91d': return last(91);
+      case 'month': return dates(monthStart(today), today);
+      case 'lastmonth': return dates(addMonths(today, -1), addDays(monthStart(today), -1));
+      case 'year': return dates(today.slice(0, 4) + '-01-01', today);
+      case '12mo': return last(365);
+      case 'custom': return dates(state.from, state.to);
+      default: return last(7);
     }
+  }
+
+  // stepped is the period before (dir -1) or after (1) the range, as a
+  // custom range: a calendar month for a month (to date, last, or a custom
+  // whole month), a calendar year for a year (to date, or a custom whole
+  // year), else as many days as the range has. A period after today is
+  // none; one reaching past today ends today. 24 h does not step.
+  function stepped(dir) {
+    if (state.range === '24h') return null;
+    const r = range(), today = ymd(new Date(), state.tz);
+    const month = state.range === 'month' || state.range === 'lastmonth' || (r.from === monthStart(r.from) && r.to === monthEnd(r.from));
+    const year = state.range === 'year' || (r.from.slice(5) === '01-01' && r.to === r.from.slice(0, 4) + '-12-31');
+    let from, to;
+    if (year) {
+      from = String(Number(r.from.slice(0, 4)) + dir) + '-01-01';
+      to = from.slice(0, 4) + '-12-31';
+    } else if (month) {
+      from = addMonths(r.from, dir);
+      to = monthEnd(from);
+    } else {
+      from = addDays(r.from, dir * r.span);
+      to = addDays(r.to, dir * r.span);
+    }
+    if (from > today) return null;
+    return { from, to: to > today ? today : to };
+  }
+
+  function step(dir) {
+    const s = stepped(dir);
+    if (!s) return;
+    Object.assign(state, { range: 'custom', from: s.from, to: s.to, offsets: {} });
+    showState();
+    fitInterval(days(s.from, s.to), true);
+    load();
   }
 
   // The colour theme: the system's (auto) unless this button chose light
@@ -100,7 +149,7 @@
   // and a pasted link (a share link too: its token stays in the fragment)
   // show the same view. What the URL says is checked against what the
   // controls offer; anything else reads as the default.
-  const RANGES = ['today', '24h', '7d', '30d', 'custom'];
+  const RANGES = ['today', 'yesterday', '24h', '7d', '28d', '30d', '91d', 'month', 'lastmonth', 'year', '12mo', 'custom'];
   const isDay = (s) => /^\d{4}-\d{2}-\d{2}$/.test(s) && !Number.isNaN(Date.parse(s + 'T00:00:00Z'));
   const autoInterval = (span) => (span <= 7 ? 'hour' : 'day');
 
@@ -234,6 +283,8 @@
   async function load() {
     remember(!state.urlReady); // the first load settles the URL it was opened with
     state.urlReady = true;
+    $('prev').disabled = !stepped(-1);
+    $('next').disabled = !stepped(1);
     const gen = ++state.gen;
     document.body.dataset.state = 'loading';
     const p = baseParams();
@@ -541,6 +592,35 @@
     }
   }
 
+  // Keyboard shortcuts (the ? list, as Plausible's): a letter picks a
+  // range, the arrows step it, Esc closes the list or clears the page
+  // filter. Keys typed into a field (a radio takes its arrows), or with a
+  // modifier, are the field's.
+  const KEYS = { d: 'today', e: 'yesterday', h: '24h', w: '7d', g: '28d', f: '30d', n: '91d', m: 'month', p: 'lastmonth', y: 'year', l: '12mo', c: 'custom' };
+  function onKey(ev) {
+    if (ev.ctrlKey || ev.metaKey || ev.altKey || ev.defaultPrevented || $('dash').hidden) return;
+    const t = ev.target;
+    if (ev.key !== 'Escape' && t && (t.isContentEditable || /^(INPUT|SELECT|TEXTAREA)$/.test(t.tagName))) return;
+    if (ev.key === '?') showKeys($('keys').hidden);
+    else if (ev.key === 'Escape') {
+      if (!$('keys').hidden) showKeys(false);
+      else if (state.page) $('filter-clear').click();
+      else return;
+    } else if (ev.key === 'ArrowLeft' || ev.key === 'ArrowRight') step(ev.key === 'ArrowLeft' ? -1 : 1);
+    else if (KEYS[ev.key.toLowerCase()]) {
+      const radio = document.querySelector(`input[name=range][value="${KEYS[ev.key.toLowerCase()]}"]`);
+      radio.checked = true;
+      radio.dispatchEvent(new Event('change'));
+    } else return;
+    ev.preventDefault();
+  }
+
+  function showKeys(open) {
+    $('keys').hidden = !open;
+    $('keys-open').setAttribute('aria-expanded', String(open));
+    if (open) $('keys-close').focus();
+  }
+
   function wire() {
     $('signin-form').addEventListener('submit', (ev) => {
       ev.preventDefault();
@@ -625,6 +705,11 @@
       redraw();
     });
     matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => { if (!document.documentElement.dataset.theme) redraw(); });
+    $('prev').addEventListener('click', () => step(-1));
+    $('next').addEventListener('click', () => step(1));
+    $('keys-open').addEventListener('click', () => showKeys(true));
+    $('keys-close').addEventListener('click', () => showKeys(false));
+    document.addEventListener('keydown', onKey);
     // Back and Forward: the view that entry's URL holds.
     addEventListener('popstate', () => {
       if (!state.urlReady) return;

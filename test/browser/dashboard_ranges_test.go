@@ -1,0 +1,79 @@
+//go:build !race
+
+package browser
+
+import (
+	"net/url"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// checkRanges: the ranges beyond 7 and 30 days, ◀ ▶ and the keyboard
+// shortcuts (issue 23). E picks yesterday; ◀ steps to the day before, →
+// back and again to today, where ▶ stops; M picks the month to date and ←
+// the whole month before it, a calendar month; ? opens the list of
+// shortcuts and Esc closes it; a letter typed while a field has the focus
+// is the field's. Each view's calls ask for the dates it shows, and its
+// views tile is the stats API's for them. Returns the last load, the
+// dashboard back at its default view.
+func checkRanges(t *testing.T, b *browser, api statsAPI, dd dashDays, dash, load string) string {
+	day := func(n int) string { return dd.today.AddDate(0, 0, n).Format(time.DateOnly) }
+	// shows checks the range picked, the dates in the URL, and the views
+	// tile against the API's summary for them.
+	shows := func(what, rng, from, to string) {
+		t.Helper()
+		got := evalJS[[]string](t, b, `[document.querySelector('input[name=range]:checked').value, location.search]`)
+		q, _ := url.ParseQuery(got[1][min(1, len(got[1])):])
+		if got[0] != rng || (rng == "custom" && (q.Get("from") != from || q.Get("to") != to)) {
+			t.Errorf("%s: range %s, URL %s; want %s from %s to %s", what, got[0], got[1], rng, from, to)
+		}
+		var sum struct{ Views uint64 }
+		api.json(t, "summary", days(from, to), &sum)
+		if v := elemText(t, b, "t-views"); v != strconv.FormatUint(sum.Views, 10) {
+			t.Errorf("%s: %s views on the tile, the API's summary from %s to %s says %d", what, v, from, to, sum.Views)
+		}
+	}
+	press := func(key string) {
+		t.Helper()
+		b.do(t, "press "+key, chromedp.KeyEvent(key))
+		load = b.waitLoaded(t, load)
+	}
+	b.do(t, "focus the page", chromedp.Click(chromedp.ID("site-name")))
+	press("e")
+	shows("E", "yesterday", day(-1), day(-1))
+	b.do(t, "◀", chromedp.Click(chromedp.ID("prev")))
+	load = b.waitLoaded(t, load)
+	shows("◀ from yesterday", "custom", day(-2), day(-2))
+	b.do(t, "focus the page", chromedp.Click(chromedp.ID("site-name")))
+	press(kb.ArrowRight)
+	shows("→ once", "custom", day(-1), day(-1))
+	press(kb.ArrowRight)
+	shows("→ twice", "custom", day(0), day(0))
+	if !evalJS[bool](t, b, `document.getElementById('next').disabled`) {
+		t.Error("at today ▶ is enabled")
+	}
+	press("m")
+	month := time.Date(dd.today.Year(), dd.today.Month(), 1, 0, 0, 0, 0, dd.loc)
+	shows("M", "month", month.Format(time.DateOnly), day(0))
+	press(kb.ArrowLeft)
+	shows("← from the month to date", "custom", month.AddDate(0, -1, 0).Format(time.DateOnly), month.AddDate(0, 0, -1).Format(time.DateOnly))
+
+	b.do(t, "?", chromedp.KeyEvent("?"))
+	if evalJS[bool](t, b, `document.getElementById('keys').hidden`) {
+		t.Error("? did not open the list of shortcuts")
+	}
+	b.do(t, "Esc", chromedp.KeyEvent(kb.Escape))
+	if !evalJS[bool](t, b, `document.getElementById('keys').hidden`) {
+		t.Error("Esc did not close the list of shortcuts")
+	}
+	b.do(t, "w into the interval select", chromedp.Focus(chromedp.ID("interval")), chromedp.KeyEvent("w"))
+	if got := evalJS[string](t, b, `document.querySelector('input[name=range]:checked').value`); got != "custom" {
+		t.Errorf("W typed into a select picked the range %s", got)
+	}
+	b.do(t, "back to the default view", chromedp.Navigate(dash))
+	return b.waitLoaded(t, "")
+}
