@@ -16,8 +16,9 @@ import (
 // shortcuts (issue 23). E picks yesterday; ◀ steps to the day before, →
 // back and again to today, where ▶ stops; M picks the month to date and ←
 // the whole month before it, a calendar month; ? opens the list of
-// shortcuts and Esc closes it; a letter typed while a field has the focus
-// is the field's. Each view's calls ask for the dates it shows, and its
+// shortcuts and Esc closes it; R shows the last 30 minutes by the minute,
+// refreshed on its own; a letter typed while a field has the focus is the
+// field's. Each view's calls ask for the dates it shows, and its
 // views tile is the stats API's for them. Returns the last load, the
 // dashboard back at its default view.
 func checkRanges(t *testing.T, b *browser, api statsAPI, dd dashDays, dash, load string) string {
@@ -70,8 +71,27 @@ func checkRanges(t *testing.T, b *browser, api statsAPI, dd dashDays, dash, load
 	if !evalJS[bool](t, b, `document.getElementById('keys').hidden`) {
 		t.Error("Esc did not close the list of shortcuts")
 	}
+	// Realtime: the last 30 minutes by the minute, drawn again every 10 s
+	// with no click (the live tile's poll), and no stepping.
+	watchCalls(t, b)
+	press("r")
+	if cs := calls(t, b, "/stats/timeseries"); len(cs) == 0 {
+		t.Error("realtime: no timeseries call")
+	} else {
+		q := cs[len(cs)-1].Query
+		from, err1 := time.Parse(time.RFC3339, q.Get("from"))
+		to, err2 := time.Parse(time.RFC3339, q.Get("to"))
+		if err1 != nil || err2 != nil || to.Sub(from) != 30*time.Minute || q.Get("interval") != "minute" {
+			t.Errorf("realtime: timeseries?%s, want 30 minutes by the minute", q.Encode())
+		}
+	}
+	if !evalJS[bool](t, b, `document.getElementById('prev').disabled && document.getElementById('next').disabled`) {
+		t.Error("realtime: ◀ or ▶ enabled")
+	}
+	load = b.waitLoaded(t, load) // the refresh
+
 	b.do(t, "w into the interval select", chromedp.Focus(chromedp.ID("interval")), chromedp.KeyEvent("w"))
-	if got := evalJS[string](t, b, `document.querySelector('input[name=range]:checked').value`); got != "custom" {
+	if got := evalJS[string](t, b, `document.querySelector('input[name=range]:checked').value`); got != "realtime" {
 		t.Errorf("W typed into a select picked the range %s", got)
 	}
 	b.do(t, "back to the default view", chromedp.Navigate(dash))

@@ -81,6 +81,7 @@
     switch (state.range) {
       case 'today': return dates(today, today);
       case 'yesterday': return dates(addDays(today, -1), addDays(today, -1));
+      case 'realtime': { const now = Date.now(); return { from: iso(now - 30 * 6e4), to: iso(now), span: 1 }; }
       case '24h': { const now = Date.now(); return { from: iso(now - 864e5), to: iso(now), span: 1 }; }
       case '28d': return last(28);
       case '30d': return last(30);
@@ -98,9 +99,10 @@
   // custom range: a calendar month for a month (to date, last, or a custom
   // whole month), a calendar year for a year (to date, or a custom whole
   // year), else as many days as the range has. A period after today is
-  // none; one reaching past today ends today. 24 h does not step.
+  // none; one reaching past today ends today. Realtime and 24 h do not
+  // step.
   function stepped(dir) {
-    if (state.range === '24h') return null;
+    if (state.range === 'realtime' || state.range === '24h') return null;
     const r = range(), today = ymd(new Date(), state.tz);
     const month = state.range === 'month' || state.range === 'lastmonth' || (r.from === monthStart(r.from) && r.to === monthEnd(r.from));
     const year = state.range === 'year' || (r.from.slice(5) === '01-01' && r.to === r.from.slice(0, 4) + '-12-31');
@@ -149,9 +151,9 @@
   // and a pasted link (a share link too: its token stays in the fragment)
   // show the same view. What the URL says is checked against what the
   // controls offer; anything else reads as the default.
-  const RANGES = ['today', 'yesterday', '24h', '7d', '28d', '30d', '91d', 'month', 'lastmonth', 'year', '12mo', 'custom'];
+  const RANGES = ['realtime', 'today', 'yesterday', '24h', '7d', '28d', '30d', '91d', 'month', 'lastmonth', 'year', '12mo', 'custom'];
   const isDay = (s) => /^\d{4}-\d{2}-\d{2}$/.test(s) && !Number.isNaN(Date.parse(s + 'T00:00:00Z'));
-  const autoInterval = (span) => (span <= 7 ? 'hour' : 'day');
+  const autoInterval = (span) => (state.range === 'realtime' ? 'minute' : span <= 7 ? 'hour' : 'day');
 
   function readURL() {
     const q = new URLSearchParams(location.search);
@@ -211,7 +213,8 @@
   function fitInterval(span, keep) {
     const ok = { minute: span <= 1 && state.metric === 'views', hour: span <= 7, day: true };
     for (const o of $('interval').options) o.disabled = !ok[o.value];
-    state.interval = keep && ok[state.interval] ? state.interval : autoInterval(span);
+    const auto = autoInterval(span);
+    state.interval = keep && ok[state.interval] ? state.interval : ok[auto] ? auto : 'hour';
     $('interval').value = state.interval;
   }
 
@@ -398,6 +401,7 @@
 
   async function poll() {
     if (document.hidden || !state.token) return;
+    if (state.range === 'realtime' && document.body.dataset.state !== 'loading') load(); // the last 30 minutes, moving
     try {
       R.live(await stats('realtime'), $);
     } catch (e) {
@@ -596,7 +600,7 @@
   // range, the arrows step it, Esc closes the list or clears the page
   // filter. Keys typed into a field (a radio takes its arrows), or with a
   // modifier, are the field's.
-  const KEYS = { d: 'today', e: 'yesterday', h: '24h', w: '7d', g: '28d', f: '30d', n: '91d', m: 'month', p: 'lastmonth', y: 'year', l: '12mo', c: 'custom' };
+  const KEYS = { r: 'realtime', d: 'today', e: 'yesterday', h: '24h', w: '7d', g: '28d', f: '30d', n: '91d', m: 'month', p: 'lastmonth', y: 'year', l: '12mo', c: 'custom' };
   function onKey(ev) {
     if (ev.ctrlKey || ev.metaKey || ev.altKey || ev.defaultPrevented || $('dash').hidden) return;
     const t = ev.target;
