@@ -3,6 +3,7 @@
 package browser
 
 import (
+	"fmt"
 	"net/url"
 	"strconv"
 	"testing"
@@ -18,7 +19,8 @@ import (
 // the whole month before it, a calendar month; ? opens the list of
 // shortcuts and Esc closes it; R shows the last 30 minutes by the minute,
 // refreshed on its own; a letter typed while a field has the focus is the
-// field's. Each view's calls ask for the dates it shows, and its
+// field's. The chart draws 7 days beside the period before and the same
+// days a year before. Each view's calls ask for the dates it shows, and its
 // views tile is the stats API's for them. Returns the last load, the
 // dashboard back at its default view.
 func checkRanges(t *testing.T, b *browser, api statsAPI, dd dashDays, dash, load string) string {
@@ -96,6 +98,42 @@ func checkRanges(t *testing.T, b *browser, api statsAPI, dd dashDays, dash, load
 	b.do(t, "w into the interval select", chromedp.Focus(chromedp.ID("interval")), chromedp.KeyEvent("w"))
 	if got := evalJS[string](t, b, `document.querySelector('input[name=range]:checked').value`); got != "realtime" {
 		t.Errorf("W typed into a select picked the range %s", got)
+	}
+	// Comparison on the chart: three days beside the three before them
+	// (the history's 15 views), then beside the same days a year before;
+	// the table's last column is the API's timeseries of that period,
+	// bucket for bucket.
+	load = pickCustom(t, b, dd.date(3), dd.date(5), load)
+	for _, c := range []struct {
+		value, name, from, to string
+		sum                   int
+	}{
+		{"previous", "Views, the period before", dd.date(0), dd.date(2), 15},
+		{"year", "Views, a year before", dd.d0.AddDate(-1, 0, 3).Format(time.DateOnly), dd.d0.AddDate(-1, 0, 5).Format(time.DateOnly), 0},
+	} {
+		evalJS[bool](t, b, `(s => { s.value = `+jsString(c.value)+`; s.dispatchEvent(new Event('change')); return true; })(document.getElementById('compare'))`)
+		load = b.waitLoaded(t, load)
+		got := evalJS[[]string](t, b, `[location.search, [...document.querySelectorAll('#chart-data thead th')].map(th => th.textContent).join('|'),
+  ...[...document.querySelectorAll('#chart-data tbody tr')].map(tr => tr.lastElementChild.textContent)]`)
+		if q, _ := url.ParseQuery(got[0][min(1, len(got[0])):]); q.Get("compare") != c.value || got[1] != "Start|Views|Unique visitors|"+c.name {
+			t.Errorf("compare %s: URL %s, chart table head %q", c.value, got[0], got[1])
+		}
+		var ts struct {
+			Buckets []struct{ Views uint64 } `json:"buckets"`
+		}
+		api.json(t, "timeseries", cloneWith(days(c.from, c.to), "interval", "hour"), &ts)
+		var want []string
+		sum := 0
+		for _, bk := range ts.Buckets {
+			want = append(want, strconv.FormatUint(bk.Views, 10))
+			sum += int(bk.Views)
+		}
+		if sum != c.sum {
+			t.Errorf("compare %s: the API's timeseries from %s to %s holds %d views, want %d", c.value, c.from, c.to, sum, c.sum)
+		}
+		if rows := got[2:]; len(rows) != len(want) || fmt.Sprint(rows) != fmt.Sprint(want) {
+			t.Errorf("compare %s: the chart's %d compared buckets %v, the API's timeseries from %s to %s: %d %v", c.value, len(rows), rows, c.from, c.to, len(want), want)
+		}
 	}
 	b.do(t, "back to the default view", chromedp.Navigate(dash))
 	return b.waitLoaded(t, "")

@@ -33,7 +33,7 @@
   // TestEngagedAfterChoices keeps them equal).
   const ENGAGED_AFTER = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 20, 25, 30, 40, 45, 50, 60,
     75, 90, 120, 150, 180, 240, 300, 420, 600, 900, 1200, 1800, 2700, 3600];
-  const state = { token: '', verified: false, share: false, tz: 'UTC', range: '7d', from: '', to: '', interval: '', metric: 'views', page: '', offsets: {}, gen: 0, live: 0, wholeSite: { entry_page: true, exit_page: true }, tab: 'page', rejected: null, reason: '', urlReady: false };
+  const state = { token: '', verified: false, share: false, tz: 'UTC', range: '7d', from: '', to: '', interval: '', metric: 'views', page: '', offsets: {}, gen: 0, live: 0, wholeSite: { entry_page: true, exit_page: true }, tab: 'page', rejected: null, reason: '', urlReady: false, compare: '' };
   const panels = {};
 
   class HTTPError extends Error {
@@ -121,6 +121,18 @@
     return { from, to: to > today ? today : to };
   }
 
+  // compared is the period the chart draws beside the range (state.compare:
+  // the period before it, as many days back, or the same dates a year
+  // before, 29 February read as the 28th), or null: none picked, or a range
+  // of instants (24 h, realtime), which compares nothing.
+  function compared() {
+    const r = range();
+    if (!state.compare || r.from.length > 10) return null;
+    if (state.compare === 'previous') return { from: addDays(r.from, -r.span), to: addDays(r.to, -r.span) };
+    const back = (s) => String(Number(s.slice(0, 4)) - 1) + (s.slice(4) === '-02-29' ? '-02-28' : s.slice(4));
+    return { from: back(r.from), to: back(r.to) };
+  }
+
   function step(dir) {
     const s = stepped(dir);
     if (!s) return;
@@ -171,6 +183,7 @@
     const page = q.get('page') || '';
     state.page = page.startsWith('/') && page.length <= 2048 ? page : '';
     state.tab = pick(q.get('tab'), TABS.map((t) => t[0]), 'page');
+    state.compare = pick(q.get('compare'), ['previous', 'year'], '');
     state.offsets = {};
   }
 
@@ -183,6 +196,7 @@
     $('filter').hidden = !state.page;
     selectMetric(state.metric);
     selectTab(state.tab, true);
+    $('compare').value = state.compare;
   }
 
   // urlOf is the view as this page's URL, defaults left out.
@@ -194,6 +208,7 @@
     if (state.metric !== 'views') q.set('metric', state.metric);
     if (state.page) q.set('page', state.page);
     if (state.tab !== 'page') q.set('tab', state.tab);
+    if (state.compare) q.set('compare', state.compare);
     const qs = q.toString();
     return location.pathname + (qs ? '?' + qs : '') + location.hash;
   }
@@ -288,6 +303,7 @@
     state.urlReady = true;
     $('prev').disabled = !stepped(-1);
     $('next').disabled = !stepped(1);
+    $('compare').disabled = range().from.length > 10;
     const gen = ++state.gen;
     document.body.dataset.state = 'loading';
     const p = baseParams();
@@ -296,10 +312,14 @@
     const filtered = coarsening('filtered', p, span <= 7 ? 'hour' : 'day');
     const jobs = [
       stats('summary', p).then(only((d) => { R.summary(d, $, state.page); showAsOf(d); })),
-      coarsening('timeseries', seriesParams(p), state.interval).then(only((d) => {
+      coarsening('timeseries', seriesParams(p), state.interval).then(async (d) => {
+        // The period compared, in the buckets the range got.
+        const c = compared();
+        const before = c && (await stats('timeseries', seriesParams({ ...p, ...c, interval: d.interval })));
+        if (gen !== state.gen) return;
         if (d.interval !== state.interval) { state.interval = d.interval; $('interval').value = d.interval; }
-        R.timeseries(d, state.tz, $);
-      })),
+        R.timeseries(d, state.tz, $, before, state.compare);
+      }),
       filtered.then(only((d) => R.filtered(d, state.tz, $))),
       filtered.then((d) => loadRejected(d, gen)),
       ...TABS.concat(PANELS).map(([by]) => loadPanel(by, gen)),
@@ -686,6 +706,7 @@
       load();
     });
     $('interval').addEventListener('change', () => { state.interval = $('interval').value; load(); });
+    $('compare').addEventListener('change', () => { state.compare = $('compare').value; load(); });
     $('metric').addEventListener('change', () => pickMetric($('metric').value));
     $('rejected-reason').addEventListener('change', () => {
       state.reason = R.rejected(state.rejected, $('rejected-reason').value, $);

@@ -206,25 +206,35 @@ window.vcRender = (() => {
   // timeseries draws a timeseries answer: views and unique visitors, or
   // the one metric it has (d.metric), a gap where it is null (nothing to
   // measure it on), and the same as a table.
-  function timeseries(d, tz, $) {
+  // before, when given, is the compared period's timeseries (compare names
+  // it): drawn dashed beside the first figure, bucket for bucket (the
+  // same number of buckets back; a shorter period leaves the rest empty),
+  // and a column of the table.
+  const COMPARED = { previous: 'the period before', year: 'a year before' };
+  function timeseries(d, tz, $, before, compare) {
     const m = d.metric || 'views', M = METRICS[m];
     $('chart-h').textContent = M.title;
     $('chart').setAttribute('aria-label', M.title + ' over time; the table below has the same data');
-    if (m !== 'views') return metricSeries(d, m, M, tz, $);
+    const then = (key) => (before ? d.buckets.map((_, i) => (before.buckets[i] ? before.buckets[i][key] : null)) : null);
+    const thenName = (name) => name + ', ' + COMPARED[compare];
+    if (m !== 'views') return metricSeries(d, m, M, tz, $, then(m), thenName(M.name));
     const xs = d.buckets.map((b) => Date.parse(b.t) / 1000);
-    chartHead($, ['Views', 'Unique visitors']);
+    const was = then('views');
+    chartHead($, ['Views', 'Unique visitors', ...(was ? [thenName('Views')] : [])]);
     chart('views', $('chart'), [
       { label: 'Views', stroke: '#2f6fde', width: 2, fill: 'rgba(47,111,222,0.12)' },
       { label: 'Unique visitors', stroke: '#e0843a', width: 2 },
-    ], [xs, d.buckets.map((b) => b.views), d.buckets.map((b) => b.uniques)], tz);
+      ...(was ? [{ label: thenName('Views'), stroke: '#2f6fde', width: 1.5, dash: [6, 4] }] : []),
+    ], [xs, d.buckets.map((b) => b.views), d.buckets.map((b) => b.uniques), ...(was ? [was] : [])], tz);
     const tbody = $('chart-data').querySelector('tbody');
     tbody.replaceChildren();
-    for (const b of d.buckets) {
+    d.buckets.forEach((b, i) => {
       const tr = el('tr');
       tr.dataset.t = b.t;
       tr.append(el('td', null, bucketLabel(b.t, d.interval)), el('td', 'n', fmt(b.views)), el('td', 'n', fmt(b.uniques)));
+      if (was) tr.append(el('td', 'n', cell('views', was[i])));
       tbody.append(tr);
-    }
+    });
   }
 
   function chartHead($, names) {
@@ -234,19 +244,21 @@ window.vcRender = (() => {
     $('chart-data').tHead.replaceChildren(tr);
   }
 
-  function metricSeries(d, m, M, tz, $) {
+  function metricSeries(d, m, M, tz, $, was, wasName) {
     const xs = d.buckets.map((b) => Date.parse(b.t) / 1000);
-    chartHead($, [M.name]);
-    chart('views', $('chart'), [{ label: M.name, stroke: '#2f6fde', width: 2, fill: 'rgba(47,111,222,0.12)', value: (u, v) => cell(m, v) }],
-      [xs, d.buckets.map((b) => b[m])], tz, M);
+    chartHead($, [M.name, ...(was ? [wasName] : [])]);
+    chart('views', $('chart'), [{ label: M.name, stroke: '#2f6fde', width: 2, fill: 'rgba(47,111,222,0.12)', value: (u, v) => cell(m, v) },
+      ...(was ? [{ label: wasName, stroke: '#2f6fde', width: 1.5, dash: [6, 4], value: (u, v) => cell(m, v) }] : [])],
+    [xs, d.buckets.map((b) => b[m]), ...(was ? [was] : [])], tz, M);
     const tbody = $('chart-data').querySelector('tbody');
     tbody.replaceChildren();
-    for (const b of d.buckets) {
+    d.buckets.forEach((b, i) => {
       const tr = el('tr');
       tr.dataset.t = b.t;
       tr.append(el('td', null, bucketLabel(b.t, d.interval)), el('td', 'n', cell(m, b[m])));
+      if (was) tr.append(el('td', 'n', cell(m, was[i])));
       tbody.append(tr);
-    }
+    });
   }
 
   const palette = ['#b3261e', '#e0843a', '#8e44ad', '#2f6fde', '#16a085', '#7f8c8d', '#c0392b', '#d4ac0d', '#1b7f3b', '#34495e'];
