@@ -197,6 +197,7 @@ func TestDashboardBrowser(t *testing.T) {
 	t.Run("URL state", func(t *testing.T) { load = checkURLState(t, b, api, dd, dash, load) })
 	t.Run("theme", func(t *testing.T) { load = checkTheme(t, b, load) })
 	t.Run("ranges", func(t *testing.T) { load = checkRanges(t, b, api, dd, dash, load) })
+	t.Run("export", func(t *testing.T) { load = checkExport(t, b, api, dd, load) })
 
 	// The owner makes a share link, signs out, and opens the link.
 	b.do(t, "create a share link",

@@ -533,6 +533,65 @@
     }
   }
 
+  // downloadAll saves every card's CSV for the view in one ZIP file, as
+  // Plausible and Umami offer: the summary, the chart's figure and every
+  // breakdown (its first 1,000 rows), each the API's own CSV.
+  async function downloadAll() {
+    const files = [['summary', 'summary', {}], ['timeseries', 'timeseries', seriesParams({ interval: state.interval })],
+      ...TABS.concat(PANELS).map(([by]) => [by, 'breakdown', { by, limit: 1000 }])];
+    try {
+      const texts = await Promise.all(files.map(([, what, extra]) => {
+        const params = { ...baseParams(), ...extra, format: 'csv' };
+        if (extra.by && state.wholeSite[extra.by]) delete params.page;
+        return call('GET', '/stats/' + what, params, 'text/csv');
+      }));
+      const r = range();
+      const a = R.el('a');
+      a.href = URL.createObjectURL(new Blob([zip(files.map(([name], i) => [name + '.csv', texts[i]]))], { type: 'application/zip' }));
+      a.download = `${site}-${localDay(r.from)}-${localDay(r.to)}.zip`;
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+    } catch (e) {
+      if (e.status === 401) return unauthorised();
+      $('error').textContent = 'Export failed: ' + e.message;
+    }
+  }
+
+  // zip packs [name, text] files into a ZIP archive, stored uncompressed
+  // (a few kilobytes of CSV each): local headers, then the central
+  // directory and its end record (APPNOTE 4.3), names in UTF-8 (flag 11).
+  const crcTable = Array.from({ length: 256 }, (_, n) => {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    return c >>> 0;
+  });
+  function zip(files) {
+    const enc = new TextEncoder(), parts = [], central = [];
+    let offset = 0;
+    const header = (sig, fields) => {
+      const b = new DataView(new ArrayBuffer(4 + fields.reduce((n, [size]) => n + size, 0)));
+      b.setUint32(0, sig, true);
+      let at = 4;
+      for (const [size, v] of fields) { if (size === 2) b.setUint16(at, v, true); else b.setUint32(at, v, true); at += size; }
+      return new Uint8Array(b.buffer);
+    };
+    for (const [name, text] of files) {
+      const n = enc.encode(name), data = enc.encode(text);
+      let crc = 0xffffffff;
+      for (const x of data) crc = crcTable[(crc ^ x) & 0xff] ^ (crc >>> 8);
+      crc = (crc ^ 0xffffffff) >>> 0;
+      const common = [[2, 20], [2, 0x0800], [2, 0], [2, 0], [2, 0x21], [4, crc], [4, data.length], [4, data.length], [2, n.length], [2, 0]];
+      const local = header(0x04034b50, common);
+      parts.push(local, n, data);
+      central.push(header(0x02014b50, [[2, 20], ...common, [2, 0], [2, 0], [2, 0], [4, 0], [4, offset]]), n);
+      offset += local.length + n.length + data.length;
+    }
+    const size = central.reduce((s, p) => s + p.length, 0);
+    return new Blob([...parts, ...central, header(0x06054b50, [[2, 0], [2, 0], [2, files.length], [2, files.length], [4, size], [4, offset], [2, 0]])]);
+  }
+
   // panelBody fills a panel's table head and pager from the template's
   // body, for the breakdown by, titled title.
   function panelBody(body, by, title, heads) {
@@ -707,6 +766,7 @@
     });
     $('interval').addEventListener('change', () => { state.interval = $('interval').value; load(); });
     $('compare').addEventListener('change', () => { state.compare = $('compare').value; load(); });
+    $('zip').addEventListener('click', downloadAll);
     $('metric').addEventListener('change', () => pickMetric($('metric').value));
     $('rejected-reason').addEventListener('change', () => {
       state.reason = R.rejected(state.rejected, $('rejected-reason').value, $);
