@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 	"github.com/viewcount/viewcount/test/apptest"
 )
@@ -155,6 +156,19 @@ func (b *browser) screenshot(t *testing.T, name string) string {
 	}
 	t.Logf("screenshot: %s (%d bytes)", path, len(png))
 	return path
+}
+
+// allowDownloads has the tab save downloads into a new temporary
+// directory, which it returns.
+func (b *browser) allowDownloads(t *testing.T) string {
+	t.Helper()
+	dl := t.TempDir()
+	if _, err := chromedp.Call(b.ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
+		Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dl,
+	}); err != nil {
+		t.Fatalf("allow downloads: %v", err)
+	}
+	return dl
 }
 
 // waitLoaded waits until the dashboard finished a load newer than prev

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 )
 
@@ -161,12 +160,7 @@ func checkPager(t *testing.T, b *browser, dd dashDays, load string) string {
 // and compares the files with the tables (and the API's CSV) and the
 // calls with the range.
 func checkCSV(t *testing.T, b *browser, api statsAPI, dd dashDays, load string) string {
-	dl := t.TempDir()
-	if _, err := chromedp.Call(b.ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
-		Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dl,
-	}); err != nil {
-		t.Fatalf("allow downloads: %v", err)
-	}
+	dl := b.allowDownloads(t)
 	calls(t, b, "") // forget the loads' calls
 	name := fmt.Sprintf("dash.example-page-%s-%s.csv", dd.date(0), dd.date(2))
 	b.do(t, "top pages as CSV", chromedp.Click(chromedp.CSS(`#pages .csv`)))

@@ -130,6 +130,18 @@ func pageIs(t *testing.T, b *browser, when string, want [][]string, rng string, 
 // downloaded waits for the browser to finish saving path and parses it.
 func downloaded(t *testing.T, path string) [][]string {
 	t.Helper()
+	data := waitDownload(t, path)
+	rows, err := csv.NewReader(strings.NewReader(string(data))).ReadAll()
+	if err != nil {
+		t.Fatalf("download %s: %v\n%s", filepath.Base(path), err, data)
+	}
+	return rows
+}
+
+// waitDownload returns the file the browser downloads to path, once it is
+// there (Chromium writes a .crdownload and renames it when complete).
+func waitDownload(t *testing.T, path string) []byte {
+	t.Helper()
 	var data []byte
 	apptest.Eventually(t, 30*time.Second, func() string {
 		b, err := os.ReadFile(path)
@@ -139,9 +151,5 @@ func downloaded(t *testing.T, path string) [][]string {
 		data = b
 		return ""
 	})
-	rows, err := csv.NewReader(strings.NewReader(string(data))).ReadAll()
-	if err != nil {
-		t.Fatalf("download %s: %v\n%s", filepath.Base(path), err, data)
-	}
-	return rows
+	return data
 }

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
@@ -139,12 +138,7 @@ func checkEngagementTiles(t *testing.T, b *browser, api statsAPI, dd dashDays, l
 	b.screenshot(t, "dashboard-engagement.png")
 
 	// Each tab's CSV is the API's, for the range, of the whole site.
-	dl := t.TempDir()
-	if _, err := chromedp.Call(b.ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
-		Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dl,
-	}); err != nil {
-		t.Fatalf("allow downloads: %v", err)
-	}
+	dl := b.allowDownloads(t)
 	calls(t, b, "")
 	for i, by := range []string{"entry_page", "exit_page", "page"} {
 		if i > 0 {

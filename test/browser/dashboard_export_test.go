@@ -4,17 +4,13 @@ package browser
 
 import (
 	"archive/zip"
+	"bytes"
 	"encoding/csv"
 	"net/url"
-	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
-	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
-
-	"github.com/viewcount/viewcount/test/apptest"
 )
 
 // checkExport: "Export all" saves every card's CSV for the view in one ZIP
@@ -22,24 +18,15 @@ import (
 // summary, the chart's figure and every breakdown, each file the stats
 // API's CSV for the view's range. Returns the last load.
 func checkExport(t *testing.T, b *browser, api statsAPI, dd dashDays, load string) string {
-	dl := t.TempDir()
-	if _, err := chromedp.Call(b.ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
-		Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dl,
-	}); err != nil {
-		t.Fatalf("allow downloads: %v", err)
-	}
+	dl := b.allowDownloads(t)
 	load = pickCustom(t, b, dd.date(0), dd.date(2), load)
 	b.do(t, "export all", chromedp.Click(chromedp.ID("zip")))
 	path := filepath.Join(dl, "dash.example-"+dd.date(0)+"-"+dd.date(2)+".zip")
-	var zr *zip.ReadCloser
-	apptest.Eventually(t, 30*time.Second, func() string {
-		var err error
-		if zr, err = zip.OpenReader(path); err != nil {
-			return "open the export: " + err.Error()
-		}
-		return ""
-	})
-	t.Cleanup(func() { _ = zr.Close() })
+	data := waitDownload(t, path)
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatalf("open the export: %v", err)
+	}
 	q := days(dd.date(0), dd.date(2))
 	want := map[string]url.Values{"summary.csv": q, "timeseries.csv": cloneWith(q, "interval", "hour")}
 	for _, by := range []string{"page", "entry_page", "exit_page", "source", "referrer", "utm_source", "utm_medium", "utm_campaign", "browser", "os", "device", "country", "screen"} {
@@ -73,8 +60,6 @@ func checkExport(t *testing.T, b *browser, api statsAPI, dd dashDays, load strin
 	if len(names) != len(want) {
 		t.Errorf("export holds %v, want %d files", names, len(want))
 	}
-	if fi, err := os.Stat(path); err == nil {
-		t.Logf("export: %d files, %d bytes", len(names), fi.Size())
-	}
+	t.Logf("export: %d files, %d bytes", len(names), len(data))
 	return load
 }

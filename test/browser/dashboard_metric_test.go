@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 
 	"github.com/viewcount/viewcount/cmd/viewcount/app"
@@ -153,12 +152,7 @@ func TestDashboardMetric(t *testing.T) {
 	}
 	b.screenshot(t, "dashboard-metric.png")
 	// The chart's CSV is the metric's.
-	dl := t.TempDir()
-	if _, err := chromedp.Call(b.ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
-		Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dl,
-	}); err != nil {
-		t.Fatalf("allow downloads: %v", err)
-	}
+	dl := b.allowDownloads(t)
 	b.do(t, "chart as CSV", chromedp.Click(chromedp.CSS(`.csv[data-csv=timeseries]`)))
 	got := downloaded(t, filepath.Join(dl, fmt.Sprintf("%s-timeseries-time_on_page-%s-%s.csv", site, from, to)))
 	if want := api.csv(t, "timeseries", cloneWith(q, "metric", "time_on_page")); !equalRows(got, want) || len(got) < 2 || got[0][1] != "time_on_page" {

@@ -95,6 +95,10 @@
     }
   }
 
+  // byInstants: the range is instants (realtime, 24 h), not the site's
+  // days; such a range neither steps nor compares.
+  const byInstants = () => state.range === 'realtime' || state.range === '24h';
+
   // stepped is the period before (dir -1) or after (1) the range, as a
   // custom range: a calendar month for a month (to date, last, or a custom
   // whole month), a calendar year for a year (to date, or a custom whole
@@ -102,7 +106,7 @@
   // none; one reaching past today ends today. Realtime and 24 h do not
   // step.
   function stepped(dir) {
-    if (state.range === 'realtime' || state.range === '24h') return null;
+    if (byInstants()) return null;
     const r = range(), today = ymd(new Date(), state.tz);
     const month = state.range === 'month' || state.range === 'lastmonth' || (r.from === monthStart(r.from) && r.to === monthEnd(r.from));
     const year = state.range === 'year' || (r.from.slice(5) === '01-01' && r.to === r.from.slice(0, 4) + '-12-31');
@@ -126,8 +130,8 @@
   // before, 29 February read as the 28th), or null: none picked, or a range
   // of instants (24 h, realtime), which compares nothing.
   function compared() {
+    if (!state.compare || byInstants()) return null;
     const r = range();
-    if (!state.compare || r.from.length > 10) return null;
     if (state.compare === 'previous') return { from: addDays(r.from, -r.span), to: addDays(r.to, -r.span) };
     const back = (s) => String(Number(s.slice(0, 4)) - 1) + (s.slice(4) === '-02-29' ? '-02-28' : s.slice(4));
     return { from: back(r.from), to: back(r.to) };
@@ -303,7 +307,7 @@
     state.urlReady = true;
     $('prev').disabled = !stepped(-1);
     $('next').disabled = !stepped(1);
-    $('compare').disabled = range().from.length > 10;
+    $('compare').disabled = byInstants();
     const gen = ++state.gen;
     document.body.dataset.state = 'loading';
     const p = baseParams();
@@ -514,19 +518,30 @@
     }
   }
 
+  // csvOf reads one card's CSV for the view: the API's own, without the
+  // page filter where the store keeps that breakdown for the whole site.
+  function csvOf(what, extra) {
+    const params = { ...baseParams(), ...extra, format: 'csv' };
+    if (extra.by && state.wholeSite[extra.by]) delete params.page;
+    return call('GET', '/stats/' + what, params, 'text/csv');
+  }
+
+  // save hands blob to the browser as a download named name.
+  function save(blob, name) {
+    const a = R.el('a');
+    a.href = URL.createObjectURL(blob);
+    a.download = name;
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+  }
+
   async function download(what, extra) {
     try {
-      const params = { ...baseParams(), ...extra, format: 'csv' };
-      if (extra.by && state.wholeSite[extra.by]) delete params.page;
-      const text = await call('GET', '/stats/' + what, params, 'text/csv');
-      const a = R.el('a');
-      a.href = URL.createObjectURL(new Blob([text], { type: 'text/csv' }));
+      const text = await csvOf(what, extra);
       const r = range();
-      a.download = `${site}-${extra.by || what}${extra.metric ? '-' + extra.metric : ''}-${localDay(r.from)}-${localDay(r.to)}.csv`;
-      document.body.append(a);
-      a.click();
-      a.remove();
-      setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+      save(new Blob([text], { type: 'text/csv' }), `${site}-${extra.by || what}${extra.metric ? '-' + extra.metric : ''}-${localDay(r.from)}-${localDay(r.to)}.csv`);
     } catch (e) {
       if (e.status === 401) return unauthorised();
       $('error').textContent = 'CSV export failed: ' + e.message;
@@ -540,19 +555,9 @@
     const files = [['summary', 'summary', {}], ['timeseries', 'timeseries', seriesParams({ interval: state.interval })],
       ...TABS.concat(PANELS).map(([by]) => [by, 'breakdown', { by, limit: 1000 }])];
     try {
-      const texts = await Promise.all(files.map(([, what, extra]) => {
-        const params = { ...baseParams(), ...extra, format: 'csv' };
-        if (extra.by && state.wholeSite[extra.by]) delete params.page;
-        return call('GET', '/stats/' + what, params, 'text/csv');
-      }));
+      const texts = await Promise.all(files.map(([, what, extra]) => csvOf(what, extra)));
       const r = range();
-      const a = R.el('a');
-      a.href = URL.createObjectURL(new Blob([zip(files.map(([name], i) => [name + '.csv', texts[i]]))], { type: 'application/zip' }));
-      a.download = `${site}-${localDay(r.from)}-${localDay(r.to)}.zip`;
-      document.body.append(a);
-      a.click();
-      a.remove();
-      setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+      save(zip(files.map(([name], i) => [name + '.csv', texts[i]])), `${site}-${localDay(r.from)}-${localDay(r.to)}.zip`);
     } catch (e) {
       if (e.status === 401) return unauthorised();
       $('error').textContent = 'Export failed: ' + e.message;
@@ -589,7 +594,8 @@
       offset += local.length + n.length + data.length;
     }
     const size = central.reduce((s, p) => s + p.length, 0);
-    return new Blob([...parts, ...central, header(0x06054b50, [[2, 0], [2, 0], [2, files.length], [2, files.length], [4, size], [4, offset], [2, 0]])]);
+    return new Blob([...parts, ...central, header(0x06054b50, [[2, 0], [2, 0], [2, files.length], [2, files.length], [4, size], [4, offset], [2, 0]])],
+      { type: 'application/zip' });
   }
 
   // panelBody fills a panel's table head and pager from the template's
