@@ -180,6 +180,24 @@ func TestBadgeWidths(t *testing.T) {
 	f("日本", "1", "53", "22", "7")
 }
 
+// TestBadgeMessageCut: a refusal's message longer than maxBadgeMessage
+// characters is cut, ending in "…", so the badge's width never follows
+// the message's length; one within it is drawn whole.
+func TestBadgeMessageCut(t *testing.T) {
+	long := strings.Repeat("é", maxBadgeMessage+20)
+	b, err := renderBadge("views", long, badgeRed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `aria-label="views: ` + strings.Repeat("é", maxBadgeMessage-1) + `…"`; !strings.Contains(string(b), want) {
+		t.Errorf("a %d-character message: no %s in\n%s", maxBadgeMessage+20, want, b)
+	}
+	exact := strings.Repeat("x", maxBadgeMessage)
+	if b, _ := renderBadge("views", exact, badgeRed); !strings.Contains(string(b), `aria-label="views: `+exact+`"`) {
+		t.Errorf("a %d-character message was cut:\n%s", maxBadgeMessage, b)
+	}
+}
+
 // wellFormed fails unless s parses as XML to its end.
 func wellFormed(t *testing.T, s string) {
 	t.Helper()
