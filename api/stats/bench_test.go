@@ -101,6 +101,24 @@ func BenchmarkStats(b *testing.B) {
 		{name: "breakdown/country/page", path: "breakdown?by=country&page=/posts/3"},
 		{name: "breakdown/source/page/tail", path: "breakdown?by=source&page=/posts/900"},
 	}
+	// Filters (filter.go): on one dimension from its rollup rows; a
+	// breakdown by another dimension, and filters on two, from page_views.
+	calls = append(calls,
+		call{name: "filter/summary/country", path: "summary?filter=country==DE"},
+		call{name: "filter/summary/source_not", path: "summary?filter=source!=Google"},
+		call{name: "filter/summary/page_contains", path: "summary?filter=page~/posts/1"},
+		call{name: "filter/timeseries/day/country", path: "timeseries?interval=day&filter=country==DE"},
+		call{name: "filter/timeseries/hour/7d/browser", path: "timeseries?interval=hour&filter=browser==Firefox" + week},
+		call{name: "filter/timeseries/day/visits/country", path: "timeseries?interval=day&metric=visits&filter=country==DE"},
+		call{name: "filter/breakdown/country/country_not", path: "breakdown?by=country&filter=country!=US"},
+		call{name: "filter/breakdown/page/100/page_contains", path: "breakdown?by=page&limit=100&filter=page~/posts/1"},
+		call{name: "filter/breakdown/page/country", path: "breakdown?by=page&filter=country==DE"},
+		call{name: "filter/breakdown/source/country", path: "breakdown?by=source&filter=country==DE"},
+		call{name: "filter/breakdown/browser/os", path: "breakdown?by=browser&filter=os==Windows"},
+		call{name: "filter2/summary", path: "summary?filter=country==DE&filter=browser==Chrome"},
+		call{name: "filter2/timeseries/day", path: "timeseries?interval=day&filter=country==DE&filter=browser==Chrome"},
+		call{name: "filter2/breakdown/page", path: "breakdown?by=page&filter=country==DE&filter=browser==Chrome"},
+	)
 	for _, by := range []string{"page", "entry_page", "exit_page", "source", "referrer", "utm_source", "utm_medium", "utm_campaign", "browser", "os", "device", "country", "screen"} {
 		calls = append(calls, call{name: "breakdown/" + by, path: "breakdown?by=" + by})
 	}

@@ -23,15 +23,6 @@ var dims = map[string]string{
 	"browser": "browser", "os": "os", "device": "device", "country": "country", "screen": "screen",
 }
 
-// pageColumns are the dimensions a page is broken down by and their
-// columns in page_views (migration 011; see
-// queries/stats_breakdown_page.sql): every one but page, whose breakdown
-// of one page is that page's row of the site's.
-var pageColumns = map[string]string{
-	"source": "ref_source", "referrer": "ref_host", "utm_source": "utm_source", "utm_medium": "utm_medium",
-	"utm_campaign": "utm_campaign", "browser": "browser", "os": "os", "device": "device", "country": "country", "screen": "screen",
-}
-
 // visitDims are the breakdowns read from engagement_rollup alone
 // (visitBreakdown).
 var visitDims = map[string]bool{"entry_page": true, "exit_page": true}
@@ -117,19 +108,31 @@ func (a *API) breakdown(req *request) (*answer, error) {
 	}
 	s := hourSpan(from, to)
 	if visitDims[by] {
+		if len(req.filters) > 0 {
+			return nil, badParam("filter", "by=%s ranks the site's visits; filters apply to views: leave them out", by)
+		}
 		return a.visitBreakdown(req, by, s, limit, offset)
 	}
-	if column, ok := pageColumns[by]; ok && req.page != "" {
-		return a.pageBreakdown(req, by, column, s, limit, offset)
+	if by != "page" && req.page != "" {
+		return a.pageBreakdown(req, by, filterDims[by], s, limit, offset)
 	}
+	name := qBreakdown
 	p := s.liveParams(req.site, req.now)
 	p["dim"], p["page"], p["value"] = dim, req.page, ""
 	p["limit"], p["offset"] = strconv.Itoa(limit), strconv.Itoa(offset)
+	if len(req.filters) > 0 {
+		if oneDim(req.filters) != by {
+			return a.filterBreakdown(req, by, s, limit, offset)
+		}
+		// Filters on the dimension ranked: its rows whose value passes.
+		name = qFilterBreakdown
+		slots(req.filters)[by].bind(p, "f")
+	}
 	if by == "page" && req.page != "" {
 		// The pages of one page: its own row of the all-pages breakdown.
 		p["page"], p["value"] = "", req.page
 	}
-	rows, err := selectRows[queries.StatsBreakdownRow](req.ctx, a, qBreakdown, p)
+	rows, err := selectRows[queries.StatsBreakdownRow](req.ctx, a, name, p)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +192,7 @@ func (a *API) breakdown(req *request) (*answer, error) {
 		// Past the last value: count them for the client's pager.
 		p["offset"] = "0"
 		p["limit"] = "1"
-		if rows, err = selectRows[queries.StatsBreakdownRow](req.ctx, a, qBreakdown, p); err != nil {
+		if rows, err = selectRows[queries.StatsBreakdownRow](req.ctx, a, name, p); err != nil {
 			return nil, err
 		}
 		if len(rows) == 1 {
@@ -200,13 +203,22 @@ func (a *API) breakdown(req *request) (*answer, error) {
 	return ans, nil
 }
 
-// pageBreakdown is breakdown of one page by a dimension (column, see
-// pageColumns).
+// pageBreakdown is breakdown of one page by a dimension (column, its
+// page_views column).
 func (a *API) pageBreakdown(req *request, by, column string, s span, limit, offset int) (*answer, error) {
 	p := s.params(req.site)
 	p["page"], p["column"], p["exact"] = req.page, column, strconv.Itoa(exactBelow)
-	p["limit"], p["offset"] = strconv.Itoa(limit), strconv.Itoa(offset)
-	rows, err := selectRows[queries.StatsBreakdownPageRow](req.ctx, a, qBreakdownPage, p)
+	return valueRows(req, by, s, limit, offset, func(limit, offset int) ([]queries.StatsBreakdownPageRow, error) {
+		p["limit"], p["offset"] = strconv.Itoa(limit), strconv.Itoa(offset)
+		return selectRows[queries.StatsBreakdownPageRow](req.ctx, a, qBreakdownPage, p)
+	})
+}
+
+// valueRows is a breakdown answer from rows of values with their views and
+// uniques counted by a page's rule (pageUniquesError), one page of them
+// from fetch.
+func valueRows(req *request, by string, s span, limit, offset int, fetch func(limit, offset int) ([]queries.StatsBreakdownPageRow, error)) (*answer, error) {
+	rows, err := fetch(limit, offset)
 	if err != nil {
 		return nil, err
 	}
@@ -225,8 +237,7 @@ func (a *API) pageBreakdown(req *request, by, column string, s span, limit, offs
 	}
 	if len(rows) == 0 && offset > 0 {
 		// Past the last value: count them for the client's pager.
-		p["offset"], p["limit"] = "0", "1"
-		if rows, err = selectRows[queries.StatsBreakdownPageRow](req.ctx, a, qBreakdownPage, p); err != nil {
+		if rows, err = fetch(1, 0); err != nil {
 			return nil, err
 		}
 		if len(rows) == 1 {

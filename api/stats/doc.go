@@ -41,6 +41,12 @@
 // by page with a page filter, that page's own row of the site's page
 // ranking.
 //
+// Filters (filter=, filter.go) narrow the summary, timeseries and
+// breakdowns: filters on one dimension read that dimension's rollup rows
+// whose value passes (each view has one value of a dimension, so they are
+// its views exactly); filters on several, or a breakdown by another
+// dimension, scan page_views over the range, views and uniques only.
+//
 // Answers are cached (Config.CacheBytes, an LRU bounded in bytes): one
 // whose range ended more than the site's lag plus 10 minutes ago never
 // changes and is kept until evicted; any other is served for the answers'

@@ -12,16 +12,19 @@ import (
 
 // meta is what every answer carries.
 type meta struct {
-	Site     string `json:"site"`
-	Page     string `json:"page,omitempty"`
-	From     string `json:"from"`
-	To       string `json:"to"`
-	Timezone string `json:"timezone"`
-	AsOf     string `json:"as_of"`
+	Site string `json:"site"`
+	Page string `json:"page,omitempty"`
+	// Filters are the request's filters as given (filter.go), besides one
+	// page's (Page).
+	Filters  []string `json:"filters,omitempty"`
+	From     string   `json:"from"`
+	To       string   `json:"to"`
+	Timezone string   `json:"timezone"`
+	AsOf     string   `json:"as_of"`
 }
 
 func (req *request) meta(s span) meta {
-	return meta{Site: req.site, Page: req.page, From: req.format(s.from), To: req.format(s.to),
+	return meta{Site: req.site, Page: req.page, Filters: filterTexts(req.filters), From: req.format(s.from), To: req.format(s.to),
 		Timezone: req.loc.String(), AsOf: req.format(req.now)}
 }
 
@@ -73,11 +76,11 @@ func pageUniquesError(views, uniques uint64) float64 {
 func (c counts) shown() counts { return counts{c.views, viewcount.CapUniques(c.views, c.uniques)} }
 
 type period struct {
-	From     string `json:"from"`
-	To       string `json:"to"`
-	Views    uint64 `json:"views"`
-	Uniques  uint64 `json:"uniques"`
-	Filtered uint64 `json:"filtered"`
+	From     string  `json:"from"`
+	To       string  `json:"to"`
+	Views    uint64  `json:"views"`
+	Uniques  uint64  `json:"uniques"`
+	Filtered *uint64 `json:"filtered"` // null: not counted (filtered)
 }
 
 type change struct {
@@ -88,19 +91,25 @@ type change struct {
 
 type summaryJSON struct {
 	meta
-	Views            uint64            `json:"views"`
-	Uniques          uint64            `json:"uniques"`
-	UniquesError     float64           `json:"uniques_error"`
-	Filtered         uint64            `json:"filtered"`
+	Views        uint64  `json:"views"`
+	Uniques      uint64  `json:"uniques"`
+	UniquesError float64 `json:"uniques_error"`
+	// Rejected events: null with filters on more than a page (rejected
+	// events keep no other dimension).
+	Filtered         *uint64           `json:"filtered"`
 	FilteredByReason map[string]uint64 `json:"filtered_by_reason"`
 	Previous         period            `json:"previous"`
 	Change           change            `json:"change"`
 	// Engagement and visits (docs/engagement.md), with the previous
 	// period's and the change; EngagedAfter is the site's threshold.
-	engagementJSON
-	EngagedAfter       float64          `json:"engaged_after"`
-	PreviousEngagement engagementJSON   `json:"previous_engagement"`
-	EngagementChange   engagementChange `json:"engagement_change"`
+	// absent with filters on several dimensions (see NotCounted).
+	*engagementJSON
+	EngagedAfter       float64           `json:"engaged_after"`
+	PreviousEngagement *engagementJSON   `json:"previous_engagement,omitempty"`
+	EngagementChange   *engagementChange `json:"engagement_change,omitempty"`
+	// NotCounted names the parts of a summary a filter leaves out:
+	// "filtered" (null then), "engagement" (absent then).
+	NotCounted []string `json:"not_counted,omitempty"`
 }
 
 // relChange is (cur-prev)/prev, nil when prev is 0.
@@ -121,40 +130,67 @@ func (a *API) summary(req *request) (*answer, error) {
 	prev := s.previous()
 	var (
 		sc                 summary
-		engNow, engBefore  engagement
+		engNow, engBefore  *engagement
 		engErr, engagedErr error
 		engagedAfter       time.Duration
 		done               = make(chan struct{})
 	)
 	go func() {
 		defer close(done)
-		engNow, engBefore, engErr = a.engagementFigures(req.ctx, req.site, req.page, s, prev)
+		engNow, engBefore, engErr = a.engagementFigures(req, s, prev)
 		engagedAfter, engagedErr = a.cfg.EngagedAfter(req.ctx, req.site)
 	}()
-	sc, err = a.summaryCounts(req.ctx, req.site, req.page, s, prev)
+	sc, err = a.summaryCounts(req, s, prev)
 	<-done
 	if err = errors.Join(err, engErr, engagedErr); err != nil {
 		return nil, err
 	}
-	engCur, engPrev := engNow.json(engagedAfter), engBefore.json(engagedAfter)
-	cur, before, byReason, filtered, prevFiltered := sc.now.shown(), sc.before.shown(), sc.byReason, sc.filtered, sc.prevFiltered
-	uerr := dimSketch.uniquesError(cur.uniques)
-	if req.page != "" {
-		uerr = pageUniquesError(cur.views, cur.uniques)
+	cur, before := sc.now.shown(), sc.before.shown()
+	out := summaryJSON{meta: req.meta(s), Views: cur.views, Uniques: cur.uniques, UniquesError: sc.uniquesError(cur),
+		FilteredByReason: sc.byReason,
+		Previous:         period{From: req.format(prev.from), To: req.format(prev.to), Views: before.views, Uniques: before.uniques},
+		Change:           change{Views: relChange(cur.views, before.views), Uniques: relChange(cur.uniques, before.uniques)},
+		EngagedAfter:     engagedAfter.Seconds()}
+	filtered, prevFiltered := "", ""
+	if sc.byReason != nil {
+		out.Filtered, out.Previous.Filtered = &sc.filtered, &sc.prevFiltered
+		out.Change.Filtered = relChange(sc.filtered, sc.prevFiltered)
+		filtered, prevFiltered = u(sc.filtered), u(sc.prevFiltered)
+	} else {
+		out.NotCounted = append(out.NotCounted, "filtered")
 	}
-	out := summaryJSON{meta: req.meta(s), Views: cur.views, Uniques: cur.uniques, UniquesError: uerr,
-		Filtered: filtered, FilteredByReason: byReason,
-		Previous:       period{From: req.format(prev.from), To: req.format(prev.to), Views: before.views, Uniques: before.uniques, Filtered: prevFiltered},
-		Change:         change{relChange(cur.views, before.views), relChange(cur.uniques, before.uniques), relChange(filtered, prevFiltered)},
-		engagementJSON: engCur, EngagedAfter: engagedAfter.Seconds(), PreviousEngagement: engPrev, EngagementChange: changeOf(engCur, engPrev)}
+	var engCur, engPrev engagementJSON
+	if engNow != nil {
+		engCur, engPrev = engNow.json(engagedAfter), engBefore.json(engagedAfter)
+		ch := changeOf(engCur, engPrev)
+		out.engagementJSON, out.PreviousEngagement, out.EngagementChange = &engCur, &engPrev, &ch
+	} else {
+		out.NotCounted = append(out.NotCounted, "engagement")
+	}
 	return &answer{json: out, end: s.to,
 		header: []string{"from", "to", "views", "uniques", "uniques_error", "filtered", "previous_from", "previous_to", "previous_views", "previous_uniques", "previous_filtered",
 			"visits", "bounce_rate", "visit_duration", "engaged_views", "reported_views", "time_on_page", "scroll_depth",
 			"previous_visits", "previous_bounce_rate", "previous_visit_duration", "previous_engaged_views", "previous_time_on_page", "previous_scroll_depth"},
-		rows: [][]string{{out.From, out.To, u(out.Views), u(out.Uniques), f(out.UniquesError), u(out.Filtered),
-			out.Previous.From, out.Previous.To, u(before.views), u(before.uniques), u(prevFiltered),
-			u(engCur.Visits), opt(engCur.BounceRate), opt(engCur.VisitDuration), u(engCur.EngagedViews), u(engCur.Reported), opt(engCur.TimeOnPage), opt(engCur.ScrollDepth),
-			u(engPrev.Visits), opt(engPrev.BounceRate), opt(engPrev.VisitDuration), u(engPrev.EngagedViews), opt(engPrev.TimeOnPage), opt(engPrev.ScrollDepth)}}}, nil
+		rows: [][]string{append([]string{out.From, out.To, u(out.Views), u(out.Uniques), f(out.UniquesError), filtered,
+			out.Previous.From, out.Previous.To, u(before.views), u(before.uniques), prevFiltered},
+			append(engCur.cells(engNow != nil, true), engPrev.cells(engNow != nil, false)...)...)}}, nil
+}
+
+// cells are e's CSV cells (with reported_views for the current period):
+// empty when engagement was not counted.
+func (e engagementJSON) cells(counted, reported bool) []string {
+	n := 6
+	if reported {
+		n = 7
+	}
+	if !counted {
+		return make([]string, n)
+	}
+	out := []string{u(e.Visits), opt(e.BounceRate), opt(e.VisitDuration), u(e.EngagedViews)}
+	if reported {
+		out = append(out, u(e.Reported))
+	}
+	return append(out, opt(e.TimeOnPage), opt(e.ScrollDepth))
 }
 
 type bucketJSON struct {
@@ -187,18 +223,7 @@ func (a *API) timeseries(req *request) (*answer, error) {
 		return nil, err
 	}
 	starts, s := buckets(iv, from, to, req.loc)
-	grain, daily := seriesGrain(iv, req.loc, req.page == "")
-	p := seriesParams(req.site, s, grain, daily, req.loc.String())
-	name, seriesSketch := qSeries, dimSketch
-	if req.page != "" {
-		// A page's buckets come from page_rollup, the one rollup with a
-		// page's minutes and hours (dim_rollup's hour rows of one page are
-		// scattered among every page's:
-		// docs/benchmarks/history/issue-10-session-3.md, "Stats API
-		// latency: live ranges").
-		name, p["page"], seriesSketch = qPageSeries, req.page, pageSketch
-	}
-	rows, err := selectRows[queries.StatsSeriesRow](req.ctx, a, name, p)
+	rows, seriesSketch, err := a.seriesRows(req, iv, s)
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +236,11 @@ func (a *API) timeseries(req *request) (*answer, error) {
 	for i, t := range starts {
 		c := byT[t.Unix()]
 		out.Buckets[i] = bucketJSON{T: req.format(t), Views: c.views, Uniques: c.uniques}
-		out.UniquesError = max(out.UniquesError, seriesSketch.uniquesError(c.uniques))
+		if seriesSketch != nil {
+			out.UniquesError = max(out.UniquesError, seriesSketch.uniquesError(c.uniques))
+		} else {
+			out.UniquesError = max(out.UniquesError, pageUniquesError(c.views, c.uniques))
+		}
 		ans.rows[i] = []string{out.Buckets[i].T, u(c.views), u(c.uniques)}
 	}
 	if iv == day {
@@ -219,6 +248,28 @@ func (a *API) timeseries(req *request) (*answer, error) {
 	}
 	ans.json = out
 	return ans, nil
+}
+
+// seriesRows reads a views timeseries' buckets: the site's, a page's or
+// the filtered views' (filterSeries). sk is the sketch the uniques were
+// read from, nil when they follow a page's rule.
+func (a *API) seriesRows(req *request, iv interval, s span) (rows []queries.StatsSeriesRow, sk *sketch, err error) {
+	if len(req.filters) > 0 {
+		return a.filterSeries(req, iv, s)
+	}
+	grain, daily := seriesGrain(iv, req.loc, req.page == "")
+	p := seriesParams(req.site, s, grain, daily, req.loc.String())
+	name, sk := qSeries, &dimSketch
+	if req.page != "" {
+		// A page's buckets come from page_rollup, the one rollup with a
+		// page's minutes and hours (dim_rollup's hour rows of one page are
+		// scattered among every page's:
+		// docs/benchmarks/history/issue-10-session-3.md, "Stats API
+		// latency: live ranges").
+		name, p["page"], sk = qPageSeries, req.page, &pageSketch
+	}
+	rows, err = selectRows[queries.StatsSeriesRow](req.ctx, a, name, p)
+	return rows, sk, err
 }
 
 type realtimeJSON struct {
@@ -242,7 +293,7 @@ func (a *API) realtime(req *request) (*answer, error) {
 	if len(rows) == 1 {
 		c = counts{rows[0].Views, rows[0].Visitors}.shown()
 	}
-	req.page = "" // realtime is the whole site's
+	req.page, req.filters = "", nil // realtime is the whole site's
 	out := realtimeJSON{meta: req.meta(span{from, req.now}), Views5m: c.views, VisitorsNow: c.uniques,
 		UniquesError: dimSketch.uniquesError(c.uniques), LagSeconds: a.cfg.Lag(req.site).Seconds()}
 	return &answer{json: out, header: []string{"views_5m", "visitors_now", "lag_seconds"},

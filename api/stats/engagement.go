@@ -11,7 +11,10 @@ import (
 	"github.com/viewcount/viewcount/sql/store"
 )
 
-const qEngagement = "stats_engagement" // site, edim, evalue, vdim, vvalue, range → current, part, key, n
+const (
+	qEngagement       = "stats_engagement"        // site, edim, evalue, vdim, vvalue, range → current, part, key, n
+	qFilterEngagement = "stats_filter_engagement" // as qEngagement, with a filter (f_…) for evalue and vvalue
+)
 
 // engagement is a period's engagement and visit figures
 // (docs/engagement.md): sums of the rows' deltas, and the histograms.
@@ -22,29 +25,50 @@ type engagement struct {
 	engaged, scroll        viewcount.Histogram
 }
 
-// engagementFigures reads the site's (page "") or a page's figures over
-// cur and prev: a page's engagement is its views', its visits those that
-// entered on it.
-func (a *API) engagementFigures(ctx context.Context, site, page string, cur, prev span) (now, before engagement, err error) {
-	p := periodParams(site, cur, prev, false)
+// engagementFigures reads the site's, a page's or the filtered views'
+// figures over cur and prev: a page's engagement is its views', its
+// visits those that entered on it; with filters on one dimension, the
+// passing values' rows (filter.go). Nil for filters on several
+// dimensions, which no engagement rollup is kept by.
+func (a *API) engagementFigures(req *request, cur, prev span) (now, before *engagement, err error) {
+	p := periodParams(req.site, cur, prev, false)
+	name := qEngagement
 	p["edim"], p["evalue"], p["vdim"], p["vvalue"] = "total", "", "total", ""
-	if page != "" {
-		p["edim"], p["evalue"], p["vdim"], p["vvalue"] = "page", page, "entry_page", page
+	switch dim := oneDim(req.filters); {
+	case len(req.filters) > 0 && dim == "":
+		return nil, nil, nil
+	case dim != "":
+		name = qFilterEngagement
+		p["edim"], p["vdim"] = filterEngagementDims(dim)
+		slots(req.filters)[dim].bind(p, "f")
+	case req.page != "":
+		p["edim"], p["evalue"], p["vdim"], p["vvalue"] = "page", req.page, "entry_page", req.page
 	}
-	rows, err := selectRows[queries.StatsEngagementRow](ctx, a, qEngagement, p)
+	rows, err := selectRows[queries.StatsEngagementRow](req.ctx, a, name, p)
 	if err != nil {
-		return now, before, err
+		return nil, nil, err
 	}
-	now = engagement{engaged: viewcount.Histogram{}, scroll: viewcount.Histogram{}}
-	before = engagement{engaged: viewcount.Histogram{}, scroll: viewcount.Histogram{}}
+	now = &engagement{engaged: viewcount.Histogram{}, scroll: viewcount.Histogram{}}
+	before = &engagement{engaged: viewcount.Histogram{}, scroll: viewcount.Histogram{}}
 	for _, r := range rows {
-		e := &before
+		e := before
 		if r.Current == 1 {
-			e = &now
+			e = now
 		}
 		e.add(r.Part, r.Key, r.N)
 	}
 	return now, before, nil
+}
+
+// filterEngagementDims are the engagement_rollup dimensions a filter on
+// dim reads engagement and visits from: a page's visits are those that
+// entered on it (as a page's summary counts them), any other dimension's
+// the visits whose first view had the value.
+func filterEngagementDims(dim string) (edim, vdim string) {
+	if dim == "page" {
+		return "page", "entry_page"
+	}
+	return dim, dim
 }
 
 // add reads one row of the engagement queries' long form: a sum (key 0)

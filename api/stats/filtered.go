@@ -32,6 +32,9 @@ type filteredJSON struct {
 // by reason per bucket, and the pages with the most rejected events with
 // theirs (limit pages, default 10). With a page filter, that page only.
 func (a *API) filtered(req *request) (*answer, error) {
+	if len(req.filters) > 0 {
+		return nil, badParam("filter", "rejected events keep no dimension but their page: use page=")
+	}
 	iv, err := parseInterval(req, hour, day)
 	if err != nil {
 		return nil, err

@@ -29,7 +29,7 @@ const (
 	qSummary       = "stats_summary"           // site, range → current, reason, views, uniques
 )
 
-var queryNames = []string{qEngagement, qEngagementSeries, qEngagementValues, qEngagementRanking, qSummary, qPageTotal, qPageExact, qSeries, qPageSeries, qBreakdown, qBreakdownUniq, qBreakdownPage, qReasons, qReasonSeries, qFilteredPages, qFilteredWhy, qRealtime}
+var queryNames = []string{qFilterTotal, qFilterSeries, qFilterBreakdown, qFilterEngagement, qFilterEngagementSeries, qFilterViews, qEngagement, qEngagementSeries, qEngagementValues, qEngagementRanking, qSummary, qPageTotal, qPageExact, qSeries, qPageSeries, qBreakdown, qBreakdownUniq, qBreakdownPage, qReasons, qReasonSeries, qFilteredPages, qFilteredWhy, qRealtime}
 
 // counts are valid views and merged uniques.
 type counts struct{ views, uniques uint64 }
@@ -103,19 +103,34 @@ func (a *API) pageExact(ctx context.Context, p store.Params, pages []string) (ma
 }
 
 // summary is what a summary counts: views and uniques, and rejected events
-// by reason and in all, over a range and the period before it.
+// by reason and in all, over a range and the period before it. byReason
+// is nil when rejected events were not counted (filters).
 type summary struct {
 	now, before            counts
 	byReason               map[string]uint64
 	filtered, prevFiltered uint64
+	// pageRule: uniques counted by a page's rule (pageUniquesError),
+	// else read from dim_rollup's sketches.
+	pageRule bool
 }
 
-// summaryCounts reads a summary of the site (page "") in one query of
-// dim_rollup, or of one page from page_rollup (its totals) beside
-// dim_rollup (its reasons): the two run side by side on the store's two
-// query connections.
-func (a *API) summaryCounts(ctx context.Context, site, page string, cur, prev span) (summary, error) {
-	var out summary
+func (s summary) uniquesError(c counts) float64 {
+	if s.pageRule {
+		return pageUniquesError(c.views, c.uniques)
+	}
+	return dimSketch.uniquesError(c.uniques)
+}
+
+// summaryCounts reads a summary of the site in one query of dim_rollup, or
+// of one page from page_rollup (its totals) beside dim_rollup (its
+// reasons), the two side by side on the store's two query connections; or
+// of filtered views (filterTotals).
+func (a *API) summaryCounts(req *request, cur, prev span) (summary, error) {
+	ctx, site, page := req.ctx, req.site, req.page
+	out := summary{pageRule: page != ""}
+	if len(req.filters) > 0 {
+		return a.filterTotals(req, cur, prev)
+	}
 	if page != "" {
 		var (
 			totalErr error

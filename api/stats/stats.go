@@ -111,8 +111,11 @@ type request struct {
 	site string
 	loc  *time.Location
 	page string // normalised; "" = the whole site
-	now  time.Time
-	get  func(string) string
+	// filters, when there are any but one page's (which is page):
+	// filter.go.
+	filters []filter
+	now     time.Time
+	get     func(string) string
 }
 
 // answer is an endpoint's result: the JSON value and its CSV form, and
@@ -201,6 +204,20 @@ func (a *API) prepare(req *request, c *gin.Context) error {
 			return badParam("page", "%v", err)
 		}
 	}
+	fs, err := parseFilters(c.QueryArray("filter"), a.cfg.NormPage)
+	if err != nil || len(fs) == 0 {
+		return err
+	}
+	if req.page != "" {
+		fs = append(fs, filter{dim: "page", op: opIs, values: []string{req.page}, text: "page==" + escapeValue(req.page)})
+		req.page = ""
+	}
+	if len(fs) == 1 && fs[0].dim == "page" && fs[0].op == opIs && len(fs[0].values) == 1 {
+		// One page: the page's own reads, exact where they can be.
+		req.page = fs[0].values[0]
+		return nil
+	}
+	req.filters = fs
 	return nil
 }
 

@@ -88,6 +88,23 @@ var rowTypes = map[string]any{
 	"stats_page_series":      StatsSeriesRow{},
 	"stats_reason_series":    StatsReasonSeriesRow{},
 	"stats_series":           StatsSeriesRow{},
+	// The filtered reads (api/stats, filter.go) share the unfiltered ones'
+	// row types but one.
+	"stats_filter_total":             StatsPageTotalRow{},
+	"stats_filter_series":            StatsSeriesRow{},
+	"stats_filter_breakdown":         StatsBreakdownRow{},
+	"stats_filter_engagement":        StatsEngagementRow{},
+	"stats_filter_engagement_series": StatsEngagementSeriesRow{},
+	"stats_filter_views":             StatsFilterViewsRow{},
+}
+
+// StatsFilterViewsRow is a row of stats_filter_views.sql.
+type StatsFilterViewsRow struct {
+	Value       string `ch:"value"`
+	T           uint32 `ch:"t"`
+	Views       uint64 `ch:"views"`
+	Uniques     uint64 `ch:"uniques"`
+	TotalValues uint64 `ch:"total_values"`
 }
 
 // StatsBreakdownPageRow is a row of stats_breakdown_page.sql.

@@ -33,7 +33,7 @@
   // TestEngagedAfterChoices keeps them equal).
   const ENGAGED_AFTER = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 20, 25, 30, 40, 45, 50, 60,
     75, 90, 120, 150, 180, 240, 300, 420, 600, 900, 1200, 1800, 2700, 3600];
-  const state = { token: '', verified: false, share: false, tz: 'UTC', range: '7d', from: '', to: '', interval: '', metric: 'views', page: '', offsets: {}, gen: 0, live: 0, wholeSite: { entry_page: true, exit_page: true }, tab: 'page', rejected: null, reason: '', urlReady: false, compare: '' };
+  const state = { token: '', verified: false, share: false, tz: 'UTC', range: '7d', from: '', to: '', interval: '', metric: 'views', page: '', filters: [], offsets: {}, gen: 0, live: 0, wholeSite: { entry_page: true, exit_page: true }, tab: 'page', rejected: null, reason: '', urlReady: false, compare: '' };
   const panels = {};
 
   class HTTPError extends Error {
@@ -42,7 +42,10 @@
 
   async function call(method, path, params, accept, body) {
     const q = new URLSearchParams();
-    for (const [k, v] of Object.entries(params || {})) if (v !== '' && v != null) q.set(k, v);
+    for (const [k, v] of Object.entries(params || {})) {
+      if (Array.isArray(v)) for (const x of v) q.append(k, x); // filter=, one each
+      else if (v !== '' && v != null) q.set(k, v);
+    }
     const qs = q.toString();
     const res = await fetch('/v1/sites/' + encodeURIComponent(site) + path + (qs ? '?' + qs : ''), {
       method, cache: 'no-store', credentials: 'omit',
@@ -171,6 +174,22 @@
   const isDay = (s) => /^\d{4}-\d{2}-\d{2}$/.test(s) && !Number.isNaN(Date.parse(s + 'T00:00:00Z'));
   const autoInterval = (span) => (state.range === 'realtime' ? 'minute' : span <= 7 ? 'hour' : 'day');
 
+  // A filter as the stats API reads it: dimension, operator, values
+  // ('|' between them; docs/stats-api.md, "Filters").
+  const FILTER_DIMS = { page: 'Page', source: 'Source', referrer: 'Referrer', utm_source: 'UTM source', utm_medium: 'UTM medium', utm_campaign: 'UTM campaign', country: 'Country', browser: 'Browser', os: 'OS', device: 'Device', screen: 'Screen' };
+  const FILTER_OPS = { '==': 'is', '!=': 'is not', '~': 'contains', '!~': 'does not contain' };
+  const FILTER = new RegExp('^(' + Object.keys(FILTER_DIMS).join('|') + ')(==|!=|!~|~)([^]+)$');
+  const escValue = (v) => v.replace(/[\\|]/g, (c) => '\\' + c);
+  const unescValues = (s) => {
+    const out = [''];
+    for (let i = 0; i < s.length; i++) {
+      if (s[i] === '\\' && i + 1 < s.length) out[out.length - 1] += s[++i];
+      else if (s[i] === '|') out.push('');
+      else out[out.length - 1] += s[i];
+    }
+    return out;
+  };
+
   function readURL() {
     const q = new URLSearchParams(location.search);
     const pick = (v, allowed, dflt) => (allowed.includes(v) ? v : dflt);
@@ -186,6 +205,7 @@
     state.metric = pick(q.get('metric'), options('metric'), 'views');
     const page = q.get('page') || '';
     state.page = page.startsWith('/') && page.length <= 2048 ? page : '';
+    state.filters = q.getAll('filter').filter((f) => FILTER.test(f) && f.length <= 4096).slice(0, 10);
     state.tab = pick(q.get('tab'), TABS.map((t) => t[0]), 'page');
     state.compare = pick(q.get('compare'), ['previous', 'year'], '');
     state.offsets = {};
@@ -198,6 +218,7 @@
     if (state.range === 'custom') { $('from').value = state.from; $('to').value = state.to; }
     $('filter-page').textContent = state.page;
     $('filter').hidden = !state.page;
+    showChips();
     selectMetric(state.metric);
     selectTab(state.tab, true);
     $('compare').value = state.compare;
@@ -211,6 +232,7 @@
     if (state.interval && state.interval !== autoInterval(range().span)) q.set('interval', state.interval);
     if (state.metric !== 'views') q.set('metric', state.metric);
     if (state.page) q.set('page', state.page);
+    for (const f of state.filters) q.append('filter', f);
     if (state.tab !== 'page') q.set('tab', state.tab);
     if (state.compare) q.set('compare', state.compare);
     const qs = q.toString();
@@ -239,7 +261,7 @@
 
   function baseParams() {
     const r = range();
-    return { from: r.from, to: r.to, page: state.page };
+    return { from: r.from, to: r.to, page: state.page, filter: state.filters };
   }
 
   // coarsening asks for buckets of the interval given and, if the range is
@@ -262,7 +284,7 @@
   // panels then show the whole site and say so.
   async function loadPanel(by, gen) {
     const p = { ...baseParams(), by, limit: 10, offset: state.offsets[by] || 0 };
-    if (state.wholeSite[by]) delete p.page;
+    if (state.wholeSite[by]) { delete p.page; delete p.filter; }
     let d;
     try {
       d = await stats('breakdown', p);
@@ -274,9 +296,12 @@
     }
     if (gen !== state.gen) return;
     const tab = tabOf[by];
-    if (tab) R.panel(panels[by], by, d, state.page, pickPage, tab[2], tab[4]);
-    else R.panel(panels[by], by, d, state.page, null);
-    panels[by].querySelector('.note').hidden = !(state.page && !p.page);
+    // The Pages card's tabs pick a page; any other row adds its is-filter.
+    const pick = tab ? pickPage : (v) => addFilter(by + '==' + escValue(v));
+    const selected = tab ? state.page : chosen(by);
+    if (tab) R.panel(panels[by], by, d, selected, pick, tab[2], tab[4]);
+    else R.panel(panels[by], by, d, selected, pick);
+    panels[by].querySelector('.note').hidden = !((state.page || state.filters.length) && state.wholeSite[by]);
   }
 
   // loadRejected reads the invalid-traffic report over the filtered
@@ -313,7 +338,10 @@
     const p = baseParams();
     const span = range().span;
     const only = (f) => (d) => { if (gen === state.gen) f(d); };
-    const filtered = coarsening('filtered', p, span <= 7 ? 'hour' : 'day');
+    // Rejected events keep no dimension but their page: that panel
+    // leaves the other filters out (and says so).
+    const filtered = coarsening('filtered', { ...p, filter: [] }, span <= 7 ? 'hour' : 'day');
+    $('filtered-note').hidden = !state.filters.length;
     const jobs = [
       stats('summary', p).then(only((d) => { R.summary(d, $, state.page); showAsOf(d); })),
       coarsening('timeseries', seriesParams(p), state.interval).then(async (d) => {
@@ -433,6 +461,41 @@
     }
   }
 
+  // chosen is the one value an is-filter on by picks, highlighted in its
+  // panel.
+  function chosen(by) {
+    const f = state.filters.find((x) => x.startsWith(by + '==') && !x.includes('|'));
+    return f ? f.slice(by.length + 2) : '';
+  }
+
+  // showChips draws a removable chip per filter (the page's is #filter).
+  function showChips() {
+    $('chips').replaceChildren(...state.filters.map((f) => {
+      const [, dim, op, rest] = f.match(FILTER);
+      const chip = R.el('span', 'chip');
+      chip.append(FILTER_DIMS[dim] + ' ' + FILTER_OPS[op] + ' ', R.el('code', null, unescValues(rest).join(' or ')));
+      const x = R.el('button', null, '✕');
+      x.type = 'button';
+      x.setAttribute('aria-label', 'Remove the filter ' + f);
+      x.addEventListener('click', () => setFilters(state.filters.filter((g) => g !== f)));
+      chip.append(' ', x);
+      return chip;
+    }));
+  }
+
+  function setFilters(fs) {
+    state.filters = fs;
+    state.offsets = {};
+    showChips();
+    load();
+  }
+
+  // addFilter adds f (once); a row picked in a panel adds its is-filter.
+  function addFilter(f) {
+    if (!FILTER.test(f) || state.filters.includes(f) || state.filters.length >= 10) return;
+    setFilters([...state.filters, f]);
+  }
+
   function pickPage(page) {
     state.page = page;
     state.offsets = {};
@@ -519,10 +582,10 @@
   }
 
   // csvOf reads one card's CSV for the view: the API's own, without the
-  // page filter where the store keeps that breakdown for the whole site.
+  // page and filters where that breakdown is the whole site's.
   function csvOf(what, extra) {
     const params = { ...baseParams(), ...extra, format: 'csv' };
-    if (extra.by && state.wholeSite[extra.by]) delete params.page;
+    if (extra.by && state.wholeSite[extra.by]) { delete params.page; delete params.filter; }
     return call('GET', '/stats/' + what, params, 'text/csv');
   }
 
@@ -693,7 +756,7 @@
     if (ev.key === '?') showKeys($('keys').hidden);
     else if (ev.key === 'Escape') {
       if (!$('keys').hidden) showKeys(false);
-      else if (state.page) $('filter-clear').click();
+      else if (state.page || state.filters.length) { state.page = ''; $('filter').hidden = true; setFilters([]); }
       else return;
     } else if (ev.key === 'ArrowLeft' || ev.key === 'ArrowRight') step(ev.key === 'ArrowLeft' ? -1 : 1);
     else if (KEYS[ev.key.toLowerCase()]) {
@@ -776,6 +839,14 @@
     $('metric').addEventListener('change', () => pickMetric($('metric').value));
     $('rejected-reason').addEventListener('change', () => {
       state.reason = R.rejected(state.rejected, $('rejected-reason').value, $);
+    });
+    $('filter-form').addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      const vals = $('f-val').value.split('|').map((v) => v.trim()).filter(Boolean);
+      if (!vals.length) return;
+      addFilter($('f-dim').value + $('f-op').value + vals.map(escValue).join('|'));
+      $('f-val').value = '';
+      $('add-filter').open = false;
     });
     $('filter-clear').addEventListener('click', () => {
       state.page = '';

@@ -63,7 +63,7 @@ window.vcRender = (() => {
       td.style.setProperty('--w', (100 * (r[cols[0]] || 0) / max).toFixed(1) + '%');
       td.title = r.value;
       if (onPick) {
-        const b = el('button', null, r.value);
+        const b = el('button', null, label(by, r.value));
         b.type = 'button';
         b.title = 'Show only ' + r.value;
         b.addEventListener('click', () => onPick(r.value));
@@ -99,6 +99,7 @@ window.vcRender = (() => {
 
   // The engagement tiles: id, figure, format, what "none" is of, and
   // whether a rise is bad news (a bounce rate).
+  const NOT_KEPT = 'Engagement is kept per dimension: not counted with filters on several';
   const NO_REPORTS = 'No engagement reports in this range: vc.js sends them as a page is hidden or left; the pixel cannot';
   const ENGAGEMENT = [
     ['visits', 'visits', fmt, 'visits'],
@@ -115,22 +116,27 @@ window.vcRender = (() => {
     const e = Math.round(d.uniques * (d.uniques_error || 0));
     $('t-uerr').textContent = e > 0 ? '± ' + fmt(e) : '';
     $('t-uerr').title = `relative standard error ${(100 * (d.uniques_error || 0)).toFixed(2)} %`;
-    $('t-filtered').textContent = fmt(d.filtered);
+    // null: rejected events keep no dimension but their page, so a filter
+    // on another leaves them uncounted (not_counted says so).
+    $('t-filtered').textContent = d.filtered == null ? NONE : fmt(d.filtered);
+    $('t-filtered').title = d.filtered == null ? 'Not counted with these filters: filtered events keep no dimension but their page' : '';
     const reasons = Object.entries(d.filtered_by_reason || {}).sort(byCount);
     $('t-freasons').textContent = reasons.slice(0, 3).map(([k, n]) => `${k} ${fmt(n)}`).join(' · ');
     change($('c-views'), d.change.views, 'views');
     change($('c-uniques'), d.change.uniques, 'visitors');
-    change($('c-filtered'), d.change.filtered, 'filtered events');
+    if (d.filtered == null) $('c-filtered').textContent = '';
+    else change($('c-filtered'), d.change.filtered, 'filtered events');
 
     const prev = d.previous_engagement || {}, ch = d.engagement_change || {};
     const noVisits = page ? 'No visit entered on this page in this range' : 'No visits in this range';
+    const uncounted = (d.not_counted || []).includes('engagement');
     for (const [id, key, f, what, worse] of ENGAGEMENT) {
       // Engaged views are a count, never null, but without a report they
       // are not measured either.
       const measured = (o) => (key === 'engaged_views' ? o.reported_views > 0 : o[key] != null);
       const num = $('t-' + id), c = $('c-' + id);
       num.textContent = measured(d) ? f(d[key]) : NONE;
-      num.title = measured(d) ? '' : what === 'visits' ? noVisits : NO_REPORTS;
+      num.title = measured(d) ? '' : uncounted ? NOT_KEPT : what === 'visits' ? noVisits : NO_REPORTS;
       if (!measured(d)) {
         c.textContent = '';
         c.classList.remove('good', 'bad');
