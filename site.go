@@ -143,6 +143,9 @@ type Site struct {
 	// every counted view) or CountEngaged (only engaged views, the way a
 	// video site counts a view only once someone watched).
 	CountMode CountMode `json:"count_mode,omitempty"`
+	// EmbedOrigins are the origins allowed to show the site's dashboard
+	// in a frame (CheckEmbedOrigins); none: no frame may.
+	EmbedOrigins []string `json:"embed_origins,omitempty"`
 }
 
 // CountMode is what a site's public counts (/count, /counts, the badge,

@@ -30,6 +30,7 @@ type Registry interface {
 	SetTimezone(ctx context.Context, domain, zone string) (viewcount.Site, error)
 	SetHostnames(ctx context.Context, domain string, hosts []string) (viewcount.Site, error)
 	SetEngagement(ctx context.Context, domain string, engagedAfter int, mode *viewcount.CountMode) (viewcount.Site, error)
+	SetEmbedOrigins(ctx context.Context, domain string, origins []string) (viewcount.Site, error)
 	CreateShare(ctx context.Context, domain string) (string, error)
 	RevokeShare(ctx context.Context, domain string) error
 	Delete(ctx context.Context, domain string) error

@@ -25,11 +25,13 @@ type settings struct {
 	// EngagedAfter (seconds) and CountMode: docs/engagement.md.
 	EngagedAfter int    `json:"engaged_after"`
 	CountMode    string `json:"count_mode"`
+	// EmbedOrigins may show the dashboard in a frame (docs/dashboard.md).
+	EmbedOrigins []string `json:"embed_origins"`
 }
 
 func newSettings(site viewcount.Site) settings {
 	info := newSiteInfo(site)
-	return settings{Site: info.Site, EngagedAfter: info.EngagedAfter, CountMode: info.CountMode}
+	return settings{Site: info.Site, EngagedAfter: info.EngagedAfter, CountMode: info.CountMode, EmbedOrigins: info.EmbedOrigins}
 }
 
 // getSettings answers GET /v1/sites/{site}/settings, with the site's
@@ -76,8 +78,8 @@ func (s *Server) patchSettings(c *gin.Context) {
 // and host names stay the operator's: the host names decide what the
 // validators count as the site's).
 var (
-	adminFields = []string{"timezone", "hostnames", "engaged_after", "count_mode"}
-	ownerFields = []string{"engaged_after", "count_mode"}
+	adminFields = []string{"timezone", "hostnames", "engaged_after", "count_mode", "embed_origins"}
+	ownerFields = []string{"engaged_after", "count_mode", "embed_origins"}
 )
 
 // fieldExample is each field as the 400s show it.
@@ -86,6 +88,7 @@ var fieldExample = map[string]string{
 	"hostnames":     `{"hostnames":["example.com","*.example.com"]}`,
 	"engaged_after": `{"engaged_after":10}`,
 	"count_mode":    `{"count_mode":"engaged"}`,
+	"embed_origins": `{"embed_origins":["https://blog.example.com"]}`,
 }
 
 // sitePatch is a checked PATCH body of a site's settings: the fields it
@@ -95,6 +98,7 @@ type sitePatch struct {
 	Hostnames    *[]string `json:"hostnames"`
 	EngagedAfter *int      `json:"engaged_after"`
 	CountMode    *string   `json:"count_mode"`
+	EmbedOrigins *[]string `json:"embed_origins"`
 	mode         *viewcount.CountMode
 }
 
@@ -121,7 +125,7 @@ func readSitePatch(c *gin.Context, fields []string) (sitePatch, error) {
 		return p, errBadRequest(msg)
 	}
 	named := map[string]bool{"timezone": p.Timezone != nil, "hostnames": p.Hostnames != nil,
-		"engaged_after": p.EngagedAfter != nil, "count_mode": p.CountMode != nil}
+		"engaged_after": p.EngagedAfter != nil, "count_mode": p.CountMode != nil, "embed_origins": p.EmbedOrigins != nil}
 	some := false
 	for _, f := range adminFields {
 		if !named[f] {
@@ -159,6 +163,11 @@ func readSitePatch(c *gin.Context, fields []string) (sitePatch, error) {
 			return p, errBadRequest(err.Error())
 		}
 	}
+	if p.EmbedOrigins != nil {
+		if _, err := viewcount.CheckEmbedOrigins(*p.EmbedOrigins); err != nil {
+			return p, errBadRequest("embed_origins: " + strings.TrimPrefix(err.Error(), viewcount.ErrBadEmbedOrigin.Error()+": "))
+		}
+	}
 	return p, nil
 }
 
@@ -189,6 +198,12 @@ func (s *Server) applySitePatch(ctx context.Context, site string, p sitePatch) (
 			return updated, err
 		}
 		s.logger.Info("site hostnames set", "site", site, "hostnames", updated.Hostnames())
+	}
+	if p.EmbedOrigins != nil {
+		if updated, err = s.sites.SetEmbedOrigins(ctx, site, *p.EmbedOrigins); err != nil {
+			return updated, err
+		}
+		s.logger.Info("site embed origins set", "site", site, "embed_origins", updated.EmbedOrigins)
 	}
 	return updated, nil
 }

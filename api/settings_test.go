@@ -48,7 +48,7 @@ func TestSiteSettings(t *testing.T) {
 			t.Errorf("%s %s: Cache-Control %q, want no-store", method, p, w.Header().Get("Cache-Control"))
 		}
 	}
-	views := `{"site":"own.example","engaged_after":10,"count_mode":"views"}`
+	views := `{"site":"own.example","engaged_after":10,"count_mode":"views","embed_origins":[]}`
 	const forbidden = `{"error":"a share link is read-only: this needs the site's token"}`
 	const unauthorised = `{"error":"missing or wrong bearer token"}`
 	for _, c := range []struct {
@@ -82,9 +82,9 @@ func TestSiteSettings(t *testing.T) {
 			t.Errorf("PATCH %s: owner %d %s, admin %d %s; want the same 400", body, owner.Code, owner.Body, admin.Code, admin.Body)
 		}
 	}
-	const want = `{\"engaged_after\":10}, {\"count_mode\":\"engaged\"} or several`
+	const want = `{\"engaged_after\":10}, {\"count_mode\":\"engaged\"}, {\"embed_origins\":[\"https://blog.example.com\"]} or several`
 	for _, c := range []struct{ body, want string }{
-		{`{}`, `{"error":"body: engaged_after or count_mode required"}`},
+		{`{}`, `{"error":"body: engaged_after, count_mode or embed_origins required"}`},
 		{`not json`, `{"error":"body: want ` + want + `"}`},
 		{`{"engaged_after":"10"}`, `{"error":"body: want ` + want + `"}`},
 		{`{"count_mode":"engaged","color":"red"}`, `{"error":"body: unknown field \"color\" (want ` + want + `)"}`},
@@ -110,13 +110,13 @@ func TestSiteSettings(t *testing.T) {
 		t.Errorf("counting views: /a %+v, want 4 views", got)
 	}
 	// The owner counts engaged views: the 15 and 20 s ones.
-	req("PATCH", path, siteToken, `{"count_mode":"engaged"}`, 200, `{"site":"own.example","engaged_after":10,"count_mode":"engaged"}`)
+	req("PATCH", path, siteToken, `{"count_mode":"engaged"}`, 200, `{"site":"own.example","engaged_after":10,"count_mode":"engaged","embed_origins":[]}`)
 	if got := countOf("/a"); got != (count{2, 2, 0}) {
 		t.Errorf("counting engaged views: /a %+v, want 2", got)
 	}
 	// The admin moves the threshold to 20 s; the owner reads it.
-	req("PATCH", path, testAdmin, `{"engaged_after":20}`, 200, `{"site":"own.example","engaged_after":20,"count_mode":"engaged"}`)
-	req("GET", path, siteToken, "", 200, `{"site":"own.example","engaged_after":20,"count_mode":"engaged"}`)
+	req("PATCH", path, testAdmin, `{"engaged_after":20}`, 200, `{"site":"own.example","engaged_after":20,"count_mode":"engaged","embed_origins":[]}`)
+	req("GET", path, siteToken, "", 200, `{"site":"own.example","engaged_after":20,"count_mode":"engaged","embed_origins":[]}`)
 	if got := countOf("/a"); got != (count{1, 1, 0}) {
 		t.Errorf("engaged after 20 s: /a %+v, want 1", got)
 	}
@@ -128,4 +128,16 @@ func TestSiteSettings(t *testing.T) {
 	if got := countOf("/a"); got != (count{4, 4, 0}) {
 		t.Errorf("back to views: /a %+v, want 4", got)
 	}
+
+	// Embed origins (docs/dashboard.md, "Embedding"): normalised, a bad
+	// one refused naming it and changing nothing, none clears them.
+	req("PATCH", path, siteToken, `{"embed_origins":["https://Blog.Example.com/","http://localhost:8080","https://blog.example.com:443"]}`, 200,
+		`{"site":"own.example","engaged_after":10,"count_mode":"views","embed_origins":["http://localhost:8080","https://blog.example.com"]}`)
+	req("PATCH", path, siteToken, `{"embed_origins":["https://a.example; script-src *"]}`, 400,
+		`{"error":"embed_origins: \"https://a.example; script-src *\": want an origin such as https://blog.example.com"}`)
+	req("PATCH", path, share, `{"embed_origins":[]}`, 403, forbidden)
+	if got, _ := f.sites.Get(ctx, site); len(got.EmbedOrigins) != 2 {
+		t.Errorf("after a refused patch: %q", got.EmbedOrigins)
+	}
+	req("PATCH", path, siteToken, `{"embed_origins":[]}`, 200, views)
 }

@@ -44,6 +44,8 @@ type siteInfo struct {
 	// EngagedAfter (seconds) and CountMode: docs/engagement.md.
 	EngagedAfter int    `json:"engaged_after"`
 	CountMode    string `json:"count_mode"`
+	// EmbedOrigins may show the dashboard in a frame (docs/dashboard.md).
+	EmbedOrigins []string `json:"embed_origins"`
 }
 
 func newSiteInfo(site viewcount.Site) siteInfo {
@@ -52,7 +54,8 @@ func newSiteInfo(site viewcount.Site) siteInfo {
 		tz = "UTC"
 	}
 	info := siteInfo{Site: site.Domain, Created: site.Created.UTC().Format(time.RFC3339), Timezone: tz, Shared: site.ShareHash != "",
-		Hostnames: site.Hostnames(), EngagedAfter: int(site.Engaged() / time.Second), CountMode: site.CountMode.String()}
+		Hostnames: site.Hostnames(), EngagedAfter: int(site.Engaged() / time.Second), CountMode: site.CountMode.String(),
+		EmbedOrigins: append([]string{}, site.EmbedOrigins...)}
 	if n := len(site.Hosts); n > 0 && !site.Hosts[n-1].Since.IsZero() {
 		since := site.Hosts[n-1].Since.UTC().Format(time.RFC3339Nano)
 		info.HostnamesSince = &since

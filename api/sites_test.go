@@ -40,9 +40,9 @@ func TestAdminListSites(t *testing.T) {
 	}
 	want := `{"sites":[` +
 		`{"site":"busy.example","created":"` + created("busy.example") + `","timezone":"Europe/Berlin","shared":false,` +
-		`"hostnames":["busy.example","*.busy.example"],"hostnames_since":null,"engaged_after":10,"count_mode":"views","last_view":"2026-11-29T12:01:00Z"},` +
+		`"hostnames":["busy.example","*.busy.example"],"hostnames_since":null,"engaged_after":10,"count_mode":"views","embed_origins":[],"last_view":"2026-11-29T12:01:00Z"},` +
 		`{"site":"quiet.example","created":"` + created("quiet.example") + `","timezone":"UTC","shared":true,` +
-		`"hostnames":["quiet.example","*.quiet.example"],"hostnames_since":null,"engaged_after":10,"count_mode":"views","last_view":null}]}`
+		`"hostnames":["quiet.example","*.quiet.example"],"hostnames_since":null,"engaged_after":10,"count_mode":"views","embed_origins":[],"last_view":null}]}`
 	w := f.do(t, "GET", "/v1/admin/sites", testAdmin, "")
 	if w.Code != 200 || w.Body.String() != want {
 		t.Errorf("list: %d\n got %s\nwant %s", w.Code, w.Body, want)
@@ -104,7 +104,7 @@ func TestAdminPatchTimezone(t *testing.T) {
 			t.Errorf("PATCH %s: %d %s, want %d %s", body, w.Code, w.Body, want, wantBody)
 		}
 	}
-	const hosts = `"hostnames":["tz.example","*.tz.example"],"hostnames_since":null,"engaged_after":10,"count_mode":"views"`
+	const hosts = `"hostnames":["tz.example","*.tz.example"],"hostnames_since":null,"engaged_after":10,"count_mode":"views","embed_origins":[]`
 	patch(`{"timezone":"Europe/Berlin"}`, 200, `{"site":"tz.example","created":"`+created+`","timezone":"Europe/Berlin","shared":false,`+hosts+`}`)
 	if got, _ := f.sites.Get(ctx, "tz.example"); got.Timezone != "Europe/Berlin" {
 		t.Errorf("stored time zone %q", got.Timezone)
@@ -113,9 +113,9 @@ func TestAdminPatchTimezone(t *testing.T) {
 	patch(`{"timezone":"Mars/Olympus"}`, 400, bad)
 	patch(`{"timezone":"Local"}`, 400, bad)
 	patch(`{"timezone":""}`, 400, bad)
-	patch(`{}`, 400, `{"error":"body: timezone, hostnames, engaged_after or count_mode required"}`)
-	patch(`{"timezone":"UTC","color":"red"}`, 400, `{"error":"body: unknown field \"color\" (want {\"timezone\":\"Europe/Berlin\"}, {\"hostnames\":[\"example.com\",\"*.example.com\"]}, {\"engaged_after\":10}, {\"count_mode\":\"engaged\"} or several)"}`)
-	patch(`not json`, 400, `{"error":"body: want {\"timezone\":\"Europe/Berlin\"}, {\"hostnames\":[\"example.com\",\"*.example.com\"]}, {\"engaged_after\":10}, {\"count_mode\":\"engaged\"} or several"}`)
+	patch(`{}`, 400, `{"error":"body: timezone, hostnames, engaged_after, count_mode or embed_origins required"}`)
+	patch(`{"timezone":"UTC","color":"red"}`, 400, `{"error":"body: unknown field \"color\" (want {\"timezone\":\"Europe/Berlin\"}, {\"hostnames\":[\"example.com\",\"*.example.com\"]}, {\"engaged_after\":10}, {\"count_mode\":\"engaged\"}, {\"embed_origins\":[\"https://blog.example.com\"]} or several)"}`)
+	patch(`not json`, 400, `{"error":"body: want {\"timezone\":\"Europe/Berlin\"}, {\"hostnames\":[\"example.com\",\"*.example.com\"]}, {\"engaged_after\":10}, {\"count_mode\":\"engaged\"}, {\"embed_origins\":[\"https://blog.example.com\"]} or several"}`)
 	if got, _ := f.sites.Get(ctx, "tz.example"); got.Timezone != "Europe/Berlin" {
 		t.Errorf("refused patches changed the zone to %q", got.Timezone)
 	}
@@ -140,8 +140,8 @@ func TestAdminEngagement(t *testing.T) {
 			t.Errorf("PATCH %s: %d %s, want %d with %s", body, w.Code, w.Body, want, part)
 		}
 	}
-	patch(`{"engaged_after":30}`, 200, `"engaged_after":30,"count_mode":"views"}`)
-	patch(`{"count_mode":"engaged"}`, 200, `"engaged_after":30,"count_mode":"engaged"}`)
+	patch(`{"engaged_after":30}`, 200, `"engaged_after":30,"count_mode":"views","embed_origins":[]}`)
+	patch(`{"count_mode":"engaged"}`, 200, `"engaged_after":30,"count_mode":"engaged","embed_origins":[]}`)
 	for _, c := range []struct{ body, err string }{
 		{`{"engaged_after":11}`, `engaged_after 11: want one of 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15,`},
 		{`{"engaged_after":0}`, `engaged_after 0: want one of`},
@@ -155,7 +155,7 @@ func TestAdminEngagement(t *testing.T) {
 	if got, _ := f.sites.Get(ctx, "eng.example"); got.EngagedAfter != 30 || got.CountMode != viewcount.CountEngaged {
 		t.Errorf("after refused patches: %+v", got)
 	}
-	patch(`{"engaged_after":10,"count_mode":"views"}`, 200, `"engaged_after":10,"count_mode":"views"}`)
+	patch(`{"engaged_after":10,"count_mode":"views"}`, 200, `"engaged_after":10,"count_mode":"views","embed_origins":[]}`)
 	if got, _ := f.sites.Get(ctx, "eng.example"); got.EngagedAfter != 0 || got.CountMode != viewcount.CountViews {
 		t.Errorf("defaults stored as %d %q, want none", got.EngagedAfter, got.CountMode)
 	}
@@ -182,7 +182,7 @@ func TestAdminHostnames(t *testing.T) {
 		return w.Body.String()
 	}
 	head := `{"site":"www.hosts.example","created":"` + created + `","timezone":"UTC","shared":false,`
-	if got, want := get(), head+`"hostnames":["hosts.example","*.hosts.example"],"hostnames_since":null,"engaged_after":10,"count_mode":"views"}`; got != want {
+	if got, want := get(), head+`"hostnames":["hosts.example","*.hosts.example"],"hostnames_since":null,"engaged_after":10,"count_mode":"views","embed_origins":[]}`; got != want {
 		t.Errorf("default:\n got %s\nwant %s", got, want)
 	}
 	w := f.do(t, "PATCH", "/v1/admin/sites/www.hosts.example", testAdmin, `{"hostnames":["Hosts.Example.","*.hosts.example","hosts-example.translate.goog","hosts.example"]}`)
@@ -191,7 +191,7 @@ func TestAdminHostnames(t *testing.T) {
 		t.Fatalf("stored: %+v, %v", stored, err)
 	}
 	at := stored.Hosts[0].Since // the registry's clock
-	set := head + `"hostnames":["hosts.example","*.hosts.example","hosts-example.translate.goog"],"hostnames_since":"` + at.Format(time.RFC3339Nano) + `","engaged_after":10,"count_mode":"views"}`
+	set := head + `"hostnames":["hosts.example","*.hosts.example","hosts-example.translate.goog"],"hostnames_since":"` + at.Format(time.RFC3339Nano) + `","engaged_after":10,"count_mode":"views","embed_origins":[]}`
 	if w.Code != 200 || w.Body.String() != set {
 		t.Errorf("PATCH: %d\n got %s\nwant %s", w.Code, w.Body, set)
 	}

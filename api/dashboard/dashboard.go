@@ -3,6 +3,7 @@ package dashboard
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -45,6 +46,11 @@ type file struct {
 type Handler struct {
 	page  file
 	files map[string]file // by path under assets/
+	// EmbedOrigins, when set, gives the origins a site allows to show its
+	// dashboard in a frame (viewcount.Site.EmbedOrigins): its page's
+	// frame-ancestors. None (an unknown site, an error): no frame may, as
+	// without it, so the page still says nothing of which sites exist.
+	EmbedOrigins func(ctx context.Context, site string) []string
 }
 
 // New loads the embedded files. The page names its files with a version
@@ -176,16 +182,39 @@ func (h *Handler) servePage(c *gin.Context) {
 	if site != raw {
 		// One address per dashboard; the browser keeps the fragment (a
 		// share token) across the redirect.
-		c.Redirect(http.StatusMovedPermanently, "/dashboard/"+site)
+		to := "/dashboard/" + site
+		if q := c.Request.URL.RawQuery; q != "" {
+			to += "?" + q // the view (URL state)
+		}
+		c.Redirect(http.StatusMovedPermanently, to)
 		return
 	}
 	hd := c.Writer.Header()
-	hd.Set("Content-Security-Policy", CSP)
 	hd.Set("X-Content-Type-Options", "nosniff")
-	hd.Set("X-Frame-Options", "DENY")
+	if origins := h.frameAncestors(c.Request.Context(), site); origins != "" {
+		// X-Frame-Options has no allow-list; frame-ancestors replaces it.
+		hd.Set("Content-Security-Policy", strings.TrimSuffix(CSP, "'none'")+origins)
+	} else {
+		hd.Set("Content-Security-Policy", CSP)
+		hd.Set("X-Frame-Options", "DENY")
+	}
 	hd.Set("Referrer-Policy", "no-referrer")
 	hd.Set("Cache-Control", "no-cache")
 	send(c, h.page)
+}
+
+// frameAncestors is the site's embed origins as CSP source expressions,
+// "" for none. They are checked again here, though stored checked: what
+// goes into a header must never add a directive to it.
+func (h *Handler) frameAncestors(ctx context.Context, site string) string {
+	if h.EmbedOrigins == nil {
+		return ""
+	}
+	origins, err := viewcount.CheckEmbedOrigins(h.EmbedOrigins(ctx, site))
+	if err != nil {
+		return ""
+	}
+	return strings.Join(origins, " ")
 }
 
 func (h *Handler) serveFile(c *gin.Context) {

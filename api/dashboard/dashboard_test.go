@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"compress/gzip"
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -238,5 +239,42 @@ func TestTransferSize(t *testing.T) {
 	t.Logf("a page load: %d bytes gzipped (ours %d, %d before gzip)", all, own, raw)
 	if own > ownBudget || all > allBudget {
 		t.Errorf("a page load sends %d bytes, %d of them ours: over the budget of %d and %d", all, own, allBudget, ownBudget)
+	}
+}
+
+// TestEmbed: a site's embed origins are its page's frame-ancestors (and
+// X-Frame-Options, which has no allow-list, goes); a site without any, an
+// unknown one, or a stored list that does not check (nothing of it may
+// reach the header) gets the page that no frame may show.
+func TestEmbed(t *testing.T) {
+	h, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.EmbedOrigins = func(_ context.Context, site string) []string {
+		return map[string][]string{
+			"embed.example": {"https://blog.example.com", "http://localhost:8080"},
+			"bad.example":   {"https://blog.example.com; script-src *"},
+		}[site]
+	}
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	h.Routes(r)
+	srv := httptest.NewServer(r)
+	t.Cleanup(srv.Close)
+	const base = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors "
+	for site, want := range map[string][2]string{
+		"embed.example": {base + "http://localhost:8080 https://blog.example.com", ""},
+		"bad.example":   {base + "'none'", "DENY"},
+		"plain.example": {base + "'none'", "DENY"},
+	} {
+		resp, _ := get(t, srv.URL+"/dashboard/"+site+"?theme=dark")
+		if got := [2]string{resp.Header.Get("Content-Security-Policy"), resp.Header.Get("X-Frame-Options")}; got != want {
+			t.Errorf("%s: CSP, X-Frame-Options = %q, want %q", site, got, want)
+		}
+	}
+	// The view survives the redirect to the normal name.
+	if resp, _ := get(t, srv.URL+"/dashboard/Embed.Example?theme=dark&range=30d"); resp.Header.Get("Location") != "/dashboard/embed.example?theme=dark&range=30d" {
+		t.Errorf("redirect to %q", resp.Header.Get("Location"))
 	}
 }

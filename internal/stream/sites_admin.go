@@ -107,6 +107,24 @@ func (s *Sites) SetTimezone(ctx context.Context, domain, zone string) (viewcount
 	})
 }
 
+// SetEmbedOrigins sets the origins allowed to frame the site's dashboard
+// (viewcount.CheckEmbedOrigins checks and normalises them; none: no
+// frame may) and returns the site as stored. Errors: a wrapped
+// viewcount.ErrBadEmbedOrigin, viewcount.ErrSiteUnknown.
+func (s *Sites) SetEmbedOrigins(ctx context.Context, domain string, origins []string) (viewcount.Site, error) {
+	origins, err := viewcount.CheckEmbedOrigins(origins)
+	if err != nil {
+		return viewcount.Site{}, err
+	}
+	return s.modify(ctx, domain, func(site *viewcount.Site) error {
+		site.EmbedOrigins = origins
+		if len(origins) == 0 {
+			site.EmbedOrigins = nil
+		}
+		return nil
+	})
+}
+
 // SetEngagement sets the site's engaged-view threshold (seconds, one of
 // viewcount.EngagedBuckets; 0 keeps it) and public count mode (nil keeps
 // it) and returns the site as stored. The default threshold is stored as

@@ -212,7 +212,7 @@ func TestDashboardMetric(t *testing.T) {
 	}
 	countIs("counting views", 5)
 	save("engaged", "20")
-	if got := settings(); got != `{"site":"dash.example","engaged_after":20,"count_mode":"engaged"}` {
+	if got := settings(); got != `{"site":"dash.example","engaged_after":20,"count_mode":"engaged","embed_origins":[]}` {
 		t.Errorf("after saving engaged 20 s: settings %s", got)
 	}
 	if got := elemText(t, b, "s-engaged"); !strings.HasPrefix(got, "≥ 20 s engaged") {
@@ -223,7 +223,7 @@ func TestDashboardMetric(t *testing.T) {
 	countIs("engaged after 10 s", 1)
 	b.screenshot(t, "dashboard-public-count.png")
 	save("views", "10")
-	if got := settings(); got != `{"site":"dash.example","engaged_after":10,"count_mode":"views"}` {
+	if got := settings(); got != `{"site":"dash.example","engaged_after":10,"count_mode":"views","embed_origins":[]}` {
 		t.Errorf("back to views: settings %s", got)
 	}
 	countIs("views", 5)

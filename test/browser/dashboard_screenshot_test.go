@@ -29,7 +29,9 @@ var screenshotOut = flag.String("screenshot", "", "TestDashboardScreenshot saves
 //
 //	go test -count=1 -run TestDashboardScreenshot ./test/browser/ -args -screenshot docs/dashboard.png
 //
-// (make screenshot does the same).
+// (make screenshot does the same). Beside PATH it saves PATH-1440x900.png
+// and PATH-390x844.png: a laptop's and a phone's viewport, filtered to
+// one source.
 func TestDashboardScreenshot(t *testing.T) {
 	if *screenshotOut == "" {
 		t.Skip("no -screenshot PATH given")
@@ -99,6 +101,29 @@ func TestDashboardScreenshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("saved %s (%d bytes)", out, len(png))
+	// What a person sees on a laptop and on a phone (issue 23): the
+	// viewport alone, beside the whole page above, with a filter on.
+	for _, v := range []struct {
+		w, h   int64
+		mobile bool
+	}{{1440, 900, false}, {390, 844, true}} {
+		opts := []chromedp.EmulateViewportOption{}
+		if v.mobile {
+			opts = append(opts, chromedp.EmulateMobile, chromedp.EmulateScale(2))
+		}
+		b.do(t, fmt.Sprintf("%dx%d", v.w, v.h), chromedp.EmulateViewport(v.w, v.h, opts...),
+			chromedp.Navigate(c.Base+"/dashboard/"+site+"?range=30d&filter=source%3D%3DGoogle"))
+		b.waitLoaded(t, "")
+		shot, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimSuffix(out, ".png") + fmt.Sprintf("-%dx%d.png", v.w, v.h)
+		if err := os.WriteFile(name, shot, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("saved %s (%d bytes)", name, len(shot))
+	}
 	if errs := b.consoleErrors(); len(errs) > 0 {
 		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
 	}

@@ -24,16 +24,26 @@
   const PANELS = [
     ['source', 'Sources', 'Source'], ['referrer', 'Referrers', 'Referrer'],
     ['utm_source', 'UTM sources', 'utm_source'], ['utm_medium', 'UTM mediums', 'utm_medium'],
-    ['utm_campaign', 'UTM campaigns', 'utm_campaign'], ['browser', 'Browsers', 'Browser'],
-    ['os', 'Operating systems', 'OS'], ['device', 'Devices', 'Device'], ['country', 'Countries', 'Country'],
-    ['screen', 'Screen classes', 'Screen'],
+    ['utm_campaign', 'Campaigns', 'utm_campaign'], ['browser', 'Browsers', 'Browser'],
+    ['os', 'OS', 'OS'], ['device', 'Devices', 'Device'], ['country', 'Countries', 'Country'],
+    ['screen', 'Screens', 'Screen'],
   ];
+  // The cards: each a few breakdowns that answer one question, as tabs
+  // (the Pages card's are TABS). cardOf: a breakdown's card.
+  const CARDS = [
+    ['pages', 'Pages', TABS.map((t) => t[0])],
+    ['sources', 'Sources', ['source', 'referrer', 'utm_source', 'utm_medium', 'utm_campaign']],
+    ['places', 'Countries', ['country']],
+    ['devices', 'Devices', ['browser', 'os', 'device', 'screen']],
+  ];
+  const cardOf = Object.fromEntries(CARDS.flatMap(([card, , bys]) => bys.map((by) => [by, card])));
+  const titleOf = Object.fromEntries(TABS.concat(PANELS).map((t) => [t[0], t[1]]));
   // The engaged-time thresholds a site's engaged_after may be: the
   // bounds of the engaged-time histogram (viewcount.EngagedBuckets but 0;
   // TestEngagedAfterChoices keeps them equal).
   const ENGAGED_AFTER = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 20, 25, 30, 40, 45, 50, 60,
     75, 90, 120, 150, 180, 240, 300, 420, 600, 900, 1200, 1800, 2700, 3600];
-  const state = { token: '', verified: false, share: false, tz: 'UTC', range: '7d', from: '', to: '', interval: '', metric: 'views', page: '', filters: [], offsets: {}, gen: 0, live: 0, wholeSite: { entry_page: true, exit_page: true }, tab: 'page', rejected: null, reason: '', urlReady: false, compare: '' };
+  const state = { token: '', verified: false, share: false, tz: 'UTC', range: '7d', from: '', to: '', interval: '', metric: 'views', page: '', filters: [], offsets: {}, gen: 0, live: 0, wholeSite: { entry_page: true, exit_page: true }, tabs: Object.fromEntries(CARDS.map(([card, , bys]) => [card, bys[0]])), rejected: null, reason: '', urlReady: false, compare: '' };
   const panels = {};
 
   class HTTPError extends Error {
@@ -206,7 +216,9 @@
     const page = q.get('page') || '';
     state.page = page.startsWith('/') && page.length <= 2048 ? page : '';
     state.filters = q.getAll('filter').filter((f) => FILTER.test(f) && f.length <= 4096).slice(0, 10);
-    state.tab = pick(q.get('tab'), TABS.map((t) => t[0]), 'page');
+    // tab=: each card's tab when not its first (tab=entry_page&tab=os).
+    const tabs = q.getAll('tab');
+    for (const [card, , bys] of CARDS) state.tabs[card] = bys.find((by) => tabs.includes(by)) || bys[0];
     state.compare = pick(q.get('compare'), ['previous', 'year'], '');
     state.offsets = {};
   }
@@ -220,7 +232,7 @@
     $('filter').hidden = !state.page;
     showChips();
     selectMetric(state.metric);
-    selectTab(state.tab, true);
+    for (const card of CARDS) selectTab(state.tabs[card[0]], true);
     $('compare').value = state.compare;
   }
 
@@ -233,8 +245,10 @@
     if (state.metric !== 'views') q.set('metric', state.metric);
     if (state.page) q.set('page', state.page);
     for (const f of state.filters) q.append('filter', f);
-    if (state.tab !== 'page') q.set('tab', state.tab);
+    for (const [card, , bys] of CARDS) if (state.tabs[card] !== bys[0]) q.append('tab', state.tabs[card]);
     if (state.compare) q.set('compare', state.compare);
+    const theme = new URLSearchParams(location.search).get('theme');
+    if (THEMES.includes(theme)) q.set('theme', theme); // an embedding page's, kept
     const qs = q.toString();
     return location.pathname + (qs ? '?' + qs : '') + location.hash;
   }
@@ -677,72 +691,81 @@
     panels[by] = body;
   }
 
+  // buildPanels makes the cards (CARDS): a tab and a tab panel per
+  // breakdown, as the WAI-ARIA tabs pattern has them (arrow keys, Home and
+  // End move between the tabs; only the selected one is in the tab order);
+  // a card of one breakdown has its title instead of tabs. Each card's
+  // head folds it away (shown on narrow screens, where the cards stack).
   function buildPanels() {
     const tpl = $('panel-tpl');
-    for (const [by, title, col] of PANELS) {
-      const sec = tpl.content.firstElementChild.cloneNode(true);
-      sec.id = 'panel-' + by;
-      sec.dataset.by = by;
-      sec.querySelector('h2').textContent = title;
-      sec.querySelector('h2').id = 'h-' + by;
-      sec.setAttribute('aria-labelledby', 'h-' + by);
-      sec.querySelector('th').textContent = col;
-      sec.querySelector('.csv').setAttribute('aria-label', title + ' as CSV');
-      sec.querySelector('.csv').addEventListener('click', () => download('breakdown', { by, limit: 1000 }));
-      panelBody(sec, by, title, ['Views', 'Uniques']);
-      $('panels').append(sec);
+    for (const [card, title, bys] of CARDS) {
+      const sec = $(card), h = sec.querySelector('h2'), list = sec.querySelector('[role=tablist]');
+      Object.assign(h, { id: 'h-' + card, textContent: title });
+      sec.setAttribute('aria-labelledby', h.id);
+      list.setAttribute('aria-labelledby', h.id);
+      if (bys.length > 1) h.className = 'vh';
+      else list.remove();
+      const fold = R.el('button', 'fold', '▾');
+      fold.type = 'button';
+      fold.setAttribute('aria-expanded', 'true');
+      fold.setAttribute('aria-label', 'Fold ' + title);
+      fold.addEventListener('click', () => {
+        const folded = sec.classList.toggle('folded');
+        fold.setAttribute('aria-expanded', String(!folded));
+      });
+      sec.querySelector('.card-head').append(fold);
+      const tabs = bys.map((by) => {
+        const body = tpl.content.querySelector('.body').cloneNode(true);
+        Object.assign(body, { id: 'panel-' + by, tabIndex: 0 });
+        body.dataset.by = by;
+        const t = tabOf[by];
+        body.querySelector('th').textContent = t ? 'Page' : PANELS.find((p) => p[0] === by)[2];
+        if (by === 'entry_page' || by === 'exit_page') body.querySelector('.note').textContent = 'Whole site: entry and exit pages rank all of the site\'s visits.';
+        panelBody(body, by, titleOf[by], t ? t[3] : ['Views', 'Uniques']);
+        sec.append(body);
+        if (bys.length === 1) return null;
+        const tab = R.el('button', null, titleOf[by]);
+        Object.assign(tab, { type: 'button', id: 'tab-' + by });
+        tab.setAttribute('role', 'tab');
+        tab.setAttribute('aria-controls', body.id);
+        tab.addEventListener('click', () => selectTab(by));
+        body.setAttribute('role', 'tabpanel');
+        body.setAttribute('aria-labelledby', tab.id);
+        list.append(tab);
+        return tab;
+      });
+      if (bys.length > 1) {
+        list.addEventListener('keydown', (ev) => {
+          const i = bys.indexOf(state.tabs[card]), n = bys.length;
+          const to = { ArrowRight: (i + 1) % n, ArrowLeft: (i + n - 1) % n, Home: 0, End: n - 1 }[ev.key];
+          if (to == null) return;
+          ev.preventDefault();
+          selectTab(bys[to]);
+          tabs[to].focus();
+        });
+      }
+      sec.querySelector('.csv').addEventListener('click', () => download('breakdown', { by: state.tabs[card], limit: 1000 }));
+      selectTab(state.tabs[card], true);
     }
-    buildTabs(tpl);
   }
 
-  // buildTabs makes the Pages card: one tab and tab panel per TABS entry,
-  // as the WAI-ARIA tabs pattern has them (arrow keys, Home and End move
-  // between the tabs; only the selected one is in the tab order).
-  function buildTabs(tpl) {
-    const card = $('pages'), list = card.querySelector('[role=tablist]');
-    const tabs = TABS.map(([by, title, , heads]) => {
-      const tab = R.el('button', null, title);
-      Object.assign(tab, { type: 'button', id: 'tab-' + by });
-      tab.setAttribute('role', 'tab');
-      tab.setAttribute('aria-controls', 'panel-' + by);
-      tab.addEventListener('click', () => selectTab(by));
-      list.append(tab);
-      const body = tpl.content.querySelector('.body').cloneNode(true);
-      Object.assign(body, { id: 'panel-' + by, tabIndex: 0 });
-      body.dataset.by = by;
-      body.setAttribute('role', 'tabpanel');
-      body.setAttribute('aria-labelledby', 'tab-' + by);
-      body.querySelector('th').textContent = 'Page';
-      if (by !== 'page') body.querySelector('.note').textContent = 'Whole site: entry and exit pages rank all of the site\'s visits.';
-      panelBody(body, by, title, heads);
-      card.append(body);
-      return tab;
-    });
-    list.addEventListener('keydown', (ev) => {
-      const i = TABS.findIndex((t) => t[0] === state.tab), n = TABS.length;
-      const to = { ArrowRight: (i + 1) % n, ArrowLeft: (i + n - 1) % n, Home: 0, End: n - 1 }[ev.key];
-      if (to == null) return;
-      ev.preventDefault();
-      selectTab(TABS[to][0]);
-      tabs[to].focus();
-    });
-    card.querySelector('.csv').addEventListener('click', () => download('breakdown', { by: state.tab, limit: 1000 }));
-    selectTab(state.tab);
-  }
-
-  // selectTab shows one tab of the Pages card; a tab the user picked is a
+  // selectTab shows one tab of its card; a tab the user picked is a
   // history entry (quiet: the URL's own, shown again).
   function selectTab(by, quiet) {
-    state.tab = by;
+    const card = cardOf[by];
+    state.tabs[card] = by;
     if (state.urlReady && !quiet) remember(false);
-    for (const [b, title] of TABS) {
-      const tab = $('tab-' + b), on = b === by;
-      tab.setAttribute('aria-selected', String(on));
-      tab.tabIndex = on ? 0 : -1;
+    for (const b of CARDS.find((c) => c[0] === card)[2]) {
+      const on = b === by, tab = $('tab-' + b);
+      if (tab) {
+        tab.setAttribute('aria-selected', String(on));
+        tab.tabIndex = on ? 0 : -1;
+      }
       $('panel-' + b).hidden = !on;
-      if (on) $('pages').querySelector('.csv').setAttribute('aria-label', title + ' as CSV');
+      if (on) $(card).querySelector('.csv').setAttribute('aria-label', titleOf[b] + ' as CSV');
     }
   }
+
 
   // Keyboard shortcuts (the ? list, as Plausible's): a letter picks a
   // range, the arrows step it, Esc closes the list or clears the page
@@ -887,8 +910,10 @@
   function start() {
     $('site-name').textContent = site;
     document.title = site + ' · Viewcount';
-    const theme = localStorage.getItem(themeKey);
-    applyTheme(THEMES.includes(theme) ? theme : 'auto');
+    // ?theme=light|dark|auto (an embedding page's choice) wins over this
+    // browser's; the theme button still changes it.
+    const asked = new URLSearchParams(location.search).get('theme'), theme = localStorage.getItem(themeKey);
+    applyTheme(THEMES.includes(asked) ? asked : THEMES.includes(theme) ? theme : 'auto');
     buildPanels();
     buildTiles();
     wire();

@@ -230,6 +230,13 @@ func (m *Main) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		dash.EmbedOrigins = func(ctx context.Context, site string) []string {
+			s, err := m.sites.Get(ctx, site)
+			if err != nil {
+				return nil // unknown, or the registry not answering: no frame
+			}
+			return s.EmbedOrigins
+		}
 		dash.Routes(engine)
 	}
 	// Every process answers the probes and /metrics, whatever its roles.
