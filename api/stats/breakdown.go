@@ -63,6 +63,9 @@ type rowJSON struct {
 	BounceRate    *float64 `json:"bounce_rate,omitempty"`
 	VisitDuration *float64 `json:"visit_duration,omitempty"`
 	Exits         *uint64  `json:"exits,omitempty"`
+	// PreviousViews: the value's views in the period compared with
+	// (compare_from, compare_to), 0 when it had none there.
+	PreviousViews *uint64 `json:"previous_views,omitempty"`
 }
 
 type breakdownJSON struct {
@@ -73,6 +76,13 @@ type breakdownJSON struct {
 	TotalValues  uint64    `json:"total_values"`
 	Limit        int       `json:"limit"`
 	Offset       int       `json:"offset"`
+	// Previous is the period compared with, when one was asked for.
+	Previous *spanJSON `json:"previous,omitempty"`
+}
+
+type spanJSON struct {
+	From string `json:"from"`
+	To   string `json:"to"`
 }
 
 // intParam reads a non-negative integer parameter up to hi, def when absent.
@@ -89,6 +99,18 @@ func intParam(req *request, name string, def, lo, hi int) (int, error) {
 }
 
 func (a *API) breakdown(req *request) (*answer, error) {
+	ans, err := a.ranking(req)
+	if err != nil {
+		return nil, err
+	}
+	prev, ok, err := parseCompare(req)
+	if err != nil || !ok {
+		return ans, err
+	}
+	return ans, a.addPrevious(req, prev, ans)
+}
+
+func (a *API) ranking(req *request) (*answer, error) {
 	by := req.get("by")
 	dim, ok := dims[by]
 	if !ok && !visitDims[by] {
@@ -316,4 +338,67 @@ func writeCSV(c *gin.Context, ans *answer) {
 func isNumber(s string) bool {
 	_, err := strconv.ParseFloat(s, 64)
 	return err == nil
+}
+
+// addPrevious gives each row of a breakdown its views in prev, read as
+// the row was (the same rollup or page_views, the same filters) with the
+// rows' values as one more filter. Entry and exit pages rank visits: they
+// get no previous views.
+func (a *API) addPrevious(req *request, prev span, ans *answer) error {
+	out := ans.json.(breakdownJSON)
+	if visitDims[out.By] {
+		return nil
+	}
+	by := out.By
+	values := make([]string, len(out.Rows))
+	for i, r := range out.Rows {
+		values[i] = r.Value
+		if r.Value == emptyValue(by) {
+			values[i] = ""
+		}
+	}
+	views := map[string]uint64{}
+	if len(values) > 0 {
+		var err error
+		if views, err = a.viewsOf(req, by, values, prev); err != nil {
+			return err
+		}
+	}
+	out.Previous = &spanJSON{From: req.format(prev.from), To: req.format(prev.to)}
+	ans.header = append(ans.header, "previous_views")
+	for i := range out.Rows {
+		n := views[values[i]]
+		out.Rows[i].PreviousViews = &n
+		ans.rows[i] = append(ans.rows[i], strconv.FormatUint(n, 10))
+	}
+	ans.json = out
+	return nil
+}
+
+// viewsOf is the views of some values of by over s under req's filters.
+func (a *API) viewsOf(req *request, by string, values []string, s span) (map[string]uint64, error) {
+	in := []filter{{dim: by, op: opIs, values: values}}
+	out := make(map[string]uint64, len(values))
+	if oneDim(append(req.filters, in...)) == by && (req.page == "" || by == "page") {
+		// The ranking's own rows: its dimension's rollup rows.
+		p := s.params(req.site)
+		p["dim"], p["limit"], p["offset"] = dims[by], strconv.Itoa(len(values)), "0"
+		slots(in)[by].bind(p, "f")
+		rows, err := selectRows[queries.StatsBreakdownRow](req.ctx, a, qFilterBreakdown, p)
+		for _, r := range rows {
+			out[r.Value] = r.Views
+		}
+		return out, err
+	}
+	fs := append(append([]filter{}, req.filters...), in...)
+	if req.page != "" {
+		fs = append(fs, filter{dim: "page", op: opIs, values: []string{req.page}})
+	}
+	r := *req
+	r.filters = fs
+	rows, err := a.filterViews(req.ctx, &r, s, filterDims[by], "none", len(values), 0)
+	for _, row := range rows {
+		out[row.Value] = row.Views
+	}
+	return out, err
 }

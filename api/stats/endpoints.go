@@ -128,6 +128,11 @@ func (a *API) summary(req *request) (*answer, error) {
 	}
 	s := hourSpan(from, to)
 	prev := s.previous()
+	if c, ok, err := parseCompare(req); err != nil {
+		return nil, err
+	} else if ok {
+		prev = c
+	}
 	var (
 		sc                 summary
 		engNow, engBefore  *engagement

@@ -373,3 +373,68 @@ func TestFilterOnePage(t *testing.T) {
 		t.Errorf("page= with a filter %+v, the same as two filters %+v", both, filters)
 	}
 }
+
+// TestCompare: a summary or breakdown with compare_from and compare_to
+// compares with that period: the summary's previous views are that
+// period's own summary's, and each breakdown row's previous_views is its
+// value's views in that period's own breakdown, with the same filters or
+// page (so with every read path: the rollups, one page's page_views, the
+// filtered page_views). One bound alone is a 400 naming the other.
+func TestCompare(t *testing.T) {
+	f := newFixture(t)
+	base := "/v1/sites/berlin.example/stats/"
+	const cur, prev = "from=2026-03-29&to=2026-04-01", "from=2026-03-24&to=2026-03-27"
+	const cmp = "&compare_from=2026-03-24&compare_to=2026-03-27"
+	var pages struct{ Rows []struct{ Value string } }
+	f.getJSON(base+"breakdown?by=page&"+cur, &pages)
+	page := "&page=" + neturl.QueryEscape(pages.Rows[0].Value)
+	for _, extra := range []string{"", page, "&filter=os!=Linux", "&filter=browser~fire", "&filter=os!=Linux&filter=country!=DE", page + "&filter=device==desktop"} {
+		var sum, other struct {
+			Views    uint64
+			Previous struct{ Views uint64 }
+		}
+		f.getJSON(base+"summary?"+cur+cmp+extra, &sum)
+		f.getJSON(base+"summary?"+prev+extra, &other)
+		if sum.Previous.Views != other.Views {
+			t.Errorf("%s: previous views %d, the compared period's summary %d", extra, sum.Previous.Views, other.Views)
+		}
+		for _, by := range []string{"page", "source", "referrer", "browser", "os", "country", "screen"} {
+			var now struct {
+				Rows []struct {
+					Value         string
+					PreviousViews *uint64 `json:"previous_views"`
+				}
+				Previous *struct{ From, To string }
+			}
+			var then struct {
+				Rows []struct {
+					Value string
+					Views uint64
+				}
+			}
+			f.getJSON(base+"breakdown?by="+by+"&limit=1000&"+cur+cmp+extra, &now)
+			f.getJSON(base+"breakdown?by="+by+"&limit=1000&"+prev+extra, &then)
+			want := map[string]uint64{}
+			for _, r := range then.Rows {
+				want[r.Value] = r.Views
+			}
+			if now.Previous == nil || now.Previous.From != "2026-03-24T00:00:00+01:00" {
+				t.Errorf("%s by=%s: previous %+v", extra, by, now.Previous)
+			}
+			for _, r := range now.Rows {
+				if r.PreviousViews == nil || *r.PreviousViews != want[r.Value] {
+					t.Errorf("%s by=%s %q: previous_views %v, the compared period's %d", extra, by, r.Value, r.PreviousViews, want[r.Value])
+				}
+			}
+		}
+	}
+	for q, want := range map[string]string{
+		"summary?compare_from=2026-03-24":                       "compare_to: required with compare_from and compare_to",
+		"breakdown?by=os&compare_to=2026-03-24":                 "compare_from: required",
+		"summary?compare_from=2026-03-24&compare_to=2026-03-20": "compare_from: not before compare_to",
+	} {
+		if code, body := f.get(base + q); code != http.StatusBadRequest || !strings.Contains(body, want) {
+			t.Errorf("%s: %d %s, want 400 %q", q, code, body, want)
+		}
+	}
+}

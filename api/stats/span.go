@@ -32,9 +32,29 @@ type span struct{ from, to time.Time }
 // site's zone; to includes its whole day) or an RFC 3339 time. The default
 // is the limit's worth (at most 30 days) ending now.
 func parseRange(req *request, limit time.Duration) (from, to time.Time, err error) {
+	return parseBounds(req, "from", "to", limit, true)
+}
+
+// parseCompare reads compare_from and compare_to, the period a summary or
+// a breakdown compares with (as from and to; default the period before:
+// ok false).
+func parseCompare(req *request) (s span, ok bool, err error) {
+	if req.get("compare_from") == "" && req.get("compare_to") == "" {
+		return span{}, false, nil
+	}
+	from, to, err := parseBounds(req, "compare_from", "compare_to", maxDayRange, false)
+	return hourSpan(from, to), err == nil, err
+}
+
+// parseBounds reads a range from the parameters fromName and toName;
+// without defaults, both are required.
+func parseBounds(req *request, fromName, toName string, limit time.Duration, defaults bool) (from, to time.Time, err error) {
 	parse := func(name string, end bool) (time.Time, bool, error) {
 		v := req.get(name)
 		if v == "" {
+			if !defaults {
+				return time.Time{}, false, badParam(name, "required with %s and %s", fromName, toName)
+			}
 			return time.Time{}, false, nil
 		}
 		if d, err := time.ParseInLocation(time.DateOnly, v, req.loc); err == nil {
@@ -49,14 +69,14 @@ func parseRange(req *request, limit time.Duration) (from, to time.Time, err erro
 		}
 		return t.UTC(), true, nil
 	}
-	to, toSet, err := parse("to", true)
+	to, toSet, err := parse(toName, true)
 	if err != nil {
 		return
 	}
 	if !toSet {
 		to = req.now
 	}
-	from, fromSet, err := parse("from", false)
+	from, fromSet, err := parse(fromName, false)
 	if err != nil {
 		return
 	}
@@ -65,13 +85,13 @@ func parseRange(req *request, limit time.Duration) (from, to time.Time, err erro
 	}
 	switch {
 	case from.Before(epoch):
-		err = badParam("from", "before 1970-01-01")
+		err = badParam(fromName, "before 1970-01-01")
 	case to.After(latest):
-		err = badParam("to", "after 2100-01-01")
+		err = badParam(toName, "after 2100-01-01")
 	case !from.Before(to):
-		err = badParam("from", "not before to")
+		err = badParam(fromName, "not before %s", toName)
 	case to.Sub(from) > limit:
-		err = badParam("to", "the range is longer than %s (the cap for this interval)", capText(limit))
+		err = badParam(toName, "the range is longer than %s (the cap for this interval)", capText(limit))
 	}
 	return
 }

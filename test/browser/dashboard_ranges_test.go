@@ -5,7 +5,9 @@ package browser
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,6 +112,7 @@ func checkRanges(t *testing.T, b *browser, api statsAPI, dd dashDays, dash, load
 	}{
 		{"previous", "Views, the period before", dd.date(0), dd.date(2), 15},
 		{"year", "Views, a year before", dd.d0.AddDate(-1, 0, 3).Format(time.DateOnly), dd.d0.AddDate(-1, 0, 5).Format(time.DateOnly), 0},
+		{"weekday", "Views, a year before, same weekdays", dd.d0.AddDate(0, 0, 3-364).Format(time.DateOnly), dd.d0.AddDate(0, 0, 5-364).Format(time.DateOnly), 0},
 	} {
 		evalJS[bool](t, b, `(s => { s.value = `+jsString(c.value)+`; s.dispatchEvent(new Event('change')); return true; })(document.getElementById('compare'))`)
 		load = b.waitLoaded(t, load)
@@ -134,6 +137,33 @@ func checkRanges(t *testing.T, b *browser, api statsAPI, dd dashDays, dash, load
 		if rows := got[2:]; len(rows) != len(want) || fmt.Sprint(rows) != fmt.Sprint(want) {
 			t.Errorf("compare %s: the chart's %d compared buckets %v, the API's timeseries from %s to %s: %d %v", c.value, len(rows), rows, c.from, c.to, len(want), want)
 		}
+	}
+	// The tiles and every table compare with the period picked: with the
+	// period before, the pages' rows carry its views (the API's
+	// previous_views for the same range and comparison) beside theirs.
+	evalJS[bool](t, b, `(s => { s.value = 'previous'; s.dispatchEvent(new Event('change')); return true; })(document.getElementById('compare'))`)
+	load = b.waitLoaded(t, load)
+	var bd struct {
+		Rows []struct {
+			Value         string
+			Views         uint64
+			PreviousViews *uint64 `json:"previous_views"`
+		}
+	}
+	api.json(t, "breakdown", cloneWith(days(dd.date(3), dd.date(5)), "by", "page", "compare_from", dd.date(0), "compare_to", dd.date(2)), &bd)
+	shown := evalJS[[]string](t, b, `[...document.querySelectorAll('#panel-page tbody tr')].map(tr => tr.cells[0].textContent + ' ' + tr.cells[1].querySelector('.delta').title)`)
+	var want []string
+	for _, r := range bd.Rows {
+		if r.PreviousViews == nil {
+			t.Fatalf("the API's rows have no previous_views: %+v", bd.Rows)
+		}
+		want = append(want, fmt.Sprintf("%s %d views in the previous period", r.Value, *r.PreviousViews))
+	}
+	if !slices.Equal(shown, want) {
+		t.Errorf("pages compared with the period before: %q, want %q", shown, want)
+	}
+	if got := elemText(t, b, "c-views"); !strings.HasSuffix(got, "vs previous period") && !strings.HasPrefix(got, "no views in") {
+		t.Errorf("views tile's change %q", got)
 	}
 	b.do(t, "back to the default view", chromedp.Navigate(dash))
 	return b.waitLoaded(t, "")

@@ -146,6 +146,7 @@
     if (!state.compare || byInstants()) return null;
     const r = range();
     if (state.compare === 'previous') return { from: addDays(r.from, -r.span), to: addDays(r.to, -r.span) };
+    if (state.compare === 'weekday') return { from: addDays(r.from, -364), to: addDays(r.to, -364) }; // 52 weeks
     const back = (s) => String(Number(s.slice(0, 4)) - 1) + (s.slice(4) === '-02-29' ? '-02-28' : s.slice(4));
     return { from: back(r.from), to: back(r.to) };
   }
@@ -219,7 +220,7 @@
     // tab=: each card's tab when not its first (tab=entry_page&tab=os).
     const tabs = q.getAll('tab');
     for (const [card, , bys] of CARDS) state.tabs[card] = bys.find((by) => tabs.includes(by)) || bys[0];
-    state.compare = pick(q.get('compare'), ['previous', 'year'], '');
+    state.compare = pick(q.get('compare'), ['previous', 'year', 'weekday'], '');
     state.offsets = {};
   }
 
@@ -275,7 +276,10 @@
 
   function baseParams() {
     const r = range();
-    return { from: r.from, to: r.to, page: state.page, filter: state.filters };
+    // The tiles and tables compare with the period Compare names (the
+    // period before when it names none).
+    const c = compared();
+    return { from: r.from, to: r.to, page: state.page, filter: state.filters, compare_from: c && c.from, compare_to: c && c.to };
   }
 
   // coarsening asks for buckets of the interval given and, if the range is
@@ -349,6 +353,7 @@
     $('compare').disabled = byInstants();
     const gen = ++state.gen;
     document.body.dataset.state = 'loading';
+    R.compareWith(byInstants() ? '' : state.compare);
     const p = baseParams();
     const span = range().span;
     const only = (f) => (d) => { if (gen === state.gen) f(d); };

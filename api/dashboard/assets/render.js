@@ -71,7 +71,11 @@ window.vcRender = (() => {
       } else {
         td.append(el('span', null, label(by, r.value)));
       }
-      tr.append(td, ...cols.map((k) => el('td', 'n', cell(k, r[k]))));
+      tr.append(td, ...cols.map((k, i) => {
+        const c = el('td', 'n', cell(k, r[k]));
+        if (i === 0 && k === 'views' && r.previous_views != null) c.append(delta(r.views, r.previous_views));
+        return c;
+      }));
       tbody.append(tr);
     }
     if (!d.rows.length) emptyRow(tbody, 1 + cols.length, none);
@@ -82,18 +86,32 @@ window.vcRender = (() => {
     sec.querySelector('.pager').hidden = d.total_values <= d.limit && d.offset === 0;
   }
 
+  // delta is a row's change against the period compared with, beside its
+  // views.
+  function delta(now, before) {
+    const n = before ? Math.round(((now - before) / before) * 100) : null;
+    const s = el('span', 'delta ' + (n == null ? '' : n > 0 ? 'good' : n < 0 ? 'bad' : ''),
+      n == null ? 'new' : (n > 0 ? '▲' : n < 0 ? '▼' : '±') + Math.abs(n) + '%');
+    s.title = fmt(before) + ' views in ' + vs[1];
+    return s;
+  }
+
   // change says how a figure moved against the previous period: v is the
   // relative change (pts: the difference of two rates, in points); null
   // says the previous period had none (was: what it had instead). A rise
   // is good unless worse says otherwise; filtered events are neither.
+  // vs names the period compared with (the dashboard's Compare).
+  const VS = { '': ['previous period', 'the previous period'], previous: ['previous period', 'the previous period'],
+    year: ['a year before', 'the same days a year before'], weekday: ['a year before, same weekdays', 'the same weekdays a year before'] };
+  let vs = VS[''];
   function change(node, v, what, { pts, worse, was } = {}) {
     node.classList.remove('good', 'bad');
     if (v == null) {
-      node.textContent = was || 'no ' + what + ' in the previous period';
+      node.textContent = was || 'no ' + what + ' in ' + vs[1];
       return;
     }
     const n = Math.round(v * 1000) / 10;
-    node.textContent = (n > 0 ? '▲ +' : n < 0 ? '▼ \u2212' : '± ') + Math.abs(n) + (pts ? ' pts' : '%') + ' vs previous period';
+    node.textContent = (n > 0 ? '▲ +' : n < 0 ? '▼ \u2212' : '± ') + Math.abs(n) + (pts ? ' pts' : '%') + ' vs ' + vs[0];
     if (what !== 'filtered events' && n !== 0) node.classList.add((n > 0) !== !!worse ? 'good' : 'bad');
   }
 
@@ -109,6 +127,9 @@ window.vcRender = (() => {
     ['top', 'time_on_page', dur, 'engagement reports'],
     ['scroll', 'scroll_depth', pct, 'engagement reports'],
   ];
+
+  // compareWith names the period the tiles and tables compare with.
+  function compareWith(compare) { vs = VS[compare || ''] || VS['']; }
 
   function summary(d, $, page) {
     $('t-views').textContent = fmt(d.views);
@@ -216,7 +237,7 @@ window.vcRender = (() => {
   // it): drawn dashed beside the first figure, bucket for bucket (the
   // same number of buckets back; a shorter period leaves the rest empty),
   // and a column of the table.
-  const COMPARED = { previous: 'the period before', year: 'a year before' };
+  const COMPARED = { previous: 'the period before', year: 'a year before', weekday: 'a year before, same weekdays' };
   function timeseries(d, tz, $, before, compare) {
     const m = d.metric || 'views', M = METRICS[m];
     $('chart-h').textContent = M.title;
@@ -407,5 +428,5 @@ window.vcRender = (() => {
     $('t-live').textContent = `${fmt(d.views_5m)} views in the last 5 minutes${lag}`;
   }
 
-  return { el, fmt, panel, summary, timeseries, filtered, rejected, outliers, live, resize };
+  return { el, fmt, panel, compareWith, summary, timeseries, filtered, rejected, outliers, live, resize };
 })();
