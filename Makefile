@@ -359,6 +359,36 @@ uplot:
 	    $(UPLOT_VERSION) $(UPLOT_VERSION) $(UPLOT_SHA256) > "$(CURDIR)/$(UPLOT_DIR)/VERSION"
 	@echo "uplot $(UPLOT_VERSION) vendored into $(UPLOT_DIR)"
 
+# The dashboard's world map, vendored from the npm registry at pinned
+# versions like uPlot and loaded only when its Map tab is opened:
+# world-atlas's countries-110m.json (ISC; Natural Earth's public-domain
+# 1:110m countries as TopoJSON, ids ISO 3166-1 numeric) and
+# i18n-iso-countries's codes.json (MIT; numeric to alpha-2, the codes the
+# country dimension stores). `make worldmap` fetches both again and checks
+# them; to update, set the versions and the sha256 of their tarballs.
+WORLDATLAS_VERSION := 2.0.2
+WORLDATLAS_SHA256  := 032e7765f2ce00edaeafec23ff22bc3b77e42987c257da944cc585b452c05b97
+ISOCODES_VERSION   := 7.14.0
+ISOCODES_SHA256    := bb418ebfb965789fcfbcce7dee59888d901ef64b03601da78b2e224cd6f5825c
+WORLDMAP_DIR       := api/dashboard/assets/vendor/world
+
+.PHONY: worldmap
+worldmap:
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && cd "$$tmp" && \
+	  npm pack --silent world-atlas@$(WORLDATLAS_VERSION) i18n-iso-countries@$(ISOCODES_VERSION) >/dev/null && \
+	  echo "$(WORLDATLAS_SHA256)  world-atlas-$(WORLDATLAS_VERSION).tgz" | sha256sum -c --quiet && \
+	  echo "$(ISOCODES_SHA256)  i18n-iso-countries-$(ISOCODES_VERSION).tgz" | sha256sum -c --quiet && \
+	  mkdir -p wa iso "$(CURDIR)/$(WORLDMAP_DIR)" && \
+	  tar -xzf world-atlas-$(WORLDATLAS_VERSION).tgz -C wa package/countries-110m.json package/LICENSE && \
+	  tar -xzf i18n-iso-countries-$(ISOCODES_VERSION).tgz -C iso package/codes.json package/LICENSE && \
+	  cp wa/package/countries-110m.json "$(CURDIR)/$(WORLDMAP_DIR)/" && \
+	  cp wa/package/LICENSE "$(CURDIR)/$(WORLDMAP_DIR)/LICENSE-world-atlas" && \
+	  cp iso/package/codes.json "$(CURDIR)/$(WORLDMAP_DIR)/" && \
+	  cp iso/package/LICENSE "$(CURDIR)/$(WORLDMAP_DIR)/LICENSE-i18n-iso-countries" && \
+	  printf 'world-atlas %s: countries-110m.json, LICENSE (ISC); npm pack world-atlas@%s (tarball sha256 %s)\ni18n-iso-countries %s: codes.json, LICENSE (MIT); npm pack i18n-iso-countries@%s (tarball sha256 %s)\nupdate: set WORLDATLAS_* and ISOCODES_* in the Makefile, then make worldmap\n' \
+	    $(WORLDATLAS_VERSION) $(WORLDATLAS_VERSION) $(WORLDATLAS_SHA256) $(ISOCODES_VERSION) $(ISOCODES_VERSION) $(ISOCODES_SHA256) > "$(CURDIR)/$(WORLDMAP_DIR)/VERSION"
+	@echo "world map vendored into $(WORLDMAP_DIR)"
+
 # The README's picture of the dashboard (docs/dashboard.png): a generated
 # history in the real embedded stack, drawn by headless Chromium.
 .PHONY: screenshot

@@ -196,7 +196,7 @@ func TestDashboardBrowser(t *testing.T) {
 	t.Run("engagement", func(t *testing.T) { load = checkEngagementTiles(t, b, api, dd, load) })
 	t.Run("URL state", func(t *testing.T) { load = checkURLState(t, b, api, dd, dash, load) })
 	t.Run("filters", func(t *testing.T) { load = checkFilters(t, b, api, dd, load) })
-	t.Run("layout", func(t *testing.T) { load = checkLayout(t, b) })
+	t.Run("layout", func(t *testing.T) { load = checkLayout(t, b, api, dd) })
 	t.Run("theme", func(t *testing.T) { load = checkTheme(t, b, load) })
 	t.Run("ranges", func(t *testing.T) { load = checkRanges(t, b, api, dd, dash, load) })
 	t.Run("export", func(t *testing.T) { load = checkExport(t, b, api, dd, load) })

@@ -3,8 +3,11 @@
 package browser
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -14,7 +17,7 @@ import (
 // lands in the URL beside the Pages card's tab; a reload shows the same
 // tabs. On a 390×844 phone the tiles sit two a row and every card folds
 // and unfolds from its head. Returns the last load (it reloads).
-func checkLayout(t *testing.T, b *browser) string {
+func checkLayout(t *testing.T, b *browser, api statsAPI, dd dashDays) string {
 	cards := evalJS[[]string](t, b, `[...document.querySelectorAll('#panels > .card')].map(c => c.id)`)
 	if want := []string{"pages", "sources", "places", "devices"}; !slices.Equal(cards, want) {
 		t.Errorf("cards %q, want %q", cards, want)
@@ -40,6 +43,43 @@ func checkLayout(t *testing.T, b *browser) string {
 		t.Errorf("reloaded: panels shown %q, want %q", shown(), want)
 	}
 	b.do(t, "back to the first tabs", chromedp.Click(chromedp.ID("tab-source")), chromedp.Click(chromedp.ID("tab-page")))
+
+	// The Countries card's map: every country with views is filled, its
+	// title the API's views for it; a click filters by it.
+	b.do(t, "the Map tab", chromedp.Click(chromedp.ID("tab-map")), untilJS(`document.querySelectorAll('#panel-map path').length > 150`))
+	var bd struct {
+		Rows []struct {
+			Value string
+			Views uint64
+		}
+	}
+	api.json(t, "breakdown", cloneWith(days(dd.today.AddDate(0, 0, -29).Format(time.DateOnly), dd.today.Format(time.DateOnly)), "by", "country", "limit", "300"), &bd)
+	b.screenshot(t, "dashboard-map.png")
+	seen := evalJS[map[string]string](t, b, `Object.fromEntries([...document.querySelectorAll('#panel-map path.seen')].map(p => [p.dataset.country, p.querySelector('title').textContent]))`)
+	n := 0
+	for _, r := range bd.Rows {
+		if len(r.Value) != 2 {
+			continue // (unknown): no place on a map
+		}
+		n++
+		if got := seen[r.Value]; !strings.HasSuffix(got, fmt.Sprintf(": %d views", r.Views)) {
+			t.Errorf("map: %s titled %q, want its %d views", r.Value, got, r.Views)
+		}
+	}
+	if n == 0 || len(seen) != n {
+		t.Errorf("map: %d countries filled %q, the API has %d", len(seen), seen, n)
+	}
+	for code := range seen {
+		b.do(t, "click "+code, chromedp.Click(chromedp.CSS(`#panel-map path[data-country="`+code+`"]`)))
+		load = b.waitLoaded(t, load)
+		if got := evalJS[[]string](t, b, `new URLSearchParams(location.search).getAll('filter')`); !slices.Equal(got, []string{"country==" + code}) {
+			t.Errorf("a click on %s: filters %q", code, got)
+		}
+		b.do(t, "remove the chip", chromedp.Click(chromedp.CSS(`#chips .chip button`)))
+		load = b.waitLoaded(t, load)
+		break
+	}
+	b.do(t, "the Countries tab", chromedp.Click(chromedp.ID("tab-country")))
 
 	b.do(t, "a phone", chromedp.EmulateViewport(390, 844))
 	defer b.do(t, "the desktop again", chromedp.EmulateViewport(1400, 1000))

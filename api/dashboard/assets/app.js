@@ -33,11 +33,11 @@
   const CARDS = [
     ['pages', 'Pages', TABS.map((t) => t[0])],
     ['sources', 'Sources', ['source', 'referrer', 'utm_source', 'utm_medium', 'utm_campaign']],
-    ['places', 'Countries', ['country']],
+    ['places', 'Countries', ['country', 'map']],
     ['devices', 'Devices', ['browser', 'os', 'device', 'screen']],
   ];
   const cardOf = Object.fromEntries(CARDS.flatMap(([card, , bys]) => bys.map((by) => [by, card])));
-  const titleOf = Object.fromEntries(TABS.concat(PANELS).map((t) => [t[0], t[1]]));
+  const titleOf = { ...Object.fromEntries(TABS.concat(PANELS).map((t) => [t[0], t[1]])), map: 'Map' };
   // The engaged-time thresholds a site's engaged_after may be: the
   // bounds of the engaged-time histogram (viewcount.EngagedBuckets but 0;
   // TestEngagedAfterChoices keeps them equal).
@@ -374,6 +374,7 @@
       filtered.then(only((d) => R.filtered(d, state.tz, $))),
       filtered.then((d) => loadRejected(d, gen)),
       ...TABS.concat(PANELS).map(([by]) => loadPanel(by, gen)),
+      state.tabs.places === 'map' ? loadMap(gen) : null,
     ];
     const failed = (await Promise.allSettled(jobs)).filter((r) => r.status === 'rejected').map((r) => r.reason);
     if (gen !== state.gen) return;
@@ -478,6 +479,21 @@
     } catch (e) {
       if (e.status === 401) unauthorised();
     }
+  }
+
+  // loadMap draws the Map tab: the world map, fetched once when first
+  // shown (from this origin, beside the page's own files), and the
+  // views of every country.
+  let world = null;
+  async function loadMap(gen) {
+    const dir = $('map-src').href.replace(/[^/]*$/, '');
+    world = world || Promise.all(['countries-110m.json', 'codes.json'].map((f) => fetch(dir + f).then((r) => {
+      if (!r.ok) throw new Error('world map: ' + r.status);
+      return r.json();
+    })));
+    const [[topo, codes], d] = await Promise.all([world, stats('breakdown', { ...baseParams(), by: 'country', limit: 300 })]);
+    if (gen !== state.gen) return;
+    R.worldMap($('panel-map'), topo, codes, d, (code) => addFilter('country==' + code));
   }
 
   // chosen is the one value an is-filter on by picks, highlighted in its
@@ -720,13 +736,15 @@
       });
       sec.querySelector('.card-head').append(fold);
       const tabs = bys.map((by) => {
-        const body = tpl.content.querySelector('.body').cloneNode(true);
+        const body = by === 'map' ? R.el('div', 'body map') : tpl.content.querySelector('.body').cloneNode(true);
         Object.assign(body, { id: 'panel-' + by, tabIndex: 0 });
         body.dataset.by = by;
         const t = tabOf[by];
-        body.querySelector('th').textContent = t ? 'Page' : PANELS.find((p) => p[0] === by)[2];
-        if (by === 'entry_page' || by === 'exit_page') body.querySelector('.note').textContent = 'Whole site: entry and exit pages rank all of the site\'s visits.';
-        panelBody(body, by, titleOf[by], t ? t[3] : ['Views', 'Uniques']);
+        if (by !== 'map') {
+          body.querySelector('th').textContent = t ? 'Page' : PANELS.find((p) => p[0] === by)[2];
+          if (by === 'entry_page' || by === 'exit_page') body.querySelector('.note').textContent = 'Whole site: entry and exit pages rank all of the site\'s visits.';
+          panelBody(body, by, titleOf[by], t ? t[3] : ['Views', 'Uniques']);
+        }
         sec.append(body);
         if (bys.length === 1) return null;
         const tab = R.el('button', null, titleOf[by]);
@@ -749,7 +767,7 @@
           tabs[to].focus();
         });
       }
-      sec.querySelector('.csv').addEventListener('click', () => download('breakdown', { by: state.tabs[card], limit: 1000 }));
+      sec.querySelector('.csv').addEventListener('click', () => download('breakdown', { by: state.tabs[card] === 'map' ? 'country' : state.tabs[card], limit: 1000 }));
       selectTab(state.tabs[card], true);
     }
   }
@@ -760,6 +778,7 @@
     const card = cardOf[by];
     state.tabs[card] = by;
     if (state.urlReady && !quiet) remember(false);
+    if (by === 'map' && state.urlReady) loadMap(state.gen);
     for (const b of CARDS.find((c) => c[0] === card)[2]) {
       const on = b === by, tab = $('tab-' + b);
       if (tab) {

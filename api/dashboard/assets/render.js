@@ -428,5 +428,52 @@ window.vcRender = (() => {
     $('t-live').textContent = `${fmt(d.views_5m)} views in the last 5 minutes${lag}`;
   }
 
-  return { el, fmt, panel, compareWith, summary, timeseries, filtered, rejected, outliers, live, resize };
+  // map draws the countries of d (a country breakdown) on the world map
+  // (world: world-atlas's TopoJSON; codes: ISO numeric to alpha-2), the
+  // more views the deeper the fill; each country's title says its views,
+  // and a click on one picks it (onPick). Plate carrée from 84° N to 58°
+  // S (no Antarctica), in SVG built node by node.
+  const SVG = 'http://www.w3.org/2000/svg';
+  function worldMap(box, world, codes, d, onPick) {
+    const alpha2 = Object.fromEntries(codes.map((c) => [c[2], c[0]]));
+    const views = Object.fromEntries(d.rows.map((r) => [r.value, r.views]));
+    const max = Math.max(1, ...d.rows.map((r) => r.views));
+    const [sx, sy] = world.transform.scale, [tx, ty] = world.transform.translate;
+    const arcs = world.arcs.map((arc) => {
+      let x = 0, y = 0;
+      return arc.map(([dx, dy]) => { x += dx; y += dy; return [x * sx + tx, y * sy + ty]; });
+    });
+    // A ring's points, longitudes unwrapped where it crosses 180° (Fiji,
+    // Chukotka): what lies past the edge is cut by the view box.
+    const ring = (ids) => {
+      const pts = ids.flatMap((i, k) => { const a = i < 0 ? arcs[~i].slice().reverse() : arcs[i]; return k ? a.slice(1) : a; });
+      let prev = pts[0][0];
+      return pts.map(([x, y]) => { while (x - prev > 180) x -= 360; while (prev - x > 180) x += 360; prev = x; return [x, y]; });
+    };
+    const svg = document.createElementNS(SVG, 'svg');
+    svg.setAttribute('viewBox', '0 0 360 142');
+    svg.setAttribute('role', 'img');
+    svg.setAttribute('aria-label', 'Views by country on a world map; the Countries tab has the same data');
+    for (const g of world.objects.countries.geometries) {
+      if (g.id === '010' || !g.arcs) continue; // Antarctica
+      const polys = g.type === 'Polygon' ? [g.arcs] : g.arcs;
+      const dpath = polys.map((p) => p.map((r) => 'M' + ring(r).map(([x, y]) => (x + 180).toFixed(1) + ',' + (84 - y).toFixed(1)).join('L') + 'Z').join('')).join('');
+      const path = document.createElementNS(SVG, 'path');
+      path.setAttribute('d', dpath);
+      const code = alpha2[g.id] || '', n = views[code] || 0;
+      path.dataset.country = code;
+      if (n > 0) {
+        path.classList.add('seen');
+        path.style.setProperty('--share', (0.15 + 0.85 * Math.sqrt(n / max)).toFixed(3));
+        if (onPick) path.addEventListener('click', () => onPick(code));
+      }
+      const title = document.createElementNS(SVG, 'title');
+      title.textContent = (code ? label('country', code) : (g.properties && g.properties.name) || '') + ': ' + fmt(n) + ' views';
+      path.append(title);
+      svg.append(path);
+    }
+    box.replaceChildren(svg);
+  }
+
+  return { el, fmt, panel, worldMap, compareWith, summary, timeseries, filtered, rejected, outliers, live, resize };
 })();
