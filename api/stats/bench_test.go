@@ -55,12 +55,13 @@ func BenchmarkStats(b *testing.B) {
 	// once its range has settled).
 	server := func(cacheBytes int64) http.Handler {
 		api, err := stats.New(stats.Config{
-			Store:      st,
-			Auth:       func(c *gin.Context) (string, bool) { return c.Param("site"), true },
-			Zones:      stats.ZoneNames(func(context.Context, string) (string, error) { return "Europe/Berlin", nil }, nil),
-			NormPage:   func(s string) (string, error) { return ingest.NormalisePage(s, false, 0) },
-			Now:        func() time.Time { return now },
-			CacheBytes: cacheBytes,
+			Store:       st,
+			Auth:        func(c *gin.Context) (string, bool) { return c.Param("site"), true },
+			Zones:       stats.ZoneNames(func(context.Context, string) (string, error) { return "Europe/Berlin", nil }, nil),
+			NormPage:    func(s string) (string, error) { return ingest.NormalisePage(s, false, 0) },
+			SourceKinds: testKinds,
+			Now:         func() time.Time { return now },
+			CacheBytes:  cacheBytes,
 		})
 		if err != nil {
 			b.Fatal(err)
@@ -119,7 +120,7 @@ func BenchmarkStats(b *testing.B) {
 		call{name: "filter2/timeseries/day", path: "timeseries?interval=day&filter=country==DE&filter=browser==Chrome"},
 		call{name: "filter2/breakdown/page", path: "breakdown?by=page&filter=country==DE&filter=browser==Chrome"},
 	)
-	for _, by := range []string{"page", "entry_page", "exit_page", "source", "referrer", "utm_source", "utm_medium", "utm_campaign", "browser", "os", "device", "country", "screen"} {
+	for _, by := range []string{"page", "entry_page", "exit_page", "source", "channel", "referrer", "utm_source", "utm_medium", "utm_campaign", "browser", "os", "device", "country", "screen"} {
 		calls = append(calls, call{name: "breakdown/" + by, path: "breakdown?by=" + by})
 	}
 	for _, c := range []string{"summary", "timeseries/day", "breakdown/page/100", "filtered/day"} {

@@ -21,13 +21,14 @@ var dims = map[string]string{
 	"page": "page", "source": "source", "referrer": "referrer",
 	"utm_source": "utm_source", "utm_medium": "utm_medium", "utm_campaign": "utm_campaign",
 	"browser": "browser", "os": "os", "device": "device", "country": "country", "screen": "screen",
+	"channel": channel, // no rollup: page_views (filter.go)
 }
 
 // visitDims are the breakdowns read from engagement_rollup alone
 // (visitBreakdown).
 var visitDims = map[string]bool{"entry_page": true, "exit_page": true}
 
-const byNames = "page, entry_page, exit_page, source, referrer, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen"
+const byNames = "page, entry_page, exit_page, source, channel, referrer, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen"
 
 // emptyValue is how a breakdown names a value the store holds as the empty
 // string, which means different things by dimension (docs/stats.md,
@@ -134,6 +135,9 @@ func (a *API) ranking(req *request) (*answer, error) {
 			return nil, badParam("filter", "by=%s ranks the site's visits; filters apply to views: leave them out", by)
 		}
 		return a.visitBreakdown(req, by, s, limit, offset)
+	}
+	if by == channel {
+		return a.filterBreakdown(req, by, s, limit, offset)
 	}
 	if by != "page" && req.page != "" {
 		return a.pageBreakdown(req, by, filterDims[by], s, limit, offset)
@@ -379,7 +383,7 @@ func (a *API) addPrevious(req *request, prev span, ans *answer) error {
 func (a *API) viewsOf(req *request, by string, values []string, s span) (map[string]uint64, error) {
 	in := []filter{{dim: by, op: opIs, values: values}}
 	out := make(map[string]uint64, len(values))
-	if oneDim(append(req.filters, in...)) == by && (req.page == "" || by == "page") {
+	if by != channel && oneDim(append(req.filters, in...)) == by && (req.page == "" || by == "page") {
 		// The ranking's own rows: its dimension's rollup rows.
 		p := s.params(req.site)
 		p["dim"], p["limit"], p["offset"] = dims[by], strconv.Itoa(len(values)), "0"
@@ -391,9 +395,6 @@ func (a *API) viewsOf(req *request, by string, values []string, s span) (map[str
 		return out, err
 	}
 	fs := append(append([]filter{}, req.filters...), in...)
-	if req.page != "" {
-		fs = append(fs, filter{dim: "page", op: opIs, values: []string{req.page}})
-	}
 	r := *req
 	r.filters = fs
 	rows, err := a.filterViews(req.ctx, &r, s, filterDims[by], "none", len(values), 0)

@@ -65,9 +65,15 @@ var filterDims = map[string]string{
 	"page": "page", "source": "ref_source", "referrer": "ref_host",
 	"utm_source": "utm_source", "utm_medium": "utm_medium", "utm_campaign": "utm_campaign",
 	"browser": "browser", "os": "os", "device": "device", "country": "country", "screen": "screen",
+	"channel": "channel",
 }
 
-const filterDimNames = "page, source, referrer, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen"
+// channel is the one dimension no rollup keeps: computed per view from
+// page_views (queries/stats_filter_views_channel.sql), it is always read
+// from there.
+const channel = "channel"
+
+const filterDimNames = "page, source, channel, referrer, utm_source, utm_medium, utm_campaign, browser, os, device, country, screen"
 
 // filter is one parsed filter; values are as stored (an "(unknown)" or
 // "(direct)" of an is / is-not filter is the empty string, a page is
@@ -283,9 +289,10 @@ func boolParam(b bool) string {
 	return "false"
 }
 
-// oneDim is the dimension every filter names, "" when they name several.
+// oneDim is the dimension every filter names, "" when they name several
+// or the channel (which no rollup keeps).
 func oneDim(fs []filter) string {
-	if len(fs) == 0 {
+	if len(fs) == 0 || fs[0].dim == channel {
 		return ""
 	}
 	for _, f := range fs[1:] {

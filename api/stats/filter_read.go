@@ -2,6 +2,7 @@ package stats
 
 import (
 	"context"
+	"slices"
 	"strconv"
 
 	"golang.org/x/sync/errgroup"
@@ -17,6 +18,7 @@ const (
 	qFilterBreakdown        = "stats_filter_breakdown"         // site, dim, f_…, range, limit, offset → value, views, total_values
 	qFilterEngagementSeries = "stats_filter_engagement_series" // as qEngagementSeries, with f_…
 	qFilterViews            = "stats_filter_views"             // site, <dim>_…, column, step, tz, exact, from, to, limit, offset → value, t, views, uniques, total_values
+	qFilterViewsChannel     = "stats_filter_views_channel"     // as qFilterViews, and kind_names, kind_of: with the channel
 )
 
 // filterTotals is a filtered summary's views and uniques: from the
@@ -58,16 +60,28 @@ func (a *API) filterTotals(req *request, cur, prev span) (summary, error) {
 	return out, g.Wait()
 }
 
-// filterViews reads page_views' views of s that pass req's filters,
-// grouped by column and step (queries/stats_filter_views.sql).
+// filterViews reads page_views' views of s that pass req's filters (and
+// its page), grouped by column and step (queries/stats_filter_views.sql,
+// or its twin with the channel when that is grouped by or filtered).
 func (a *API) filterViews(ctx context.Context, req *request, s span, column, step string, limit, offset int) ([]queries.StatsFilterViewsRow, error) {
 	p := store.Params{"site": req.site, "from": dbTime(s.from), "to": dbTime(s.to), "column": column, "step": step,
 		"tz": req.loc.String(), "exact": strconv.Itoa(exactBelow), "limit": strconv.Itoa(limit), "offset": strconv.Itoa(offset)}
-	sl := slots(req.filters)
-	for dim := range filterDims {
-		sl[dim].bind(p, dim)
+	fs := req.filters
+	if req.page != "" {
+		fs = append(slices.Clip(fs), filter{dim: "page", op: opIs, values: []string{req.page}})
 	}
-	return selectRows[queries.StatsFilterViewsRow](ctx, a, qFilterViews, p)
+	sl := slots(fs)
+	name := qFilterViews
+	if column == channel || sl[channel] != nil {
+		name = qFilterViewsChannel
+		p["kind_names"], p["kind_of"] = a.kindNames, a.kindOf
+	}
+	for dim := range filterDims {
+		if dim != channel || name == qFilterViewsChannel {
+			sl[dim].bind(p, dim)
+		}
+	}
+	return selectRows[queries.StatsFilterViewsRow](ctx, a, name, p)
 }
 
 // filterSeries is a filtered views timeseries' rows: hour and day buckets

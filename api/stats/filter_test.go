@@ -6,11 +6,13 @@ import (
 	"math/rand/v2"
 	"net/http"
 	neturl "net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/viewcount/viewcount/api/stats"
 	"github.com/viewcount/viewcount/sql/store"
 )
 
@@ -435,6 +437,105 @@ func TestCompare(t *testing.T) {
 	} {
 		if code, body := f.get(base + q); code != http.StatusBadRequest || !strings.Contains(body, want) {
 			t.Errorf("%s: %d %s, want 400 %q", q, code, body, want)
+		}
+	}
+}
+
+// testKinds are the source kinds the channel tests give the API (the
+// service gives validate/judge.SourceKinds, the referrer list's sections).
+var testKinds = map[string]string{"Google": "search", "Bing": "search", "DuckDuckGo": "search", "Reddit": "social",
+	"Hacker News": "social", "X": "social", "Facebook": "social", "Gmail": "email", "ChatGPT": "ai"}
+
+var paidMedium = regexp.MustCompile(`^(cpc|ppc|paid.*|cpm|cpv|cpa|display|banner|retargeting)$`)
+
+// channelOf is the channel rules of docs/stats-api.md ("Channels"),
+// written again here from the documentation, apart from the query.
+func channelOf(v rawView) string {
+	medium, kind := strings.ToLower(v.UTMMedium), testKinds[v.Source]
+	paid := paidMedium.MatchString(medium)
+	switch {
+	case paid && kind == "search":
+		return "Paid Search"
+	case paid && kind == "social":
+		return "Paid Social"
+	case paid:
+		return "Paid Other"
+	case regexp.MustCompile(`^(e-?mail|newsletter)`).MatchString(medium) || regexp.MustCompile(`e-?mail|newsletter`).MatchString(strings.ToLower(v.UTMSource)) || kind == "email":
+		return "Email"
+	case kind == "search" || medium == "organic":
+		return "Organic Search"
+	case kind == "social" || medium == "social":
+		return "Organic Social"
+	case kind == "ai":
+		return "AI Assistants"
+	case v.Referrer != "":
+		return "Referral"
+	case medium == "" && v.UTMSource == "" && v.UTMCampaign == "":
+		return "Direct"
+	}
+	return "Other"
+}
+
+// TestChannels: the channel breakdown counts each view under the channel
+// the documented rules give it, alone and with a filter; a channel filter
+// counts exactly the views of its channels, in the summary, the day
+// series and a breakdown by another dimension.
+func TestChannels(t *testing.T) {
+	f := newFixtureOf(t, histCfg, map[string]string{"utc.example": ""}, func(c *stats.Config) { c.SourceKinds = testKinds })
+	const from, to = "2026-03-25", "2026-04-01"
+	start, _ := time.Parse(time.DateOnly, from)
+	end, _ := time.Parse(time.DateOnly, to)
+	views := rawViews(t, f.store, "utc.example", start, end.AddDate(0, 0, 1))
+	byChannel := map[string]int{}
+	for _, v := range views {
+		byChannel[channelOf(v)]++
+	}
+	if len(byChannel) < 4 {
+		t.Fatalf("the history has %d channels: %v", len(byChannel), byChannel)
+	}
+	t.Logf("channels: %v", byChannel)
+	base := "/v1/sites/utc.example/stats/"
+	r := "from=" + from + "&to=" + to
+	for _, extra := range []string{"", "&filter=os!=Linux"} {
+		var bd struct {
+			Rows []struct {
+				Value string
+				Views uint64
+			}
+		}
+		f.getJSON(base+"breakdown?by=channel&limit=100&"+r+extra, &bd)
+		want := map[string]int{}
+		for _, v := range views {
+			if extra == "" || v.OS != "Linux" {
+				want[channelOf(v)]++
+			}
+		}
+		got := map[string]int{}
+		for _, row := range bd.Rows {
+			got[row.Value] = int(row.Views)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("by=channel%s: %v, want %v", extra, got, want)
+		}
+	}
+	for ch := range byChannel {
+		q := r + "&filter=" + neturl.QueryEscape("channel=="+ch)
+		var sum struct{ Views uint64 }
+		f.getJSON(base+"summary?"+q, &sum)
+		var series struct{ Buckets []struct{ Views uint64 } }
+		f.getJSON(base+"timeseries?interval=day&"+q, &series)
+		var total uint64
+		for _, b := range series.Buckets {
+			total += b.Views
+		}
+		var bd struct{ Rows []struct{ Views uint64 } }
+		f.getJSON(base+"breakdown?by=browser&limit=1000&"+q, &bd)
+		var rows uint64
+		for _, b := range bd.Rows {
+			rows += b.Views
+		}
+		if n := uint64(byChannel[ch]); sum.Views != n || total != n || rows != n {
+			t.Errorf("channel==%s: summary %d, day series %d, browsers %d; want %d", ch, sum.Views, total, rows, n)
 		}
 	}
 }

@@ -29,7 +29,7 @@ const (
 	qSummary       = "stats_summary"           // site, range → current, reason, views, uniques
 )
 
-var queryNames = []string{qFilterTotal, qFilterSeries, qFilterBreakdown, qFilterEngagement, qFilterEngagementSeries, qFilterViews, qEngagement, qEngagementSeries, qEngagementValues, qEngagementRanking, qSummary, qPageTotal, qPageExact, qSeries, qPageSeries, qBreakdown, qBreakdownUniq, qBreakdownPage, qReasons, qReasonSeries, qFilteredPages, qFilteredWhy, qRealtime}
+var queryNames = []string{qFilterTotal, qFilterSeries, qFilterBreakdown, qFilterEngagement, qFilterEngagementSeries, qFilterViews, qFilterViewsChannel, qEngagement, qEngagementSeries, qEngagementValues, qEngagementRanking, qSummary, qPageTotal, qPageExact, qSeries, qPageSeries, qBreakdown, qBreakdownUniq, qBreakdownPage, qReasons, qReasonSeries, qFilteredPages, qFilteredWhy, qRealtime}
 
 // counts are valid views and merged uniques.
 type counts struct{ views, uniques uint64 }

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,6 +56,10 @@ type Config struct {
 	// max-age.
 	CacheBytes int64
 	CacheTTL   time.Duration
+	// SourceKinds maps a source name to its kind ("search", "social",
+	// "email", "ai"; validate/judge.SourceKinds), which the channels
+	// group by; nil knows none (every named source is then a Referral).
+	SourceKinds map[string]string
 }
 
 // API serves the stats endpoints.
@@ -61,6 +67,9 @@ type API struct {
 	cfg    Config
 	logger *slog.Logger
 	cache  *answerCache // nil: none
+	// kindNames and kindOf are SourceKinds as the channel query's two
+	// parameters, sorted by name.
+	kindNames, kindOf string
 }
 
 // maxAge is the answers' Cache-Control max-age.
@@ -84,6 +93,12 @@ func New(cfg Config) (*API, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	a := &API{cfg: cfg, logger: cfg.Logger.With("component", "stats")}
+	names := slices.Sorted(maps.Keys(cfg.SourceKinds))
+	kinds := make([]string, len(names))
+	for i, n := range names {
+		kinds[i] = cfg.SourceKinds[n]
+	}
+	a.kindNames, a.kindOf = store.ArrayParam(names), store.ArrayParam(kinds)
 	if cfg.CacheBytes > 0 {
 		ttl := cfg.CacheTTL
 		if ttl <= 0 || ttl > maxAge {

@@ -202,7 +202,7 @@ func testBadParams(f *fixture) {
 	check(base+"timeseries?interval=week", 400, `"error":"interval: want one of minute, hour, day"`)
 	check(base+"timeseries?interval=minute&from=2026-03-01&to=2026-03-02", 400, `"error":"to: the range is longer than 24 hours`)
 	check(base+"timeseries?interval=hour&from=2026-03-01&to=2026-03-08", 400, `"error":"to: the range is longer than 7 days`)
-	check(base+"breakdown", 400, `"error":"by: want one of page, entry_page, exit_page, source, referrer`)
+	check(base+"breakdown", 400, `"error":"by: want one of page, entry_page, exit_page, source, channel, referrer`)
 	check(base+"breakdown?by=city", 400, `"error":"by: want one of`)
 	check(base+"breakdown?by=page&limit=0", 400, `"error":"limit: want a whole number from 1 to 1000"`)
 	check(base+"breakdown?by=page&limit=1001", 400, `"error":"limit: want a whole number from 1 to 1000"`)

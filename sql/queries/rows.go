@@ -96,6 +96,7 @@ var rowTypes = map[string]any{
 	"stats_filter_engagement":        StatsEngagementRow{},
 	"stats_filter_engagement_series": StatsEngagementSeriesRow{},
 	"stats_filter_views":             StatsFilterViewsRow{},
+	"stats_filter_views_channel":     StatsFilterViewsRow{},
 }
 
 // StatsFilterViewsRow is a row of stats_filter_views.sql.

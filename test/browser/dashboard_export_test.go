@@ -29,7 +29,7 @@ func checkExport(t *testing.T, b *browser, api statsAPI, dd dashDays, load strin
 	}
 	q := days(dd.date(0), dd.date(2))
 	want := map[string]url.Values{"summary.csv": q, "timeseries.csv": cloneWith(q, "interval", "hour")}
-	for _, by := range []string{"page", "entry_page", "exit_page", "source", "referrer", "utm_source", "utm_medium", "utm_campaign", "browser", "os", "device", "country", "screen"} {
+	for _, by := range []string{"page", "entry_page", "exit_page", "source", "channel", "referrer", "utm_source", "utm_medium", "utm_campaign", "browser", "os", "device", "country", "screen"} {
 		want[by+".csv"] = cloneWith(q, "by", by, "limit", "1000")
 	}
 	var names []string

@@ -53,7 +53,8 @@ func checkLayout(t *testing.T, b *browser, api statsAPI, dd dashDays) string {
 			Views uint64
 		}
 	}
-	api.json(t, "breakdown", cloneWith(days(dd.today.AddDate(0, 0, -29).Format(time.DateOnly), dd.today.Format(time.DateOnly)), "by", "country", "limit", "300"), &bd)
+	month := days(dd.today.AddDate(0, 0, -29).Format(time.DateOnly), dd.today.Format(time.DateOnly))
+	api.json(t, "breakdown", cloneWith(month, "by", "country", "limit", "300"), &bd)
 	b.screenshot(t, "dashboard-map.png")
 	seen := evalJS[map[string]string](t, b, `Object.fromEntries([...document.querySelectorAll('#panel-map path.seen')].map(p => [p.dataset.country, p.querySelector('title').textContent]))`)
 	n := 0
@@ -80,6 +81,25 @@ func checkLayout(t *testing.T, b *browser, api statsAPI, dd dashDays) string {
 		break
 	}
 	b.do(t, "the Countries tab", chromedp.Click(chromedp.ID("tab-country")))
+
+	// Channels, read when their tab is shown: the API's for the range.
+	var ch struct {
+		Rows []struct {
+			Value          string
+			Views, Uniques uint64
+		}
+	}
+	api.json(t, "breakdown", cloneWith(month, "by", "channel"), &ch)
+	var chRows [][]string
+	for _, r := range ch.Rows {
+		chRows = append(chRows, []string{r.Value, u(r.Views), u(r.Uniques)})
+	}
+	b.do(t, "the Channels tab", chromedp.Click(chromedp.ID("tab-channel")),
+		untilJS(`document.querySelectorAll('#panel-channel tbody tr:not(.empty)').length === `+fmt.Sprint(len(chRows))))
+	if got := tableRows(t, b, "#panel-channel"); len(chRows) == 0 || !equalRows(got, chRows) {
+		t.Errorf("Channels %q, the API's %q", got, chRows)
+	}
+	b.do(t, "the Sources tab", chromedp.Click(chromedp.ID("tab-source")))
 
 	b.do(t, "a phone", chromedp.EmulateViewport(390, 844))
 	defer b.do(t, "the desktop again", chromedp.EmulateViewport(1400, 1000))

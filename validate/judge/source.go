@@ -136,3 +136,36 @@ func (s *sources) referrerDims(e *viewcount.Event) (host, source string) {
 	}
 	return host, s.source(host)
 }
+
+// sourceKindHeadings are the sections of the referrer-sources list, by
+// the comment that opens each, and the kind of source each lists: what
+// the stats API's channels group sources by (docs/stats-api.md,
+// "Channels").
+var sourceKindHeadings = map[string]string{
+	"# Search engines": "search", "# Social networks": "social", "# Webmail": "email", "# AI assistants": "ai",
+}
+
+// SourceKinds maps each source the referrer-sources list names to its
+// kind: "search", "social", "email" or "ai", from the section it is
+// listed in. A name listed outside those sections is an error
+// (TestSourceKinds keeps the list whole).
+func SourceKinds() (map[string]string, error) {
+	out := map[string]string{}
+	kind := ""
+	for line := range strings.Lines(defaultReferrerSources) {
+		text := strings.TrimSpace(line)
+		if k, ok := sourceKindHeadings[text]; ok {
+			kind = k
+			continue
+		}
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		name, _, _ := strings.Cut(text, ":")
+		if kind == "" {
+			return nil, fmt.Errorf("validate: lists/referrer-sources.txt: %q is in no section of %d known", name, len(sourceKindHeadings))
+		}
+		out[strings.TrimSpace(name)] = kind
+	}
+	return out, nil
+}

@@ -157,3 +157,29 @@ func BenchmarkReferrerDims(b *testing.B) {
 		}
 	})
 }
+
+// TestSourceKinds: every source the list names has a kind from its
+// section, so a new section is a decision about channels, not a silent
+// "Referral".
+func TestSourceKinds(t *testing.T) {
+	kinds, err := SourceKinds()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"Google": "search", "DuckDuckGo": "search", "Reddit": "social", "Hacker News": "social",
+		"X": "social", "Gmail": "email", "Proton": "email", "ChatGPT": "ai", "Gemini": "ai"} {
+		if kinds[name] != want {
+			t.Errorf("%s: %q, want %q", name, kinds[name], want)
+		}
+	}
+	s, _ := newSources()
+	names := map[string]bool{}
+	for _, m := range []map[string]string{s.exact, s.wild} {
+		for _, n := range m {
+			names[n] = true
+		}
+	}
+	if len(names) != len(kinds) {
+		t.Errorf("%d sources listed, %d with a kind", len(names), len(kinds))
+	}
+}

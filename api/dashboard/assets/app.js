@@ -22,7 +22,7 @@
   ];
   const tabOf = Object.fromEntries(TABS.map((t) => [t[0], t]));
   const PANELS = [
-    ['source', 'Sources', 'Source'], ['referrer', 'Referrers', 'Referrer'],
+    ['source', 'Sources', 'Source'], ['channel', 'Channels', 'Channel'], ['referrer', 'Referrers', 'Referrer'],
     ['utm_source', 'UTM sources', 'utm_source'], ['utm_medium', 'UTM mediums', 'utm_medium'],
     ['utm_campaign', 'Campaigns', 'utm_campaign'], ['browser', 'Browsers', 'Browser'],
     ['os', 'OS', 'OS'], ['device', 'Devices', 'Device'], ['country', 'Countries', 'Country'],
@@ -32,7 +32,7 @@
   // (the Pages card's are TABS). cardOf: a breakdown's card.
   const CARDS = [
     ['pages', 'Pages', TABS.map((t) => t[0])],
-    ['sources', 'Sources', ['source', 'referrer', 'utm_source', 'utm_medium', 'utm_campaign']],
+    ['sources', 'Sources', ['source', 'channel', 'referrer', 'utm_source', 'utm_medium', 'utm_campaign']],
     ['places', 'Countries', ['country', 'map']],
     ['devices', 'Devices', ['browser', 'os', 'device', 'screen']],
   ];
@@ -187,7 +187,7 @@
 
   // A filter as the stats API reads it: dimension, operator, values
   // ('|' between them; docs/stats-api.md, "Filters").
-  const FILTER_DIMS = { page: 'Page', source: 'Source', referrer: 'Referrer', utm_source: 'UTM source', utm_medium: 'UTM medium', utm_campaign: 'UTM campaign', country: 'Country', browser: 'Browser', os: 'OS', device: 'Device', screen: 'Screen' };
+  const FILTER_DIMS = { page: 'Page', source: 'Source', channel: 'Channel', referrer: 'Referrer', utm_source: 'UTM source', utm_medium: 'UTM medium', utm_campaign: 'UTM campaign', country: 'Country', browser: 'Browser', os: 'OS', device: 'Device', screen: 'Screen' };
   const FILTER_OPS = { '==': 'is', '!=': 'is not', '~': 'contains', '!~': 'does not contain' };
   const FILTER = new RegExp('^(' + Object.keys(FILTER_DIMS).join('|') + ')(==|!=|!~|~)([^]+)$');
   const escValue = (v) => v.replace(/[\\|]/g, (c) => '\\' + c);
@@ -373,7 +373,9 @@
       }),
       filtered.then(only((d) => R.filtered(d, state.tz, $))),
       filtered.then((d) => loadRejected(d, gen)),
-      ...TABS.concat(PANELS).map(([by]) => loadPanel(by, gen)),
+      // Channels are computed per view (no rollup keeps them): read when
+      // their tab is shown.
+      ...TABS.concat(PANELS).filter(([by]) => by !== 'channel' || state.tabs.sources === 'channel').map(([by]) => loadPanel(by, gen)),
       state.tabs.places === 'map' ? loadMap(gen) : null,
     ];
     const failed = (await Promise.allSettled(jobs)).filter((r) => r.status === 'rejected').map((r) => r.reason);
@@ -779,6 +781,7 @@
     state.tabs[card] = by;
     if (state.urlReady && !quiet) remember(false);
     if (by === 'map' && state.urlReady) loadMap(state.gen);
+    if (by === 'channel' && state.urlReady) loadPanel(by, state.gen).catch((e) => { $('error').textContent = e.message; });
     for (const b of CARDS.find((c) => c[0] === card)[2]) {
       const on = b === by, tab = $('tab-' + b);
       if (tab) {

@@ -212,8 +212,12 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 		// The stats API (docs/stats-api.md) reads with the site, admin or
 		// share token; the dashboard page is its browser client.
+		kinds, err := judge.SourceKinds()
+		if err != nil {
+			return err
+		}
 		st, err := stats.New(stats.Config{Store: m.store, Auth: srv.ReadAuth, NormPage: normPage, Lag: snap.Lag, Now: m.now, Logger: m.logger,
-			CacheBytes: int64(m.cfg.API.StatsCacheMB) << 20,
+			CacheBytes: int64(m.cfg.API.StatsCacheMB) << 20, SourceKinds: kinds,
 			Zones: stats.ZoneNames(func(ctx context.Context, site string) (string, error) {
 				reg, err := m.sites.Get(ctx, site)
 				return reg.Timezone, err
