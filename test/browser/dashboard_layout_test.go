@@ -101,6 +101,46 @@ func checkLayout(t *testing.T, b *browser, api statsAPI, dd dashDays) string {
 	}
 	b.do(t, "the Sources tab", chromedp.Click(chromedp.ID("tab-source")))
 
+	// The Pages card's detail view: 20 pages a page with the pager, then a
+	// search (the API's contains filter), then a pick.
+	var pages struct {
+		Rows        []struct{ Value string }
+		TotalValues int `json:"total_values"`
+	}
+	api.json(t, "breakdown", cloneWith(month, "by", "page", "limit", "20"), &pages)
+	b.do(t, "the pages' details", chromedp.Click(chromedp.CSS(`#pages .more`)),
+		untilJS(`document.querySelectorAll('#detail tbody tr').length === `+fmt.Sprint(len(pages.Rows))))
+	detailValues := func() []string {
+		return evalJS[[]string](t, b, `[...document.querySelectorAll('#detail tbody td.v button')].map(b => b.textContent)`)
+	}
+	var names []string
+	for _, r := range pages.Rows {
+		names = append(names, r.Value)
+	}
+	if got := detailValues(); !slices.Equal(got, names) || pages.TotalValues <= 20 {
+		t.Errorf("details: %q, the API's first 20 of %d: %q", got, pages.TotalValues, names)
+	}
+	b.do(t, "the next 20", chromedp.Click(chromedp.CSS(`#detail .next`)),
+		untilJS(`document.querySelector('#detail .range').textContent.startsWith('21–')`))
+	var search struct{ Rows []struct{ Value string } }
+	api.json(t, "breakdown", cloneWith(cloneWith(month, "by", "page", "limit", "20"), "filter", "page~P/0"), &search)
+	b.do(t, "search p/0", chromedp.SendKeys(chromedp.ID("detail-search"), "P/0"),
+		untilJS(`document.querySelector('#detail .range').textContent.startsWith('1–') && document.querySelectorAll('#detail tbody tr').length === `+fmt.Sprint(len(search.Rows))))
+	names = names[:0]
+	for _, r := range search.Rows {
+		names = append(names, r.Value)
+	}
+	if got := detailValues(); len(names) == 0 || !slices.Equal(got, names) {
+		t.Errorf("details searched for P/0: %q, the API's %q", got, names)
+	}
+	b.do(t, "pick the first", chromedp.Click(chromedp.CSS(`#detail tbody td.v button`)))
+	load = b.waitLoaded(t, load)
+	if got := elemText(t, b, "filter-page"); got != names[0] || !evalJS[bool](t, b, `document.getElementById('detail').hidden`) {
+		t.Errorf("picked in the details: page filter %q (want %q), details still open", got, names[0])
+	}
+	b.do(t, "clear the page", chromedp.Click(chromedp.ID("filter-clear")))
+	load = b.waitLoaded(t, load)
+
 	b.do(t, "a phone", chromedp.EmulateViewport(390, 844))
 	defer b.do(t, "the desktop again", chromedp.EmulateViewport(1400, 1000))
 	cols := evalJS[[]int](t, b, `['.tiles', '#panels'].map(s => getComputedStyle(document.querySelector(s)).gridTemplateColumns.split(' ').length)`)

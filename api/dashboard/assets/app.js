@@ -498,6 +498,40 @@
     R.worldMap($('panel-map'), topo, codes, d, (code) => addFilter('country==' + code));
   }
 
+  // The detail view of a breakdown: every value with its full name, 20 a
+  // page, searched by a contains filter on the dimension (the stats
+  // API's own), over the view's range and filters. Entry and exit pages
+  // are the site's visits: no search there.
+  const detail = { by: '', offset: 0, gen: 0 };
+  function openDetail(by) {
+    Object.assign(detail, { by, offset: 0 });
+    const tab = tabOf[by], heads = tab ? tab[3] : ['Views', 'Uniques'];
+    $('detail-h').textContent = titleOf[by];
+    const tr = $('detail').querySelector('thead tr');
+    tr.replaceChildren(R.el('th', null, tab ? 'Page' : PANELS.find((p) => p[0] === by)[2]), ...heads.map((h) => R.el('th', 'n', h)));
+    $('detail-search').value = '';
+    $('detail-search').disabled = !!state.wholeSite[by];
+    $('detail').hidden = false;
+    $('detail-search').focus();
+    loadDetail();
+  }
+  function closeDetail() { $('detail').hidden = true; }
+  async function loadDetail() {
+    const { by } = detail, gen = ++detail.gen, q = $('detail-search').value.trim();
+    const p = { ...baseParams(), by, limit: 20, offset: detail.offset };
+    if (q) p.filter = [...state.filters, by + '~' + escValue(q)];
+    if (state.wholeSite[by]) { delete p.page; delete p.filter; }
+    try {
+      const d = await stats('breakdown', p);
+      if (gen !== detail.gen) return;
+      const tab = tabOf[by];
+      const pick = (v) => { closeDetail(); (tab ? pickPage : (x) => addFilter(by + '==' + escValue(x)))(v); };
+      R.panel($('detail'), by, d, tab ? state.page : chosen(by), pick, tab ? tab[2] : undefined, tab ? tab[4] : 'No values match');
+    } catch (e) {
+      if (gen === detail.gen) $('detail').querySelector('.range').textContent = e.message;
+    }
+  }
+
   // chosen is the one value an is-filter on by picks, highlighted in its
   // panel.
   function chosen(by) {
@@ -769,7 +803,13 @@
           tabs[to].focus();
         });
       }
-      sec.querySelector('.csv').addEventListener('click', () => download('breakdown', { by: state.tabs[card] === 'map' ? 'country' : state.tabs[card], limit: 1000 }));
+      const shown = () => (state.tabs[card] === 'map' ? 'country' : state.tabs[card]);
+      sec.querySelector('.csv').addEventListener('click', () => download('breakdown', { by: shown(), limit: 1000 }));
+      const more = R.el('button', 'more', 'Details');
+      more.type = 'button';
+      more.setAttribute('aria-label', title + ': every value, full names, search');
+      more.addEventListener('click', () => openDetail(shown()));
+      sec.querySelector('.csv').before(more);
       selectTab(state.tabs[card], true);
     }
   }
@@ -805,7 +845,8 @@
     if (ev.key !== 'Escape' && t && (t.isContentEditable || /^(INPUT|SELECT|TEXTAREA)$/.test(t.tagName))) return;
     if (ev.key === '?') showKeys($('keys').hidden);
     else if (ev.key === 'Escape') {
-      if (!$('keys').hidden) showKeys(false);
+      if (!$('detail').hidden) closeDetail();
+      else if (!$('keys').hidden) showKeys(false);
       else if (state.page || state.filters.length) { state.page = ''; $('filter').hidden = true; setFilters([]); }
       else return;
     } else if (ev.key === 'ArrowLeft' || ev.key === 'ArrowRight') step(ev.key === 'ArrowLeft' ? -1 : 1);
@@ -890,6 +931,10 @@
     $('rejected-reason').addEventListener('change', () => {
       state.reason = R.rejected(state.rejected, $('rejected-reason').value, $);
     });
+    $('detail-close').addEventListener('click', closeDetail);
+    $('detail-search').addEventListener('input', () => { detail.offset = 0; loadDetail(); });
+    $('detail').querySelector('.prev').addEventListener('click', () => { detail.offset = Math.max(0, detail.offset - 20); loadDetail(); });
+    $('detail').querySelector('.next').addEventListener('click', () => { detail.offset += 20; loadDetail(); });
     $('filter-form').addEventListener('submit', (ev) => {
       ev.preventDefault();
       const vals = $('f-val').value.split('|').map((v) => v.trim()).filter(Boolean);
