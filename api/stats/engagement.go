@@ -32,17 +32,9 @@ type engagement struct {
 // dimensions, which no engagement rollup is kept by.
 func (a *API) engagementFigures(req *request, cur, prev span) (now, before *engagement, err error) {
 	p := periodParams(req.site, cur, prev, false)
-	name := qEngagement
-	p["edim"], p["evalue"], p["vdim"], p["vvalue"] = "total", "", "total", ""
-	switch dim := oneDim(req.filters); {
-	case len(req.filters) > 0 && dim == "":
+	name, ok := engagementRead(req, p, qEngagement, qFilterEngagement)
+	if !ok {
 		return nil, nil, nil
-	case dim != "":
-		name = qFilterEngagement
-		p["edim"], p["vdim"] = filterEngagementDims(dim)
-		slots(req.filters)[dim].bind(p, "f")
-	case req.page != "":
-		p["edim"], p["evalue"], p["vdim"], p["vvalue"] = "page", req.page, "entry_page", req.page
 	}
 	rows, err := selectRows[queries.StatsEngagementRow](req.ctx, a, name, p)
 	if err != nil {
@@ -58,6 +50,26 @@ func (a *API) engagementFigures(req *request, cur, prev span) (now, before *enga
 		e.add(r.Part, r.Key, r.N)
 	}
 	return now, before, nil
+}
+
+// engagementRead sets p's engagement and visit dimensions for req (the
+// site's, a page's, or those of filters on one dimension) and names the
+// query to run: plain, or filtered (the same with the f_ slot). ok is
+// false for filters on several dimensions, which no engagement rollup is
+// kept by.
+func engagementRead(req *request, p store.Params, plain, filtered string) (name string, ok bool) {
+	p["edim"], p["evalue"], p["vdim"], p["vvalue"] = "total", "", "total", ""
+	switch dim := oneDim(req.filters); {
+	case len(req.filters) > 0 && dim == "":
+		return "", false
+	case dim != "":
+		p["edim"], p["vdim"] = filterEngagementDims(dim)
+		slots(req.filters)[dim].bind(p, "f")
+		return filtered, true
+	case req.page != "":
+		p["edim"], p["evalue"], p["vdim"], p["vvalue"] = "page", req.page, "entry_page", req.page
+	}
+	return plain, true
 }
 
 // filterEngagementDims are the engagement_rollup dimensions a filter on

@@ -115,17 +115,9 @@ func (a *API) metricSeries(req *request, m metric) (*answer, error) {
 	starts, s := buckets(iv, from, to, req.loc)
 	grain, daily := seriesGrain(iv, req.loc, true)
 	p := seriesParams(req.site, s, grain, daily, req.loc.String())
-	p["edim"], p["evalue"], p["vdim"], p["vvalue"] = "total", "", "total", ""
-	name := qEngagementSeries
-	switch dim := oneDim(req.filters); {
-	case len(req.filters) > 0 && dim == "":
+	name, ok := engagementRead(req, p, qEngagementSeries, qFilterEngagementSeries)
+	if !ok {
 		return nil, badParam("metric", "%s is kept per dimension: with filters on several dimensions only views are counted", m)
-	case dim != "":
-		name = qFilterEngagementSeries
-		p["edim"], p["vdim"] = filterEngagementDims(dim)
-		slots(req.filters)[dim].bind(p, "f")
-	case req.page != "":
-		p["edim"], p["evalue"], p["vdim"], p["vvalue"] = "page", req.page, "entry_page", req.page
 	}
 	rows, err := selectRows[queries.StatsEngagementSeriesRow](req.ctx, a, name, p)
 	if err != nil {

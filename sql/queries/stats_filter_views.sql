@@ -20,11 +20,11 @@
 -- guarded by their emptiness: has() of a parameter array, and the
 -- substring tests with no needle, ran per row and tripled a month's scan
 -- of 10M events (docs/benchmarks, "Stats API with filters").
-SELECT value, t, views, uniques, total_values
+SELECT toString(value_) AS value, t, views, uniques, total_values
 FROM
 (
     SELECT
-        toString({column:Identifier}) AS value,
+        {column:Identifier} AS value_,
         multiIf({step:String} = 'minute', toUnixTimestamp(toStartOfMinute(time)),
                 {step:String} = 'hour', toUnixTimestamp(toStartOfHour(time)),
                 {step:String} = 'day', toUnixTimestamp(toDateTime(toStartOfDay(time, {tz:String}))),
@@ -79,7 +79,7 @@ FROM
           AND screen NOT IN {screen_out:Array(String)}
           AND (empty({screen_has:Array(String)}) OR multiSearchAnyCaseInsensitiveUTF8(screen, {screen_has:Array(String)}))
           AND (empty({screen_hasnt:Array(String)}) OR NOT multiSearchAnyCaseInsensitiveUTF8(screen, {screen_hasnt:Array(String)}))))
-    GROUP BY value, t
+    GROUP BY value_, t
 )
 ORDER BY views DESC, value, t
 LIMIT {limit:UInt32} OFFSET {offset:UInt32}

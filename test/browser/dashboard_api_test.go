@@ -261,6 +261,19 @@ func checkTiles(t *testing.T, b *browser, api statsAPI, when string, q url.Value
 	return d
 }
 
+// panelRows is what a table of a card but the Pages card shows for the
+// API's breakdown of q: each value with its views and uniques.
+func (a statsAPI) panelRows(t *testing.T, q url.Values) [][]string {
+	t.Helper()
+	var d struct{ Rows []breakdownRow }
+	a.json(t, "breakdown", q, &d)
+	out := [][]string{}
+	for _, r := range d.Rows {
+		out = append(out, []string{r.Value, count(r.Views), count(r.Uniques)})
+	}
+	return out
+}
+
 // tabRows is what a tab of the Pages card shows for a breakdown answer.
 func tabRows(by string, rows []breakdownRow) [][]string {
 	out := [][]string{}

@@ -5,7 +5,6 @@ package browser
 import (
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -62,20 +61,10 @@ func checkFilters(t *testing.T, b *browser, api statsAPI, dd dashDays, load stri
 			Filtered       *uint64
 		}
 		api.json(t, "summary", q, &sum)
-		if got := []string{elemText(t, b, "t-views"), elemText(t, b, "t-uniques"), elemText(t, b, "t-filtered")}; !slices.Equal(got, []string{u(sum.Views), u(sum.Uniques), "—"}) {
+		if got := []string{elemText(t, b, "t-views"), elemText(t, b, "t-uniques"), elemText(t, b, "t-filtered")}; !slices.Equal(got, []string{count(sum.Views), count(sum.Uniques), "—"}) {
 			t.Errorf("%s: tiles views, uniques, filtered %q; the API's summary for %v: %d %d %v", when, got, q, sum.Views, sum.Uniques, sum.Filtered)
 		}
-		var bd struct {
-			Rows []struct {
-				Value          string
-				Views, Uniques uint64
-			}
-		}
-		api.json(t, "breakdown", cloneWith(q, "by", "browser"), &bd)
-		var want [][]string
-		for _, r := range bd.Rows {
-			want = append(want, []string{r.Value, u(r.Views), u(r.Uniques)})
-		}
+		want := api.panelRows(t, cloneWith(q, "by", "browser"))
 		if got := tableRows(t, b, "#panel-browser"); !equalRows(got, want) && !(len(want) == 0 && len(got) == 1) {
 			t.Errorf("%s: Browsers %q, the API's %q", when, got, want)
 		}
@@ -113,5 +102,3 @@ func checkFilters(t *testing.T, b *browser, api statsAPI, dd dashDays, load stri
 	}
 	return load
 }
-
-func u(n uint64) string { return strconv.FormatUint(n, 10) }

@@ -83,17 +83,7 @@ func checkLayout(t *testing.T, b *browser, api statsAPI, dd dashDays) string {
 	b.do(t, "the Countries tab", chromedp.Click(chromedp.ID("tab-country")))
 
 	// Channels, read when their tab is shown: the API's for the range.
-	var ch struct {
-		Rows []struct {
-			Value          string
-			Views, Uniques uint64
-		}
-	}
-	api.json(t, "breakdown", cloneWith(month, "by", "channel"), &ch)
-	var chRows [][]string
-	for _, r := range ch.Rows {
-		chRows = append(chRows, []string{r.Value, u(r.Views), u(r.Uniques)})
-	}
+	chRows := api.panelRows(t, cloneWith(month, "by", "channel"))
 	b.do(t, "the Channels tab", chromedp.Click(chromedp.ID("tab-channel")),
 		untilJS(`document.querySelectorAll('#panel-channel tbody tr:not(.empty)').length === `+fmt.Sprint(len(chRows))))
 	if got := tableRows(t, b, "#panel-channel"); len(chRows) == 0 || !equalRows(got, chRows) {
