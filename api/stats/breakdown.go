@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -383,7 +384,8 @@ func (a *API) addPrevious(req *request, prev span, ans *answer) error {
 func (a *API) viewsOf(req *request, by string, values []string, s span) (map[string]uint64, error) {
 	in := []filter{{dim: by, op: opIs, values: values}}
 	out := make(map[string]uint64, len(values))
-	if by != channel && oneDim(append(req.filters, in...)) == by && (req.page == "" || by == "page") {
+	fs := slices.Concat(req.filters, in)
+	if by != channel && oneDim(fs) == by && (req.page == "" || by == "page") {
 		// The ranking's own rows: its dimension's rollup rows.
 		p := s.params(req.site)
 		p["dim"], p["limit"], p["offset"] = dims[by], strconv.Itoa(len(values)), "0"
@@ -394,7 +396,6 @@ func (a *API) viewsOf(req *request, by string, values []string, s span) (map[str
 		}
 		return out, err
 	}
-	fs := append(append([]filter{}, req.filters...), in...)
 	r := *req
 	r.filters = fs
 	rows, err := a.filterViews(req.ctx, &r, s, filterDims[by], "none", len(values), 0)
