@@ -283,6 +283,9 @@ type realtimeJSON struct {
 	VisitorsNow  uint64  `json:"visitors_now"`
 	UniquesError float64 `json:"uniques_error"`
 	LagSeconds   float64 `json:"lag_seconds"`
+	// FirstDay (with ?first_day=1): the site's first day with a counted
+	// view, in its zone; absent when none. The dashboard's "All time".
+	FirstDay string `json:"first_day,omitempty"`
 }
 
 // realtime counts the last five minutes: the current minute and the four
@@ -301,6 +304,15 @@ func (a *API) realtime(req *request) (*answer, error) {
 	req.page, req.filters = "", nil // realtime is the whole site's
 	out := realtimeJSON{meta: req.meta(span{from, req.now}), Views5m: c.views, VisitorsNow: c.uniques,
 		UniquesError: dimSketch.uniquesError(c.uniques), LagSeconds: a.cfg.Lag(req.site).Seconds()}
+	if req.get("first_day") == "1" {
+		days, err := selectRows[queries.StatsFirstDayRow](req.ctx, a, qFirstDay, store.Params{"site": req.site})
+		if err != nil {
+			return nil, err
+		}
+		if len(days) == 1 && days[0].Days > 0 {
+			out.FirstDay = time.Unix(int64(days[0].T), 0).In(req.loc).Format(time.DateOnly)
+		}
+	}
 	return &answer{json: out, header: []string{"views_5m", "visitors_now", "lag_seconds"},
 		rows: [][]string{{u(c.views), u(c.uniques), f(out.LagSeconds)}}}, nil
 }

@@ -539,3 +539,37 @@ func TestChannels(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstDay: realtime?first_day=1 names the site's first day with a
+// counted view in its zone (the day of the first UTC day holding one), and
+// nothing for a site without any; without the parameter it says nothing.
+func TestFirstDay(t *testing.T) {
+	f := newFixture(t)
+	for site, zone := range map[string]*time.Location{"utc.example": time.UTC, "berlin.example": berlin(t)} {
+		views := rawViews(t, f.store, site, time.Unix(0, 0), histEnd.Add(time.Hour))
+		first := views[0].Time
+		for _, v := range views {
+			if v.Time.Before(first) {
+				first = v.Time
+			}
+		}
+		want := first.UTC().Truncate(24 * time.Hour).In(zone).Format(time.DateOnly)
+		var rt struct {
+			FirstDay *string `json:"first_day"`
+		}
+		f.getJSON("/v1/sites/"+site+"/stats/realtime?first_day=1", &rt)
+		if rt.FirstDay == nil || *rt.FirstDay != want {
+			t.Errorf("%s: first_day %v, want %s", site, rt.FirstDay, want)
+		}
+		rt.FirstDay = nil
+		f.getJSON("/v1/sites/"+site+"/stats/realtime", &rt)
+		if rt.FirstDay != nil {
+			t.Errorf("%s: first_day %q unasked", site, *rt.FirstDay)
+		}
+	}
+	var rt map[string]any
+	f.getJSON("/v1/sites/empty.example/stats/realtime?first_day=1", &rt)
+	if _, ok := rt["first_day"]; ok {
+		t.Errorf("a site without views: %v", rt)
+	}
+}

@@ -27,9 +27,10 @@ const (
 	qFilteredWhy   = "stats_filtered_reasons"  // site, pages, from, to → page, reason, events
 	qRealtime      = "stats_realtime"          // site, from → views, visitors
 	qSummary       = "stats_summary"           // site, range → current, reason, views, uniques
+	qFirstDay      = "stats_first_day"         // site → t, days
 )
 
-var queryNames = []string{qFilterTotal, qFilterSeries, qFilterBreakdown, qFilterEngagement, qFilterEngagementSeries, qFilterViews, qFilterViewsChannel, qEngagement, qEngagementSeries, qEngagementValues, qEngagementRanking, qSummary, qPageTotal, qPageExact, qSeries, qPageSeries, qBreakdown, qBreakdownUniq, qBreakdownPage, qReasons, qReasonSeries, qFilteredPages, qFilteredWhy, qRealtime}
+var queryNames = []string{qFirstDay, qFilterTotal, qFilterSeries, qFilterBreakdown, qFilterEngagement, qFilterEngagementSeries, qFilterViews, qFilterViewsChannel, qEngagement, qEngagementSeries, qEngagementValues, qEngagementRanking, qSummary, qPageTotal, qPageExact, qSeries, qPageSeries, qBreakdown, qBreakdownUniq, qBreakdownPage, qReasons, qReasonSeries, qFilteredPages, qFilteredWhy, qRealtime}
 
 // counts are valid views and merged uniques.
 type counts struct{ views, uniques uint64 }

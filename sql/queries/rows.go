@@ -97,6 +97,13 @@ var rowTypes = map[string]any{
 	"stats_filter_engagement_series": StatsEngagementSeriesRow{},
 	"stats_filter_views":             StatsFilterViewsRow{},
 	"stats_filter_views_channel":     StatsFilterViewsRow{},
+	"stats_first_day":                StatsFirstDayRow{},
+}
+
+// StatsFirstDayRow is a row of stats_first_day.sql.
+type StatsFirstDayRow struct {
+	T    uint32 `ch:"t"`
+	Days uint64 `ch:"days"`
 }
 
 // StatsFilterViewsRow is a row of stats_filter_views.sql.

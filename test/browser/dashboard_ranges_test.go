@@ -67,6 +67,21 @@ func checkRanges(t *testing.T, b *browser, api statsAPI, dd dashDays, dash, load
 	press(kb.ArrowLeft)
 	shows("← from the month to date", "custom", month.AddDate(0, -1, 0).Format(time.DateOnly), month.AddDate(0, 0, -1).Format(time.DateOnly))
 
+	// A: all time, from the site's first counted day (the API's
+	// realtime first_day); it does not step.
+	var rt struct {
+		FirstDay string `json:"first_day"`
+	}
+	api.json(t, "realtime", url.Values{"first_day": {"1"}}, &rt)
+	press("a")
+	if rt.FirstDay == "" || rt.FirstDay > day(-20) {
+		t.Errorf("first_day %q, want on or before the history's first day %s", rt.FirstDay, day(-20))
+	}
+	shows("A", "all", rt.FirstDay, day(0))
+	if !evalJS[bool](t, b, `document.getElementById('prev').disabled && document.getElementById('next').disabled`) {
+		t.Error("all time: ◀ or ▶ enabled")
+	}
+
 	b.do(t, "?", chromedp.KeyEvent("?"))
 	if evalJS[bool](t, b, `document.getElementById('keys').hidden`) {
 		t.Error("? did not open the list of shortcuts")

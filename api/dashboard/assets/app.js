@@ -103,6 +103,9 @@
       case 'lastmonth': return dates(addMonths(today, -1), addDays(monthStart(today), -1));
       case 'year': return dates(today.slice(0, 4) + '-01-01', today);
       case '12mo': return last(365);
+      // All time: from the site's first counted day (realtime's
+      // first_day), at most 400 days back, the stats API's cap.
+      case 'all': return dates(state.firstDay && state.firstDay > addDays(today, -399) ? state.firstDay : addDays(today, -399), today);
       case 'custom': return dates(state.from, state.to);
       default: return last(7);
     }
@@ -119,7 +122,7 @@
   // none; one reaching past today ends today. Realtime and 24 h do not
   // step.
   function stepped(dir) {
-    if (byInstants()) return null;
+    if (byInstants() || state.range === 'all') return null;
     const r = range(), today = ymd(new Date(), state.tz);
     const month = state.range === 'month' || state.range === 'lastmonth' || (r.from === monthStart(r.from) && r.to === monthEnd(r.from));
     const year = state.range === 'year' || (r.from.slice(5) === '01-01' && r.to === r.from.slice(0, 4) + '-12-31');
@@ -181,7 +184,7 @@
   // and a pasted link (a share link too: its token stays in the fragment)
   // show the same view. What the URL says is checked against what the
   // controls offer; anything else reads as the default.
-  const RANGES = ['realtime', 'today', 'yesterday', '24h', '7d', '28d', '30d', '91d', 'month', 'lastmonth', 'year', '12mo', 'custom'];
+  const RANGES = ['realtime', 'today', 'yesterday', '24h', '7d', '28d', '30d', '91d', 'month', 'lastmonth', 'year', '12mo', 'all', 'custom'];
   const isDay = (s) => /^\d{4}-\d{2}-\d{2}$/.test(s) && !Number.isNaN(Date.parse(s + 'T00:00:00Z'));
   const autoInterval = (span) => (state.range === 'realtime' ? 'minute' : span <= 7 ? 'hour' : 'day');
 
@@ -580,7 +583,7 @@
   async function enter() {
     let live;
     try {
-      live = await stats('realtime');
+      live = await stats('realtime', { first_day: 1 });
     } catch (e) {
       if (e.status === 401) return unauthorised();
       $(state.share ? 'error' : 'signin-error').textContent = 'The stats API did not answer: ' + e.message;
@@ -592,6 +595,7 @@
     state.verified = true;
     if (!state.share) sessionStorage.setItem(storeKey, state.token);
     state.tz = live.timezone || 'UTC';
+    state.firstDay = live.first_day || '';
     R.live(live, $);
     show('dash');
     fitInterval(range().span, state.interval !== '');
@@ -838,7 +842,7 @@
   // range, the arrows step it, Esc closes the list or clears the page
   // filter. Keys typed into a field (a radio takes its arrows), or with a
   // modifier, are the field's.
-  const KEYS = { r: 'realtime', d: 'today', e: 'yesterday', h: '24h', w: '7d', g: '28d', f: '30d', n: '91d', m: 'month', p: 'lastmonth', y: 'year', l: '12mo', c: 'custom' };
+  const KEYS = { r: 'realtime', d: 'today', e: 'yesterday', h: '24h', w: '7d', g: '28d', f: '30d', n: '91d', m: 'month', p: 'lastmonth', y: 'year', l: '12mo', a: 'all', c: 'custom' };
   function onKey(ev) {
     if (ev.ctrlKey || ev.metaKey || ev.altKey || ev.defaultPrevented || $('dash').hidden) return;
     const t = ev.target;
