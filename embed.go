@@ -30,7 +30,7 @@ func CheckEmbedOrigins(in []string) ([]string, error) {
 	for _, raw := range in {
 		o, err := embedOrigin(raw)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %q: %v", ErrBadEmbedOrigin, truncate(raw, 80), err)
+			return nil, fmt.Errorf("%w: %.80q: %v", ErrBadEmbedOrigin, raw, err)
 		}
 		out = append(out, o)
 	}
@@ -63,11 +63,4 @@ func embedOrigin(raw string) (string, error) {
 		}
 	}
 	return origin, nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -3,7 +3,9 @@ package stats
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/viewcount/viewcount/sql/store"
@@ -203,17 +205,9 @@ func splitValues(s string) ([]string, error) {
 }
 
 // validText is UTF-8 without control characters (a stored dimension has
-// none, so such a value could only be a mistake).
+// none, so such a value could only be a mistake), as the badge's label.
 func validText(s string) bool {
-	if !utf8.ValidString(s) {
-		return false
-	}
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			return false
-		}
-	}
-	return true
+	return utf8.ValidString(s) && strings.IndexFunc(s, unicode.IsControl) < 0
 }
 
 // slot is what the store's filter parameters of one dimension say (the
@@ -267,26 +261,12 @@ func (s *slot) bind(p store.Params, prefix string) {
 	if s == nil {
 		s = &slot{}
 	}
-	p[prefix+"_on"] = boolParam(s.on)
-	p[prefix+"_inon"] = boolParam(s.inOn)
-	p[prefix+"_in"] = store.ArrayParam(nonNil(s.in))
-	p[prefix+"_out"] = store.ArrayParam(nonNil(s.out))
-	p[prefix+"_has"] = store.ArrayParam(nonNil(s.has))
-	p[prefix+"_hasnt"] = store.ArrayParam(nonNil(s.hasNot))
-}
-
-func nonNil(vs []string) []string {
-	if vs == nil {
-		return []string{}
-	}
-	return vs
-}
-
-func boolParam(b bool) string {
-	if b {
-		return "true"
-	}
-	return "false"
+	p[prefix+"_on"] = strconv.FormatBool(s.on)
+	p[prefix+"_inon"] = strconv.FormatBool(s.inOn)
+	p[prefix+"_in"] = store.ArrayParam(s.in)
+	p[prefix+"_out"] = store.ArrayParam(s.out)
+	p[prefix+"_has"] = store.ArrayParam(s.has)
+	p[prefix+"_hasnt"] = store.ArrayParam(s.hasNot)
 }
 
 // oneDim is the dimension every filter names, "" when they name several

@@ -31,11 +31,12 @@ const refCacheSize = 1 << 13
 type sources struct {
 	exact     map[string]string // host → name; also matches subdomains
 	wild      map[string]string // label → name, for "label.*" entries
+	kinds     map[string]string // name → the kind its section says (sourceKindHeadings)
 	cur, prev map[string]string // memo: host → source
 }
 
 func newSources() (*sources, error) {
-	s := &sources{exact: map[string]string{}, wild: map[string]string{}, cur: map[string]string{}, prev: map[string]string{}}
+	s := &sources{exact: map[string]string{}, wild: map[string]string{}, kinds: map[string]string{}, cur: map[string]string{}, prev: map[string]string{}}
 	if err := s.parse(strings.NewReader(defaultReferrerSources), "lists/referrer-sources.txt"); err != nil {
 		return nil, err // the embedded list is checked by TestDefaultReferrerSources
 	}
@@ -44,8 +45,12 @@ func newSources() (*sources, error) {
 
 func (s *sources) parse(r io.Reader, name string) error {
 	sc := bufio.NewScanner(r)
+	kind := ""
 	for line := 1; sc.Scan(); line++ {
 		text := strings.TrimSpace(sc.Text())
+		if k, ok := sourceKindHeadings[text]; ok {
+			kind = k
+		}
 		if text == "" || strings.HasPrefix(text, "#") {
 			continue
 		}
@@ -67,6 +72,9 @@ func (s *sources) parse(r io.Reader, name string) error {
 				return fmt.Errorf("validate: %s:%d: %q is listed for %s already", name, line, h, prior)
 			}
 			m[n] = src
+		}
+		if kind != "" {
+			s.kinds[src] = kind
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -150,22 +158,16 @@ var sourceKindHeadings = map[string]string{
 // listed in. A name listed outside those sections is an error
 // (TestSourceKinds keeps the list whole).
 func SourceKinds() (map[string]string, error) {
-	out := map[string]string{}
-	kind := ""
-	for line := range strings.Lines(defaultReferrerSources) {
-		text := strings.TrimSpace(line)
-		if k, ok := sourceKindHeadings[text]; ok {
-			kind = k
-			continue
-		}
-		if text == "" || strings.HasPrefix(text, "#") {
-			continue
-		}
-		name, _, _ := strings.Cut(text, ":")
-		if kind == "" {
-			return nil, fmt.Errorf("validate: lists/referrer-sources.txt: %q is in no section of %d known", name, len(sourceKindHeadings))
-		}
-		out[strings.TrimSpace(name)] = kind
+	s, err := newSources()
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	for _, m := range []map[string]string{s.exact, s.wild} {
+		for _, name := range m {
+			if s.kinds[name] == "" {
+				return nil, fmt.Errorf("validate: lists/referrer-sources.txt: %q is in no section of %d known", name, len(sourceKindHeadings))
+			}
+		}
+	}
+	return s.kinds, nil
 }

@@ -495,7 +495,7 @@
     world = world || Promise.all(['countries-110m.json', 'codes.json'].map((f) => fetch(dir + f).then((r) => {
       if (!r.ok) throw new Error('world map: ' + r.status);
       return r.json();
-    })));
+    }))).catch((e) => { world = null; throw e; }); // a failed fetch is tried again on the next load
     const [[topo, codes], d] = await Promise.all([world, stats('breakdown', { ...baseParams(), by: 'country', limit: 300 })]);
     if (gen !== state.gen) return;
     R.worldMap($('panel-map'), topo, codes, d, (code) => addFilter('country==' + code));
